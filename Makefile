@@ -1,0 +1,30 @@
+# make demo   - create .venv, install diffsci, run examples/quickstart.py
+# make test   - create .venv, install diffsci with test extras, run the whole suite
+# make bench  - install the bench extras (PyTorch CPU, JAX) and print the ratio tables
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+JOBS ?= 2
+
+.PHONY: demo test bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,plot]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python examples/quickstart.py
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n $(JOBS) -q
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install --quiet torch==2.13.0 jax jaxlib
+	$(BIN)/python -m bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache build *.egg-info

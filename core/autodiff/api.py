@@ -1,0 +1,418 @@
+"""The functional transforms: grad, value_and_grad, vjp, jvp, jacrev, jacfwd, hessian."""
+
+import contextlib
+
+from .. import dtypes as _dt
+from .. import tree as _tree
+from ..primitive import pop_trace, push_trace
+from ..tensor import Parameter, Tensor
+from .forward import JVPTrace, JVPTracer
+from .reverse import (
+    CustomVJPCall,
+    Node,
+    VJPTrace,
+    VJPTracer,
+    _no_grad_depth,
+    backward,
+    leaf_node,
+    unwrap,
+)
+
+__all__ = [
+    "custom_vjp",
+    "grad",
+    "hessian",
+    "jacfwd",
+    "jacrev",
+    "jvp",
+    "no_grad",
+    "value_and_grad",
+    "vjp",
+]
+
+
+def _as_tensor(x):
+    if isinstance(x, Tensor):
+        return x
+    return Tensor(x)
+
+
+def _param_primal(p):
+    return p._subs[-1] if p._subs else Tensor._wrap(p._value)
+
+
+class _Reverse:
+    """One reverse-mode pass: wraps inputs, runs ``fn``, and sweeps backward on demand."""
+
+    def __init__(self, fn, args, params=()):
+        self.trace = push_trace(VJPTrace())
+        self.params = list(params)
+        try:
+            self.leaves = []
+            wrapped = []
+            for a in args:
+                leaves, treedef = _tree.flatten(a)
+                tracers = [VJPTracer(self.trace, _as_tensor(x), leaf_node()) for x in leaves]
+                self.leaves.extend(tracers)
+                wrapped.append(_tree.unflatten(treedef, tracers))
+            self.param_tracers = []
+            for p in self.params:
+                t = VJPTracer(self.trace, _param_primal(p), leaf_node())
+                p._subs.append(t)
+                self.param_tracers.append(t)
+            try:
+                self.out = fn(*wrapped)
+            finally:
+                for p in reversed(self.params):
+                    p._subs.pop()
+        finally:
+            pop_trace(self.trace)
+
+    def split_aux(self, has_aux):
+        out = self.out
+        if has_aux:
+            if not isinstance(out, (tuple, list)) or len(out) < 2:
+                raise TypeError("has_aux=True needs fn to return a tuple (output, aux, ...)")
+            return out[0], tuple(out[1:])
+        return out, None
+
+    def primal(self, tree):
+        return _tree.tree_map(lambda x: unwrap(x, self.trace), tree)
+
+    def pullback(self, out_tree, cts_tree):
+        outs, _ = _tree.flatten(out_tree)
+        cts, _ = _tree.flatten(cts_tree)
+        if len(outs) != len(cts):
+            raise ValueError(f"vjp: got {len(cts)} cotangents for {len(outs)} outputs")
+        roots, seeds = [], []
+        for o, c in zip(outs, cts):
+            if type(o) is VJPTracer and o._trace is self.trace:
+                c = _as_tensor(c)
+                if tuple(c.shape) != tuple(o.shape):
+                    raise ValueError(f"vjp: cotangent shape {tuple(c.shape)} != output shape {tuple(o.shape)}")
+                roots.append(o.node)
+                seeds.append(c)
+        leaf_cts = backward(roots, seeds) if roots else {}
+        return leaf_cts
+
+    def grads_for(self, leaf_cts, tracers):
+        from .. import ops
+
+        res = []
+        for t in tracers:
+            g = leaf_cts.get(id(t.node))
+            res.append(ops.zeros_like(t.primal) if g is None else g)
+        return res
+
+
+def vjp(fn, *primals, has_aux=False):
+    """Evaluate ``fn(*primals)`` and return ``(out, vjp_fn)`` (``(out, vjp_fn, aux)`` with aux).
+
+    ``vjp_fn(cotangent)`` returns a tuple with one cotangent per primal (pytrees allowed), the
+    same structure as ``primals``. It can be called many times.
+    """
+    rev = _Reverse(fn, primals)
+    out, aux = rev.split_aux(has_aux)
+    structures = [_tree.flatten(p)[1] for p in primals]
+
+    def vjp_fn(cotangent):
+        leaf_cts = rev.pullback(out, cotangent)
+        grads = rev.grads_for(leaf_cts, rev.leaves)
+        res, i = [], 0
+        for s in structures:
+            n = _count(s)
+            res.append(_tree.unflatten(s, grads[i : i + n]))
+            i += n
+        return tuple(res)
+
+    if has_aux:
+        return rev.primal(out), vjp_fn, rev.primal(aux)
+    return rev.primal(out), vjp_fn
+
+
+def _count(treedef):
+    if treedef is _tree.LEAF:
+        return 1
+    if treedef[0] is None:
+        return 0
+    if treedef[0] is dict:
+        return sum(_count(d) for d in treedef[2])
+    return sum(_count(d) for d in treedef[1])
+
+
+def _normalize_weights(weights):
+    if weights is None:
+        return []
+    if isinstance(weights, Parameter):
+        return [weights]
+    ws = list(weights)
+    for w in ws:
+        if not isinstance(w, Parameter):
+            raise TypeError(f"weights must be Parameters, got {type(w).__name__}")
+    return ws
+
+
+def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
+    """Return ``f(*args) -> (value, grads)`` where grads follow MindSpore's rules.
+
+    Args:
+        fn: function returning a scalar tensor (or ``(scalar, aux...)`` with ``has_aux``).
+        grad_position: int, tuple of ints, or None (no positional gradients).
+        weights: a Parameter, a list of Parameters, or None.
+        has_aux: when True only the first output is differentiated; ``value`` is the whole
+            output tuple.
+
+    Returns:
+        grads is the positional gradient (tuple if ``grad_position`` is a tuple), the tuple of
+        weight gradients, or ``(positional, weights)`` when both are asked for.
+    """
+    weights_list = _normalize_weights(weights)
+    if grad_position is None and not weights_list:
+        raise ValueError("value_and_grad: grad_position is None and no weights were given")
+
+    def wrapper(*args):
+        positions = () if grad_position is None else (
+            (grad_position,) if isinstance(grad_position, int) else tuple(grad_position)
+        )
+        for p in positions:
+            if not -len(args) <= p < len(args):
+                raise ValueError(f"grad_position {p} out of range for {len(args)} arguments")
+        positions = tuple(p % len(args) for p in positions)
+        diff_args = [args[p] for p in positions]
+
+        def inner(*diffs):
+            full = list(args)
+            for p, d in zip(positions, diffs):
+                full[p] = d
+            return fn(*full)
+
+        rev = _Reverse(inner, diff_args, weights_list)
+        out, aux = rev.split_aux(has_aux)
+        if not isinstance(out, Tensor):
+            raise TypeError(f"grad: fn must return a Tensor, got {type(out).__name__}")
+        if out.size != 1:
+            raise ValueError(
+                f"grad: fn must return a scalar, got shape {tuple(out.shape)}; use core.vjp or "
+                "core.jacrev for non-scalar outputs, or reduce it (e.g. .sum())"
+            )
+        if not _dt.is_inexact(out.dtype):
+            raise TypeError(f"grad: fn returned dtype {out.dtype}, which has no derivative")
+        from .. import ops
+
+        seed = ops.ones_like(unwrap(out, rev.trace))
+        leaf_cts = rev.pullback(out, seed)
+        pos_grads = []
+        i = 0
+        for p in positions:
+            leaves, treedef = _tree.flatten(args[p])
+            gs = rev.grads_for(leaf_cts, rev.leaves[i : i + len(leaves)])
+            pos_grads.append(_tree.unflatten(treedef, gs))
+            i += len(leaves)
+        w_grads = tuple(rev.grads_for(leaf_cts, rev.param_tracers))
+        if grad_position is None:
+            grads = w_grads
+        else:
+            pg = pos_grads[0] if isinstance(grad_position, int) else tuple(pos_grads)
+            grads = (pg, w_grads) if weights_list else pg
+        value = rev.primal(rev.out) if has_aux else unwrap(out, rev.trace)
+        return value, grads
+
+    return wrapper
+
+
+def grad(fn, grad_position=0, weights=None, has_aux=False):
+    """The gradient of a scalar ``fn`` (see :func:`value_and_grad`); returns ``(grads, aux)``
+    when ``has_aux``."""
+    vg = value_and_grad(fn, grad_position, weights, has_aux)
+
+    def wrapper(*args):
+        value, grads = vg(*args)
+        if has_aux:
+            return grads, tuple(value[1:])
+        return grads
+
+    return wrapper
+
+
+def jvp(fn, primals, tangents, has_aux=False):
+    """Forward mode: ``(fn(*primals), d fn(primals)[tangents])``.
+
+    Args:
+        primals: tuple of inputs (tensors or pytrees).
+        tangents: tuple of the same structure and shapes.
+    """
+    from .. import ops
+
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples")
+    trace = push_trace(JVPTrace())
+    try:
+        wrapped = []
+        for p, t in zip(primals, tangents):
+            pl, treedef = _tree.flatten(p)
+            tl, _ = _tree.flatten(t)
+            if len(pl) != len(tl):
+                raise ValueError("jvp: primals and tangents have different structures")
+            tr = []
+            for x, dx in zip(pl, tl):
+                x, dx = _as_tensor(x), _as_tensor(dx)
+                if tuple(x.shape) != tuple(dx.shape):
+                    raise ValueError(f"jvp: tangent shape {tuple(dx.shape)} != primal shape {tuple(x.shape)}")
+                if dx.dtype != x.dtype:
+                    dx = ops.astype(dx, x.dtype)
+                tr.append(JVPTracer(trace, x, dx))
+            wrapped.append(_tree.unflatten(treedef, tr))
+        out = fn(*wrapped)
+    finally:
+        pop_trace(trace)
+    aux = None
+    if has_aux:
+        out, aux = out[0], tuple(out[1:])
+
+    def primal_of(o):
+        return o.primal if type(o) is JVPTracer and o._trace is trace else o
+
+    def tangent_of(o):
+        if type(o) is JVPTracer and o._trace is trace:
+            return o.tangent
+        return ops.zeros_like(o)
+
+    res = (_tree.tree_map(primal_of, out), _tree.tree_map(tangent_of, out))
+    if has_aux:
+        return res + (_tree.tree_map(primal_of, aux),)
+    return res
+
+
+def _basis(shape, dtype, i):
+    from .. import ops
+
+    n = 1
+    for d in shape:
+        n *= d
+    return ops.reshape(ops.one_hot_vector(i, n, dtype), shape)
+
+
+def jacrev(fn, grad_position=0, has_aux=False):
+    """Jacobian by reverse mode: output shape ``out.shape + in.shape``.
+
+    One VJP per output element (core.vmap batches them once graph mode lands).
+    """
+    from .. import ops
+
+    def wrapper(*args):
+        positions = (grad_position,) if isinstance(grad_position, int) else tuple(grad_position)
+        diff = [args[p] for p in positions]
+
+        def inner(*d):
+            full = list(args)
+            for p, v in zip(positions, d):
+                full[p] = v
+            return fn(*full)
+
+        res = vjp(inner, *diff, has_aux=has_aux)
+        out, pull = res[0], res[1]
+        rows = []
+        for i in range(max(out.size, 1)):
+            rows.append(pull(_basis(out.shape, out.dtype, i)))
+        jacs = []
+        for k, x in enumerate(diff):
+            stacked = ops.stack([r[k] for r in rows], axis=0)
+            jacs.append(ops.reshape(stacked, tuple(out.shape) + tuple(x.shape)))
+        jac = jacs[0] if isinstance(grad_position, int) else tuple(jacs)
+        return (jac, res[2]) if has_aux else jac
+
+    return wrapper
+
+
+def jacfwd(fn, grad_position=0, has_aux=False):
+    """Jacobian by forward mode: output shape ``out.shape + in.shape``; one JVP per input element."""
+    from .. import ops
+
+    def wrapper(*args):
+        positions = (grad_position,) if isinstance(grad_position, int) else tuple(grad_position)
+        jacs = []
+        aux = None
+        for p in positions:
+            x = _as_tensor(args[p])
+            cols = []
+            out = None
+            for i in range(max(x.size, 1)):
+                tangents = tuple(
+                    _basis(x.shape, x.dtype, i) if q == p else ops.zeros_like(_as_tensor(a))
+                    for q, a in enumerate(args)
+                )
+                res = jvp(fn, tuple(_as_tensor(a) for a in args), tangents, has_aux=has_aux)
+                out, col = res[0], res[1]
+                if has_aux:
+                    aux = res[2]
+                cols.append(col)
+            stacked = ops.stack(cols, axis=-1)
+            jacs.append(ops.reshape(stacked, tuple(out.shape) + tuple(x.shape)))
+        jac = jacs[0] if isinstance(grad_position, int) else tuple(jacs)
+        return (jac, aux) if has_aux else jac
+
+    return wrapper
+
+
+def hessian(fn, grad_position=0):
+    """Hessian of a scalar function: forward-over-reverse, shape ``in.shape + in.shape``."""
+    return jacfwd(jacrev(fn, grad_position), grad_position)
+
+
+@contextlib.contextmanager
+def no_grad():
+    """Inside this block reverse-mode transforms record nothing (values are constants)."""
+    _no_grad_depth[0] += 1
+    try:
+        yield
+    finally:
+        _no_grad_depth[0] -= 1
+
+
+class custom_vjp:
+    """A function with a user-defined backward pass.
+
+    ``f = custom_vjp(fun)``; ``f.defvjp(fwd, bwd)`` with ``fwd(*args) -> (out, residuals)`` and
+    ``bwd(residuals, g) -> tuple`` of one cotangent per argument (None for no gradient). ``out``
+    is a single Tensor. Forward mode, vmap and jit differentiate/trace ``fun`` itself.
+    """
+
+    def __init__(self, fun):
+        self.fun = fun
+        self.fwd = None
+        self.bwd = None
+        self.__name__ = getattr(fun, "__name__", "custom_vjp")
+        self.__doc__ = getattr(fun, "__doc__", None)
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+        return self
+
+    def __call__(self, *args):
+        from ..primitive import Tracer
+
+        if self.fwd is None:
+            raise TypeError(f"custom_vjp {self.__name__}: call defvjp(fwd, bwd) before using it")
+        top = None
+        for a in args:
+            if isinstance(a, Parameter) and a._subs:
+                a = a._subs[-1]
+            if isinstance(a, Tracer) and (top is None or a._trace.level > top.level):
+                top = a._trace
+        if not isinstance(top, VJPTrace) or _no_grad_depth[0]:
+            return self.fun(*args)
+        primals, parents = [], []
+        for a in args:
+            if isinstance(a, Parameter) and a._subs:
+                a = a._subs[-1]
+            if type(a) is VJPTracer and a._trace is top:
+                primals.append(a.primal)
+                parents.append(a.node)
+            else:
+                primals.append(a)
+                parents.append(None)
+        # fwd runs one level down: the stack above `top` is not active while it runs.
+        out, residuals = self.fwd(*primals)
+        call = CustomVJPCall(self.__name__, self.bwd, residuals)
+        return VJPTracer(top, out, Node(call, parents, tuple(primals), out, {}))
+

@@ -1,0 +1,82 @@
+"""Forward mode: each :class:`JVPTracer` carries a primal and its tangent.
+
+JVP rules receive the tangents of all inputs (``None`` where the input does not depend on the
+differentiated arguments) and return the output tangent, written with core ops.
+"""
+
+from .. import dtypes as _dt
+from ..primitive import Trace, Tracer, bind
+
+jvp_rules = {}  # Primitive -> rule(tangents, out, *primals, **params) -> tangent or None
+
+
+class JVPTracer(Tracer):
+    __slots__ = ("primal", "tangent")
+
+    def __init__(self, trace, primal, tangent):
+        self._trace = trace
+        self.primal = primal
+        self.tangent = tangent
+
+    @property
+    def shape(self):
+        return self.primal.shape
+
+    @property
+    def dtype(self):
+        return self.primal.dtype
+
+    @property
+    def aval(self):
+        from .reverse import _shaped
+
+        p = self.primal
+        return p.aval if isinstance(p, Tracer) else _shaped(p)
+
+    def concrete(self):
+        p = self.primal
+        return p.concrete() if isinstance(p, Tracer) else p
+
+    def __repr__(self):
+        return f"JVPTracer(level={self._trace.level}, {self.concrete()!r})"
+
+
+class JVPTrace(Trace):
+    def process(self, prim, args, params):
+        primals = []
+        tangents = []
+        for a in args:
+            if type(a) is JVPTracer and a._trace is self:
+                primals.append(a.primal)
+                tangents.append(a.tangent)
+            else:
+                primals.append(a)
+                tangents.append(None)
+        primals = tuple(primals)
+        out = bind(prim, primals, params)
+        if not prim.differentiable or not _dt.is_inexact(out.dtype):
+            return out
+        rule = jvp_rules.get(prim)
+        if rule is None:
+            raise NotImplementedError(f"forward-mode derivative of primitive {prim.name} is not defined")
+        t = rule(tangents, out, *primals, **params)
+        if t is None:
+            return out
+        return JVPTracer(self, out, fit_tangent(t, out))
+
+    def __repr__(self):
+        return f"JVPTrace(level={self.level})"
+
+
+def fit_tangent(t, out):
+    """Broadcast and cast tangent ``t`` to the shape and dtype of primal output ``out``."""
+    from .. import ops
+
+    if t.shape != out.shape:
+        t = ops.broadcast_to(t, out.shape)
+    if t.dtype != out.dtype:
+        if _dt.is_complex(t.dtype) and not _dt.is_complex(out.dtype):
+            t = ops.real(t)
+        if t.dtype != out.dtype:
+            t = ops.astype(t, out.dtype)
+    return t

@@ -1,0 +1,182 @@
+"""Reverse mode: a tape of :class:`Node` built while the function runs, then a backward sweep.
+
+Each primitive applied to a :class:`VJPTracer` records a Node (primitive, parent nodes, the
+primal inputs, the primal output, static params). The backward sweep calls the primitive's
+VJP rule, which is written with core ops; when an outer transformation is active (``grad`` of
+``grad``, ``jvp`` of ``grad``) those ops are themselves traced, which is what makes derivatives
+of any order work. Broadcasting is undone here, once, not in every rule.
+"""
+
+from .. import dtypes as _dt
+from ..primitive import Trace, Tracer, bind
+
+vjp_rules = {}  # Primitive -> rule(g, out, *primals, **params) -> tuple of cotangents (None = zero)
+
+
+class Node:
+    """One recorded primitive application (or a leaf, when ``prim`` is None)."""
+
+    __slots__ = ("out", "params", "parents", "prim", "primals")
+
+    def __init__(self, prim, parents, primals, out, params):
+        self.prim = prim
+        self.parents = parents
+        self.primals = primals
+        self.out = out
+        self.params = params
+
+
+def leaf_node():
+    return Node(None, (), (), None, None)
+
+
+class VJPTracer(Tracer):
+    __slots__ = ("node", "primal")
+
+    def __init__(self, trace, primal, node):
+        self._trace = trace
+        self.primal = primal
+        self.node = node
+
+    @property
+    def shape(self):
+        return self.primal.shape
+
+    @property
+    def dtype(self):
+        return self.primal.dtype
+
+    @property
+    def aval(self):
+        p = self.primal
+        return p.aval if isinstance(p, Tracer) else _shaped(p)
+
+    def concrete(self):
+        p = self.primal
+        return p.concrete() if isinstance(p, Tracer) else p
+
+    def __repr__(self):
+        return f"VJPTracer(level={self._trace.level}, {self.concrete()!r})"
+
+
+def _shaped(t):
+    from ..primitive import ShapedArray
+
+    return ShapedArray(t.shape, t.dtype)
+
+
+_no_grad_depth = [0]
+
+
+class VJPTrace(Trace):
+    def process(self, prim, args, params):
+        primals = []
+        parents = []
+        for a in args:
+            if type(a) is VJPTracer and a._trace is self:
+                primals.append(a.primal)
+                parents.append(a.node)
+            else:
+                primals.append(a)
+                parents.append(None)
+        primals = tuple(primals)
+        out = bind(prim, primals, params)
+        if not prim.differentiable or _no_grad_depth[0] or not _dt.is_inexact(out.dtype):
+            return out
+        return VJPTracer(self, out, Node(prim, parents, primals, out, params))
+
+    def __repr__(self):
+        return f"VJPTrace(level={self.level})"
+
+
+def unwrap(x, trace):
+    """The primal of ``x`` if it is a tracer of ``trace``, else ``x``."""
+    if type(x) is VJPTracer and x._trace is trace:
+        return x.primal
+    return x
+
+
+def toposort(roots):
+    """Nodes reachable from ``roots``, every node after all of its parents."""
+    order = []
+    seen = set()
+    stack = [(r, False) for r in roots]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for p in node.parents:
+            if p is not None and id(p) not in seen:
+                stack.append((p, False))
+    return order
+
+
+def backward(roots, cotangents, order=None):
+    """Propagate ``cotangents`` from ``roots`` to every node; return {id(leaf): cotangent}."""
+    from .. import ops
+
+    cts = {}
+    for r, g in zip(roots, cotangents):
+        if g is not None:
+            cts[id(r)] = g if id(r) not in cts else ops.add(cts[id(r)], g)
+    if order is None:
+        order = toposort(roots)
+    leaf_cts = {}
+    for node in reversed(order):
+        g = cts.pop(id(node), None)
+        if g is None:
+            continue
+        prim = node.prim
+        if prim is None:
+            leaf_cts[id(node)] = g
+            continue
+        if type(prim) is CustomVJPCall:
+            in_cts = prim.backward(g)
+        else:
+            rule = vjp_rules.get(prim)
+            if rule is None:
+                raise NotImplementedError(f"reverse-mode derivative of primitive {prim.name} is not defined")
+            in_cts = rule(g, node.out, *node.primals, **node.params)
+        for parent, c, x in zip(node.parents, in_cts, node.primals):
+            if parent is None or c is None:
+                continue
+            c = fit_to(c, x)
+            prev = cts.get(id(parent))
+            cts[id(parent)] = c if prev is None else ops.add(prev, c)
+    return leaf_cts
+
+
+def fit_to(c, x):
+    """Undo broadcasting and dtype changes so that cotangent ``c`` matches primal ``x``."""
+    from .. import ops
+
+    if c.shape != x.shape:
+        c = ops.sum_to_shape(c, x.shape)
+    if c.dtype != x.dtype:
+        if _dt.is_complex(c.dtype) and not _dt.is_complex(x.dtype):
+            c = ops.real(c)
+        if c.dtype != x.dtype:
+            c = ops.astype(c, x.dtype)
+    return c
+
+
+class CustomVJPCall:
+    """Stands in for a primitive on a node made by ``core.custom_vjp``."""
+
+    __slots__ = ("bwd", "name", "residuals")
+
+    def __init__(self, name, bwd, residuals):
+        self.name = name
+        self.bwd = bwd
+        self.residuals = residuals
+
+    def backward(self, g):
+        cts = self.bwd(self.residuals, g)
+        if not isinstance(cts, (tuple, list)):
+            raise TypeError(f"custom_vjp {self.name}: bwd must return a tuple of cotangents, got {type(cts).__name__}")
+        return tuple(cts)

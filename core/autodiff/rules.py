@@ -1,0 +1,49 @@
+"""Helpers that fill the VJP and JVP tables from one declaration per primitive."""
+
+from .forward import jvp_rules
+from .reverse import vjp_rules
+
+
+def defvjp(prim, rule):
+    vjp_rules[prim] = rule
+
+
+def defjvp(prim, rule):
+    jvp_rules[prim] = rule
+
+
+def def_partials(prim, *partials):
+    """Elementwise primitive whose i-th partial derivative is ``partials[i](out, *xs)``.
+
+    One declaration gives both modes: VJP ``g * d_i`` and JVP ``sum_i t_i * d_i``
+    (``None`` marks an input with no derivative, e.g. an integer exponent).
+    """
+
+    def vjp(g, out, *xs, **params):
+        return tuple(None if d is None else g * d(out, *xs, **params) for d in partials)
+
+    def jvp(ts, out, *xs, **params):
+        total = None
+        for d, t in zip(partials, ts):
+            if d is None or t is None:
+                continue
+            term = t * d(out, *xs, **params)
+            total = term if total is None else total + term
+        return total
+
+    vjp_rules[prim] = vjp
+    jvp_rules[prim] = jvp
+
+
+def def_linear_unary(prim, transpose):
+    """A primitive linear in its single input: JVP applies it to the tangent;
+    VJP is ``transpose(g, out, x, **params)`` returning the input cotangent."""
+
+    def jvp(ts, out, x, **params):
+        return None if ts[0] is None else prim(ts[0], **params)
+
+    def vjp(g, out, x, **params):
+        return (transpose(g, out, x, **params),)
+
+    vjp_rules[prim] = vjp
+    jvp_rules[prim] = jvp

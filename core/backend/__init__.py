@@ -1,0 +1,69 @@
+"""Backend registry and the current device.
+
+``core.set_device("CPU" | "GPU" | "Ascend")`` selects where new tensors are created. Every
+tensor knows its device from its array type; an op whose inputs live on two devices raises.
+"""
+
+from .base import Backend as Backend, check_complete as check_complete
+from .numpy_backend import NumpyBackend
+
+_FACTORIES = {
+    "CPU": NumpyBackend,
+    "GPU": lambda: __import__("core.backend.cupy_backend", fromlist=["x"]).CupyBackend(),
+    "Ascend": lambda: __import__("core.backend.ascend_backend", fromlist=["x"]).AscendBackend(),
+}
+_LOADED = {}
+_BY_ARRAY_TYPE = {}
+_current = None
+
+
+def get_backend(name=None):
+    """The backend for device ``name`` (default: the current device), loading it once."""
+    name = name or _current.name
+    backend = _LOADED.get(name)
+    if backend is None:
+        if name not in _FACTORIES:
+            raise ValueError(f"unknown device {name!r}; choose one of {sorted(_FACTORIES)}")
+        backend = check_complete(_FACTORIES[name]())
+        _LOADED[name] = backend
+        _BY_ARRAY_TYPE[backend.array_type] = backend
+    return backend
+
+
+def set_device(name):
+    """Make ``name`` ("CPU", "GPU", "Ascend") the device of newly created tensors."""
+    global _current
+    _current = get_backend(name)
+
+
+def get_device():
+    """Name of the current device."""
+    return _current.name
+
+
+def current():
+    """The current backend object."""
+    return _current
+
+
+def backend_of(array):
+    """The backend that owns ``array`` (an ndarray of numpy, cupy, ...)."""
+    backend = _BY_ARRAY_TYPE.get(type(array))
+    if backend is None:
+        raise TypeError(f"{type(array).__name__} is not an array of any loaded backend")
+    return backend
+
+
+def available_devices():
+    """Names of the devices whose array library imports and finds hardware."""
+    names = []
+    for name in _FACTORIES:
+        try:
+            get_backend(name)
+            names.append(name)
+        except RuntimeError:
+            pass
+    return names
+
+
+set_device("CPU")

@@ -1,0 +1,97 @@
+"""Turning op arguments into tensors: weak Python scalars and dtype promotion."""
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..tensor import Tensor
+
+_SCALARS = (bool, int, float, complex)
+_const_cache = {}
+
+
+def scalar_like(value, like_dtype):
+    """A 0-d tensor for Python scalar ``value``, weakly typed: it takes ``like_dtype`` unless
+    that would lose its kind (a float scalar with an integer tensor gives float32)."""
+    kind = like_dtype.kind
+    if isinstance(value, bool):
+        dtype = like_dtype
+    elif isinstance(value, int):
+        dtype = like_dtype if kind != "b" else _dt.default_int
+    elif isinstance(value, float):
+        dtype = like_dtype if kind in "fc" or like_dtype == _dt.bfloat16 else _dt.default_float
+    else:
+        dtype = like_dtype if kind == "c" else _dt.complex_dtype(like_dtype if kind == "f" else _dt.float32)
+    key = (value, dtype, type(value))
+    t = _const_cache.get(key)
+    if t is None:
+        t = Tensor._wrap(np.asarray(value, dtype=dtype))
+        if len(_const_cache) < 4096:
+            _const_cache[key] = t
+    return t
+
+
+def as_tensor(x, dtype=None):
+    if isinstance(x, Tensor):
+        return x
+    return Tensor(x, dtype=dtype)
+
+
+def binary_args(x, y):
+    """Both operands as tensors of one dtype (weak scalars adopt the tensor's dtype)."""
+    tx, ty = type(x), type(y)
+    if tx in _SCALARS:
+        if ty in _SCALARS:
+            x = as_tensor(x)
+            return x, scalar_like(y, x.dtype)
+        y = y if isinstance(y, Tensor) else as_tensor(y)
+        s = scalar_like(x, y.dtype)
+        if s.dtype != y.dtype:
+            from . import astype
+
+            y = astype(y, s.dtype)
+        return s, y
+    if ty in _SCALARS:
+        x = x if isinstance(x, Tensor) else as_tensor(x)
+        s = scalar_like(y, x.dtype)
+        if s.dtype != x.dtype:
+            from . import astype
+
+            x = astype(x, s.dtype)
+        return x, s
+    if not isinstance(x, Tensor):
+        x = as_tensor(x)
+    if not isinstance(y, Tensor):
+        y = as_tensor(y)
+    dx, dy = x.dtype, y.dtype
+    if dx is not dy and dx != dy:
+        from . import astype
+
+        d = _dt.promote_types(dx, dy)
+        if dx != d:
+            x = astype(x, d)
+        if dy != d:
+            y = astype(y, d)
+    return x, y
+
+
+def normalize_axes(axis, ndim, name):
+    """A sorted tuple of non-negative axes (``None`` means all)."""
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, np.integer)):
+        axis = (int(axis),)
+    out = []
+    for a in axis:
+        a = int(a)
+        if not -ndim <= a < max(ndim, 1):
+            raise ValueError(f"{name}: axis {a} out of range for a tensor of rank {ndim}")
+        out.append(a % max(ndim, 1))
+    if len(set(out)) != len(out):
+        raise ValueError(f"{name}: repeated axis in {axis}")
+    return tuple(sorted(out))
+
+
+def normalize_axis(axis, ndim, name):
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"{name}: axis {axis} out of range for a tensor of rank {ndim}")
+    return int(axis) % max(ndim, 1)

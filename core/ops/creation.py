@@ -1,0 +1,93 @@
+"""Tensor creation on the current device: zeros ones full arange linspace eye and *_like."""
+
+import numpy as np
+
+from .. import backend as _backend
+from .. import dtypes as _dt
+from ..tensor import Tensor
+
+
+def _shape(shape):
+    if isinstance(shape, (int, np.integer)):
+        return (int(shape),)
+    if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+        shape = shape[0]
+    return tuple(int(s) for s in shape)
+
+
+def _backend_for(like):
+    if like is not None and type(like) is Tensor:
+        return _backend.backend_of(like._value)
+    return _backend.current()
+
+
+def _const(array, like=None):
+    """A Tensor from a host numpy array, on ``like``'s device (or the current one)."""
+    return Tensor._wrap(_backend_for(like).asarray(array))
+
+
+def tensor(data, dtype=None):
+    """A new Tensor from nested lists, scalars or arrays (float32 for Python floats)."""
+    return Tensor(data, dtype=dtype)
+
+
+def zeros(*shape, dtype=None):
+    b = _backend.current()
+    return Tensor._wrap(b.xp.zeros(_shape(shape), dtype=_dt.canonical(dtype) or _dt.default_float))
+
+
+def ones(*shape, dtype=None):
+    b = _backend.current()
+    return Tensor._wrap(b.xp.ones(_shape(shape), dtype=_dt.canonical(dtype) or _dt.default_float))
+
+
+def full(shape, fill_value, dtype=None):
+    b = _backend.current()
+    if dtype is None:
+        dtype = _dt.dtype_of_python_scalar(fill_value) if isinstance(fill_value, (bool, int, float, complex)) else None
+    return Tensor._wrap(b.xp.full(_shape(shape), fill_value, dtype=_dt.canonical(dtype)))
+
+
+def _like(x, fill, dtype):
+    dtype = _dt.canonical(dtype) or x.dtype
+    b = _backend_for(x)
+    return Tensor._wrap(b.xp.full(tuple(x.shape), fill, dtype=dtype))
+
+
+def zeros_like(x, dtype=None):
+    return _like(x, 0, dtype)
+
+
+def ones_like(x, dtype=None):
+    return _like(x, 1, dtype)
+
+
+def full_like(x, fill_value, dtype=None):
+    return _like(x, fill_value, dtype)
+
+
+def arange(start, stop=None, step=1, dtype=None):
+    """Evenly spaced values in [start, stop); int64 for integer arguments, else float32."""
+    if stop is None:
+        start, stop = 0, start
+    if dtype is None:
+        dtype = _dt.default_int if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) else _dt.default_float
+    b = _backend.current()
+    return Tensor._wrap(b.xp.arange(start, stop, step, dtype=_dt.canonical(dtype)))
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None):
+    b = _backend.current()
+    return Tensor._wrap(b.xp.linspace(start, stop, num, endpoint=endpoint, dtype=_dt.canonical(dtype) or _dt.default_float))
+
+
+def eye(n, m=None, k=0, dtype=None):
+    b = _backend.current()
+    return Tensor._wrap(b.xp.eye(n, m, k, dtype=_dt.canonical(dtype) or _dt.default_float))
+
+
+def one_hot_vector(i, n, dtype):
+    """The i-th standard basis vector of length n."""
+    v = np.zeros((n,), dtype=dtype)
+    v[i] = 1
+    return _const(v)

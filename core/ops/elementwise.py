@@ -1,0 +1,316 @@
+"""Elementwise ops: primitives wrapped with scalar handling, plus composites."""
+
+import math
+
+from .. import dtypes as _dt
+from ..prims import elementwise as P
+from ._convert import as_tensor, binary_args
+
+# ---- arithmetic -------------------------------------------------------------------------------
+
+
+def add(x, y):
+    x, y = binary_args(x, y)
+    return P.add(x, y)
+
+
+def sub(x, y):
+    x, y = binary_args(x, y)
+    return P.sub(x, y)
+
+
+def mul(x, y):
+    x, y = binary_args(x, y)
+    return P.mul(x, y)
+
+
+def div(x, y):
+    """True division; integer inputs give float32."""
+    x, y = binary_args(x, y)
+    if not _dt.is_inexact(x.dtype):
+        x, y = astype(x, _dt.default_float), astype(y, _dt.default_float)
+    return P.div(x, y)
+
+
+def floor_divide(x, y):
+    x, y = binary_args(x, y)
+    return P.floor_divide(x, y)
+
+
+def mod(x, y):
+    """Remainder with the sign of the divisor (Python's ``%``)."""
+    x, y = binary_args(x, y)
+    return P.rem(x, y)
+
+
+def pow(x, y):
+    """``x ** y``. A Python-number exponent is a static power (integer powers stay exact)."""
+    if isinstance(y, (int, float)) and not isinstance(y, bool):
+        x = as_tensor(x)
+        if y == 2:
+            return P.mul(x, x)
+        if y == 1:
+            return x
+        if y == 0.5 and _dt.is_inexact(x.dtype):
+            return P.sqrt(x)
+        if isinstance(y, float) and not _dt.is_inexact(x.dtype):
+            x = astype(x, _dt.default_float)
+    x, y = binary_args(x, y)
+    return P.pow(x, y)
+
+
+def maximum(x, y):
+    x, y = binary_args(x, y)
+    return P.maximum(x, y)
+
+
+def minimum(x, y):
+    x, y = binary_args(x, y)
+    return P.minimum(x, y)
+
+
+def arctan2(y, x):
+    y, x = binary_args(y, x)
+    return P.atan2(y, x)
+
+
+def neg(x):
+    return P.neg(as_tensor(x))
+
+
+def _float_unary(prim):
+    def op(x):
+        x = as_tensor(x)
+        if not _dt.is_inexact(x.dtype):
+            x = astype(x, _dt.default_float)
+        return prim(x)
+
+    op.__name__ = prim.name
+    op.__doc__ = f"Elementwise {prim.name} (integer inputs are computed in float32)."
+    return op
+
+
+exp = _float_unary(P.exp)
+expm1 = _float_unary(P.expm1)
+log = _float_unary(P.log)
+log1p = _float_unary(P.log1p)
+sqrt = _float_unary(P.sqrt)
+sin = _float_unary(P.sin)
+cos = _float_unary(P.cos)
+tanh = _float_unary(P.tanh)
+sigmoid = _float_unary(P.logistic)
+erf = _float_unary(P.erf)
+
+
+def abs(x):
+    return P.abs(as_tensor(x))
+
+
+def sign(x):
+    return P.sign(as_tensor(x))
+
+
+def floor(x):
+    return P.floor(as_tensor(x))
+
+
+def ceil(x):
+    return P.ceil(as_tensor(x))
+
+
+def round(x):
+    """Round half to even, as numpy does."""
+    return P.round(as_tensor(x))
+
+
+def square(x):
+    x = as_tensor(x)
+    return P.mul(x, x)
+
+
+def rsqrt(x):
+    return 1.0 / sqrt(x)
+
+
+def reciprocal(x):
+    return 1.0 / as_tensor(x)
+
+
+def tan(x):
+    return sin(x) / cos(x)
+
+
+def sinh(x):
+    # (e^x - e^-x)/2 through expm1 keeps accuracy near 0
+    return 0.5 * (expm1(x) - expm1(neg(x)))
+
+
+def cosh(x):
+    return 0.5 * (exp(x) + exp(neg(x)))
+
+
+def arctan(x):
+    x = as_tensor(x)
+    return arctan2(x, 1.0)
+
+
+def arcsin(x):
+    x = as_tensor(x)
+    return arctan2(x, sqrt((1.0 - x) * (1.0 + x)))
+
+
+def arccos(x):
+    x = as_tensor(x)
+    return arctan2(sqrt((1.0 - x) * (1.0 + x)), x)
+
+
+def relu(x):
+    x = as_tensor(x)
+    return where(greater(x, 0), x, 0.0)
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    """log(1 + exp(beta x)) / beta, computed without overflow."""
+    x = as_tensor(x)
+    bx = x * beta if beta != 1.0 else x
+    # log1p(exp(-|bx|)) + max(bx, 0) is exact and never overflows
+    return (log1p(exp(neg(abs(bx)))) + relu(bx)) / beta if beta != 1.0 else log1p(exp(neg(abs(bx)))) + relu(bx)
+
+
+def silu(x):
+    x = as_tensor(x)
+    return x * sigmoid(x)
+
+
+def gelu(x, approximate="none"):
+    """GELU; ``approximate='tanh'`` uses the tanh form of Hendrycks & Gimpel (2016)."""
+    x = as_tensor(x)
+    if approximate == "tanh":
+        c = math.sqrt(2.0 / math.pi)
+        return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)))
+    if approximate != "none":
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+
+
+def leaky_relu(x, alpha=0.01):
+    x = as_tensor(x)
+    return where(greater(x, 0), x, x * alpha)
+
+
+def clip(x, min=None, max=None):
+    """Clamp to ``[min, max]``; either bound may be None."""
+    x = as_tensor(x)
+    if min is not None:
+        x = maximum(x, min)
+    if max is not None:
+        x = minimum(x, max)
+    return x
+
+
+clamp = clip
+
+# ---- comparisons and logic ---------------------------------------------------------------------
+
+
+def _cmp(prim):
+    def op(x, y):
+        x, y = binary_args(x, y)
+        return prim(x, y)
+
+    op.__name__ = prim.name
+    return op
+
+
+equal = _cmp(P.equal)
+not_equal = _cmp(P.not_equal)
+less = _cmp(P.less)
+less_equal = _cmp(P.less_equal)
+greater = _cmp(P.greater)
+greater_equal = _cmp(P.greater_equal)
+
+
+def _logic(prim, bitwise):
+    def op(x, y):
+        x, y = binary_args(x, y)
+        if x.dtype == _dt.bool_:
+            return prim(x, y)
+        if x.dtype.kind in "iu":
+            return bitwise(x, y)
+        raise TypeError(f"{prim.name}: needs bool or integer tensors, got {x.dtype}")
+
+    op.__name__ = prim.name
+    return op
+
+
+logical_and = _logic(P.logical_and, P.bitwise_and)
+logical_or = _logic(P.logical_or, P.bitwise_or)
+logical_xor = _logic(P.logical_xor, P.bitwise_xor)
+
+
+def logical_not(x):
+    return P.logical_not(as_tensor(x))
+
+
+def bitwise_not(x):
+    return P.bitwise_not(as_tensor(x))
+
+
+def isfinite(x):
+    return P.isfinite(as_tensor(x))
+
+
+def isnan(x):
+    x = as_tensor(x)
+    return not_equal(x, x)
+
+
+def where(condition, x, y):
+    """``x`` where ``condition`` is true, else ``y`` (all three broadcast)."""
+    condition = as_tensor(condition)
+    if condition.dtype != _dt.bool_:
+        condition = not_equal(condition, 0)
+    x, y = binary_args(x, y)
+    return P.select(condition, x, y)
+
+
+def stop_gradient(x):
+    """``x`` as a constant: no derivative flows through it."""
+    return P.stop_gradient(as_tensor(x))
+
+
+# ---- complex and dtype --------------------------------------------------------------------------
+
+
+def real(x):
+    return P.real(as_tensor(x))
+
+
+def imag(x):
+    return P.imag(as_tensor(x))
+
+
+def conj(x):
+    x = as_tensor(x)
+    return P.conj(x) if _dt.is_complex(x.dtype) else x
+
+
+def complex(re, im):
+    """``re + 1j * im`` from two real tensors."""
+    re, im = binary_args(re, im)
+    if not _dt.is_floating(re.dtype):
+        re, im = astype(re, _dt.float32), astype(im, _dt.float32)
+    return P.complex(re, im)
+
+
+def astype(x, dtype):
+    """``x`` converted to ``dtype`` (complex to real keeps the real part)."""
+    x = as_tensor(x)
+    dtype = _dt.canonical(dtype)
+    if x.dtype == dtype:
+        return x
+    return P.convert(x, dtype=dtype)
+
+
+def angle(x):
+    return arctan2(imag(x), real(x))

@@ -1,0 +1,175 @@
+"""Indexing ops: ``x[index]``, functional updates, gather/scatter and one-hot."""
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..prims import indexing as P
+from ..primitive import Tracer
+from ..tensor import Tensor
+from ._convert import as_tensor, binary_args, normalize_axis
+
+
+def _parse_index(x, index):
+    """Split a user index into a hashable template and a list of integer index tensors."""
+    if not isinstance(index, tuple):
+        index = (index,)
+    template, arrays = [], []
+    dim = 0
+    for e in index:
+        if e is None or e is Ellipsis:
+            template.append(e)
+            if e is Ellipsis:
+                dim = x.ndim - sum(1 for f in index if f is not None and f is not Ellipsis and not _is_bool(f)) - sum(
+                    _bool_rank(f) - 1 for f in index if _is_bool(f)
+                )
+            continue
+        if isinstance(e, slice):
+            template.append(("slice", _int_or_none(e.start), _int_or_none(e.stop), _int_or_none(e.step)))
+            dim += 1
+            continue
+        if isinstance(e, (bool, np.bool_)):
+            raise IndexError("getitem: a Python bool is not a valid index; use a boolean tensor")
+        if isinstance(e, (int, np.integer)):
+            n = x.shape[dim] if dim < x.ndim else None
+            if n is not None and not -n <= int(e) < n:
+                raise IndexError(f"getitem: index {int(e)} out of range for axis {dim} of size {n} (shape {tuple(x.shape)})")
+            template.append(int(e))
+            dim += 1
+            continue
+        t = e if isinstance(e, Tensor) else Tensor(np.asarray(e))
+        if t.dtype == _dt.bool_:
+            if isinstance(t, Tracer):
+                raise IndexError(
+                    "getitem: boolean-mask indexing of a traced tensor has a data-dependent shape; "
+                    "use core.ops.where(mask, x, 0) instead"
+                )
+            mask = t.asnumpy()
+            expect = tuple(x.shape[dim : dim + mask.ndim])
+            if mask.shape != expect:
+                raise IndexError(f"getitem: boolean mask of shape {mask.shape} does not match {expect} at axis {dim} of {tuple(x.shape)}")
+            for idx in np.nonzero(mask):
+                template.append(("array", len(arrays)))
+                arrays.append(Tensor._wrap(idx.astype(np.int64)))
+            dim += mask.ndim
+            continue
+        if t.dtype.kind not in "iu":
+            raise IndexError(f"getitem: index tensors must be integer or bool, got {t.dtype}")
+        template.append(("array", len(arrays)))
+        arrays.append(t)
+        dim += 1
+    if dim > x.ndim:
+        raise IndexError(f"getitem: too many indices ({dim}) for a tensor of shape {tuple(x.shape)}")
+    return tuple(template), arrays
+
+
+def _is_bool(e):
+    return (isinstance(e, Tensor) and e.dtype == _dt.bool_) or (isinstance(e, np.ndarray) and e.dtype == bool)
+
+
+def _bool_rank(e):
+    return len(e.shape)
+
+
+def _int_or_none(v):
+    return None if v is None else int(v)
+
+
+def getitem(x, index):
+    """``x[index]`` with basic (ints, slices, None, ...) and advanced (integer/bool tensor) indices."""
+    x = as_tensor(x)
+    template, arrays = _parse_index(x, index)
+    if all(e == ("slice", None, None, None) for e in template) and not arrays:
+        return x
+    return P.getitem(x, *arrays, index=template)
+
+
+def index_update(x, index, value):
+    """A copy of ``x`` with ``x[index] = value`` (differentiable w.r.t. both)."""
+    x = as_tensor(x)
+    template, arrays = _parse_index(x, index)
+    _, v = binary_args(x, value)
+    if v.dtype != x.dtype:
+        from .elementwise import astype
+
+        v = astype(v, x.dtype)
+    return P.index_update(x, v, *arrays, index=template)
+
+
+def index_add(x, index, value):
+    """A copy of ``x`` with ``value`` added at ``index``; repeated indices accumulate."""
+    x = as_tensor(x)
+    template, arrays = _parse_index(x, index)
+    _, v = binary_args(x, value)
+    if v.dtype != x.dtype:
+        from .elementwise import astype
+
+        v = astype(v, x.dtype)
+    return P.index_add(x, v, *arrays, index=template)
+
+
+def take(x, indices, axis=None):
+    """Elements of ``x`` at integer ``indices`` along ``axis`` (flattened when None)."""
+    x = as_tensor(x)
+    if axis is None:
+        from .shape import reshape
+
+        x, axis = reshape(x, (-1,)), 0
+    axis = normalize_axis(axis, x.ndim, "take")
+    return getitem(x, (slice(None),) * axis + (indices if not isinstance(indices, int) else int(indices),))
+
+
+def _along_axis_index(x, indices, axis):
+    """Index tuple for take_along_axis: aranges on the other axes, ``indices`` on ``axis``."""
+    from .creation import _const
+
+    idx = []
+    for a in range(x.ndim):
+        if a == axis:
+            idx.append(indices)
+        else:
+            shape = [1] * x.ndim
+            shape[a] = indices.shape[a]
+            idx.append(_const(np.arange(indices.shape[a]).reshape(shape)))
+    return tuple(idx)
+
+
+def take_along_axis(x, indices, axis):
+    """``out[i, j, k] = x[i, indices[i, j, k], k]`` for axis 1 (numpy.take_along_axis)."""
+    x, indices = as_tensor(x), as_tensor(indices)
+    axis = normalize_axis(axis, x.ndim, "take_along_axis")
+    if indices.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: indices of rank {indices.ndim} for x of rank {x.ndim}")
+    return getitem(x, _along_axis_index(x, indices, axis))
+
+
+gather_elements = take_along_axis
+
+
+def gather(x, indices, axis):
+    """MindSpore ``ops.gather``: slices of ``x`` along ``axis`` picked by ``indices`` (any shape)."""
+    return take(x, indices, axis)
+
+
+def scatter_add(x, indices, updates, axis):
+    """``x`` plus ``updates`` scattered along ``axis`` at ``indices`` (shapes as take_along_axis)."""
+    x, indices = as_tensor(x), as_tensor(indices)
+    axis = normalize_axis(axis, x.ndim, "scatter_add")
+    return index_add(x, _along_axis_index(x, indices, axis), updates)
+
+
+def index_add_axis(x, axis, indices, source):
+    """MindSpore/PyTorch ``index_add``: ``x[..., indices[i], ...] += source[..., i, ...]``."""
+    x = as_tensor(x)
+    axis = normalize_axis(axis, x.ndim, "index_add")
+    return index_add(x, (slice(None),) * axis + (as_tensor(indices),), source)
+
+
+def one_hot(indices, num_classes, dtype=None):
+    """``[..., num_classes]`` one-hot encoding of integer ``indices``."""
+    from .creation import arange
+    from .elementwise import astype, equal
+    from .shape import expand_dims
+
+    indices = as_tensor(indices)
+    hot = equal(expand_dims(indices, -1), arange(num_classes))
+    return astype(hot, dtype or _dt.default_float)

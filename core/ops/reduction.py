@@ -1,0 +1,162 @@
+"""Reductions: sum mean prod max min argmax argmin var std logsumexp norm cumsum cumprod."""
+
+from .. import dtypes as _dt
+from ..prims import reduction as P
+from ._convert import as_tensor, normalize_axes, normalize_axis
+from .elementwise import abs, astype, exp, log, sqrt, stop_gradient, where
+
+
+def sum(x, axis=None, keepdims=False, dtype=None):
+    """Sum over ``axis`` (int, tuple or None for all)."""
+    x = as_tensor(x)
+    if dtype is not None:
+        x = astype(x, dtype)
+    elif x.dtype == _dt.bool_:
+        x = astype(x, _dt.int64)
+    return P.reduce_sum(x, axes=normalize_axes(axis, x.ndim, "sum"), keepdims=bool(keepdims))
+
+
+def _count(x, axes):
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    return n
+
+
+def mean(x, axis=None, keepdims=False):
+    x = as_tensor(x)
+    if not _dt.is_inexact(x.dtype):
+        x = astype(x, _dt.default_float)
+    axes = normalize_axes(axis, x.ndim, "mean")
+    return P.reduce_sum(x, axes=axes, keepdims=bool(keepdims)) * (1.0 / max(_count(x, axes), 1))
+
+
+def prod(x, axis=None, keepdims=False):
+    x = as_tensor(x)
+    return P.reduce_prod(x, axes=normalize_axes(axis, x.ndim, "prod"), keepdims=bool(keepdims))
+
+
+def max(x, axis=None, keepdims=False):
+    x = as_tensor(x)
+    _nonempty(x, "max")
+    return P.reduce_max(x, axes=normalize_axes(axis, x.ndim, "max"), keepdims=bool(keepdims))
+
+
+def min(x, axis=None, keepdims=False):
+    x = as_tensor(x)
+    _nonempty(x, "min")
+    return P.reduce_min(x, axes=normalize_axes(axis, x.ndim, "min"), keepdims=bool(keepdims))
+
+
+def _nonempty(x, name):
+    if x.size == 0:
+        raise ValueError(f"{name}: reduction of an empty tensor of shape {tuple(x.shape)}")
+
+
+def amax(x, axis=None, keepdims=False):
+    return max(x, axis, keepdims)
+
+
+def amin(x, axis=None, keepdims=False):
+    return min(x, axis, keepdims)
+
+
+def argmax(x, axis=None, keepdims=False):
+    """Index of the maximum along ``axis`` (of the flattened tensor when None)."""
+    x = as_tensor(x)
+    if axis is None:
+        from .shape import reshape
+
+        return P.argmax(reshape(x, (-1,)), axis=0, keepdims=False)
+    return P.argmax(x, axis=normalize_axis(axis, x.ndim, "argmax"), keepdims=bool(keepdims))
+
+
+def argmin(x, axis=None, keepdims=False):
+    x = as_tensor(x)
+    if axis is None:
+        from .shape import reshape
+
+        return P.argmin(reshape(x, (-1,)), axis=0, keepdims=False)
+    return P.argmin(x, axis=normalize_axis(axis, x.ndim, "argmin"), keepdims=bool(keepdims))
+
+
+def var(x, axis=None, keepdims=False, ddof=0, unbiased=None):
+    """Variance; ``ddof=1`` (or ``unbiased=True``) divides by n - 1."""
+    x = as_tensor(x)
+    if unbiased is not None:
+        ddof = 1 if unbiased else 0
+    axes = normalize_axes(axis, x.ndim, "var")
+    mu = mean(x, axes, keepdims=True)
+    d = x - mu
+    if _dt.is_complex(d.dtype):
+        from .elementwise import conj, real
+
+        sq = real(d * conj(d))
+    else:
+        sq = d * d
+    return P.reduce_sum(sq, axes=axes, keepdims=bool(keepdims)) * (1.0 / (_count(x, axes) - ddof))
+
+
+def std(x, axis=None, keepdims=False, ddof=0, unbiased=None):
+    return sqrt(var(x, axis, keepdims, ddof, unbiased))
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """log(sum(exp(x))) without overflow (shifted by the stop-gradient maximum)."""
+    x = as_tensor(x)
+    axes = normalize_axes(axis, x.ndim, "logsumexp")
+    m = stop_gradient(P.reduce_max(x, axes=axes, keepdims=True))
+    m = where(P.reduce_max(x, axes=axes, keepdims=True) > -float("inf"), m, 0.0)
+    s = log(P.reduce_sum(exp(x - m), axes=axes, keepdims=True)) + m
+    if not keepdims:
+        from .shape import squeeze
+
+        s = squeeze(s, axes)
+    return s
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector p-norm (ord = None/2, 1, inf, -inf, p) over ``axis``; Frobenius for ``'fro'``."""
+    x = as_tensor(x)
+    axes = normalize_axes(axis, x.ndim, "norm")
+    a = abs(x)
+    if ord is None or ord == 2 or ord == "fro":
+        if _dt.is_complex(x.dtype):
+            sq = a * a
+        else:
+            sq = x * x
+        return sqrt(P.reduce_sum(sq, axes=axes, keepdims=bool(keepdims)))
+    if ord == float("inf"):
+        return P.reduce_max(a, axes=axes, keepdims=bool(keepdims))
+    if ord == -float("inf"):
+        return P.reduce_min(a, axes=axes, keepdims=bool(keepdims))
+    if ord == 1:
+        return P.reduce_sum(a, axes=axes, keepdims=bool(keepdims))
+    return P.reduce_sum(a**ord, axes=axes, keepdims=bool(keepdims)) ** (1.0 / ord)
+
+
+def cumsum(x, axis=0, reverse=False):
+    x = as_tensor(x)
+    if x.dtype == _dt.bool_:
+        x = astype(x, _dt.int64)
+    return P.cumsum(x, axis=normalize_axis(axis, x.ndim, "cumsum"), reverse=bool(reverse))
+
+
+def cumprod(x, axis=0, reverse=False):
+    """Cumulative product; its derivative assumes nonzero inputs."""
+    x = as_tensor(x)
+    return P.cumprod(x, axis=normalize_axis(axis, x.ndim, "cumprod"), reverse=bool(reverse))
+
+
+def all(x, axis=None, keepdims=False):
+    from .elementwise import not_equal
+
+    x = as_tensor(x)
+    return P.reduce_min(astype(not_equal(x, 0), _dt.int32), axes=normalize_axes(axis, x.ndim, "all"), keepdims=keepdims) > 0
+
+
+def any(x, axis=None, keepdims=False):
+    from .elementwise import not_equal
+
+    x = as_tensor(x)
+    return P.reduce_max(astype(not_equal(x, 0), _dt.int32), axes=normalize_axes(axis, x.ndim, "any"), keepdims=keepdims) > 0

@@ -1,0 +1,214 @@
+"""Primitives, the trace stack and ``bind``: the dispatch at the heart of the engine.
+
+Every operation is a :class:`Primitive`. Calling one goes through :func:`bind`, which looks
+at its arguments: if none is a tracer of an active transformation, the primitive runs
+eagerly on the backend arrays (the fast path); otherwise the argument with the highest
+trace level decides which transformation processes it (reverse-mode, forward-mode, vmap,
+jit). A transformation unwraps its own tracers and binds the primitive again, one level
+down, so transformations nest to any depth and never confuse each other's perturbations.
+"""
+
+import numpy as np
+
+from . import backend as _backend
+from .tensor import Parameter, Tensor
+
+__all__ = ["Primitive", "ShapedArray", "Trace", "Tracer", "bind", "set_debug_nans"]
+
+
+class ShapedArray:
+    """Abstract value: what tracing knows about a tensor without its data."""
+
+    __slots__ = ("dtype", "shape")
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"{self.dtype.name}{list(self.shape)}"
+
+    def __eq__(self, other):
+        return isinstance(other, ShapedArray) and (self.shape, self.dtype) == (other.shape, other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+
+class Primitive:
+    """One operation of the engine.
+
+    Attributes:
+        name: the name printed in the IR and in error messages.
+        impl: ``impl(xp, *arrays, **params) -> array`` against the backend namespace ``xp``.
+        abstract: ``abstract(*avals, **params) -> ShapedArray``: the shape/dtype rule.
+        differentiable: False for ops with zero derivative everywhere (comparisons, argmax);
+            their outputs never carry tangents or cotangents.
+    """
+
+    __slots__ = ("abstract", "differentiable", "impl", "name")
+
+    def __init__(self, name, impl, abstract, differentiable=True):
+        self.name = name
+        self.impl = impl
+        self.abstract = abstract
+        self.differentiable = differentiable
+
+    def __call__(self, *args, **params):
+        return bind(self, args, params)
+
+    def __repr__(self):
+        return self.name
+
+
+class Trace:
+    """One active transformation; ``level`` is its depth in the trace stack."""
+
+    level = -1
+
+    def process(self, prim, args, params):
+        raise NotImplementedError
+
+
+class Tracer(Tensor):
+    """A tensor that stands for a value inside a transformation (``_trace``)."""
+
+    __slots__ = ("_trace",)
+
+    @property
+    def aval(self):
+        raise NotImplementedError
+
+    @property
+    def shape(self):
+        return self.aval.shape
+
+    @property
+    def dtype(self):
+        return self.aval.dtype
+
+    def asnumpy(self):
+        return self.concrete().asnumpy()
+
+    def concrete(self):
+        """The concrete Tensor behind this tracer (for printing and Python control flow)."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no concrete value: this tensor is symbolic "
+            "(inside core.jit or core.vmap). Use core.ops.cond/while_loop/scan for control flow "
+            "that depends on tensor values, or mark the argument static."
+        )
+
+
+_trace_stack = []
+_debug_nans = False
+
+
+def push_trace(trace):
+    trace.level = len(_trace_stack)
+    _trace_stack.append(trace)
+    return trace
+
+
+def pop_trace(trace):
+    top = _trace_stack.pop()
+    if top is not trace:
+        raise RuntimeError(f"trace stack corrupted: popped {top}, expected {trace}")
+
+
+def trace_stack():
+    return _trace_stack
+
+
+def set_debug_nans(flag=True):
+    """When on, the first primitive that produces NaN or Inf from finite inputs raises."""
+    global _debug_nans
+    _debug_nans = bool(flag)
+
+
+def bind(prim, args, params):
+    """Apply ``prim`` to tensors ``args``: eagerly, or through the highest active trace."""
+    top = None
+    for i, a in enumerate(args):
+        t = type(a)
+        if t is Tensor:
+            continue
+        if t is Parameter:
+            if not a._subs:
+                continue
+            args = args[:i] + (a._subs[-1],) + args[i + 1 :]
+            a = args[i]
+        if isinstance(a, Tracer):
+            if top is None or a._trace.level > top.level:
+                top = a._trace
+        elif not isinstance(a, Tensor):
+            raise TypeError(f"{prim.name}: argument {i} is {type(a).__name__}, expected a Tensor")
+    if top is None:
+        return eager(prim, args, params)
+    if top.level >= len(_trace_stack) or _trace_stack[top.level] is not top:
+        raise RuntimeError(
+            f"{prim.name}: a tracer escaped the transformation that made it (a value computed "
+            "inside core.grad/jvp/vmap/jit was kept and used after it returned); return it "
+            "from the function instead"
+        )
+    return top.process(prim, args, params)
+
+
+def eager(prim, args, params):
+    """Run ``prim`` on concrete tensors and wrap the result."""
+    vals = [a._value for a in args]
+    if vals:
+        t0 = type(vals[0])
+        for v in vals:
+            if type(v) is not t0:
+                _check_same_device(prim, vals)
+                break
+        xp = np if t0 is np.ndarray else _backend.backend_of(vals[0]).xp
+    else:
+        xp = _backend.current().xp
+    try:
+        out = prim.impl(xp, *vals, **params)
+    except (ValueError, IndexError, TypeError, np.linalg.LinAlgError) as err:
+        shapes = ", ".join(f"{v.dtype}{list(v.shape)}" for v in vals)
+        raise type(err)(f"{prim.name}({shapes}{_fmt_params(params)}): {err}") from err
+    if type(out) is not np.ndarray and not isinstance(out, np.ndarray):
+        out = xp.asarray(out) if not hasattr(out, "__cuda_array_interface__") else out
+    if _debug_nans:
+        _check_finite(prim, vals, out, xp, params)
+    res = Tensor.__new__(Tensor)
+    res._value = out
+    return res
+
+
+def _check_same_device(prim, vals):
+    devices = []
+    for v in vals:
+        devices.append(_backend.backend_of(v).name)
+    if len(set(devices)) > 1:
+        raise RuntimeError(
+            f"{prim.name}: inputs live on different devices {devices}; move them with "
+            "Tensor.to(device) first (diffsci never copies between devices silently)"
+        )
+
+
+def _check_finite(prim, vals, out, xp, params):
+    if out.dtype.kind not in "fc":
+        return
+    if bool(xp.isfinite(out).all()):
+        return
+    inputs_finite = all(v.dtype.kind not in "fc" or bool(xp.isfinite(v).all()) for v in vals)
+    if inputs_finite:
+        shapes = ", ".join(f"{v.dtype}{list(v.shape)}" for v in vals)
+        raise FloatingPointError(
+            f"debug_nans: primitive {prim.name}({shapes}{_fmt_params(params)}) produced "
+            "NaN/Inf from finite inputs"
+        )
+
+
+def _fmt_params(params):
+    if not params:
+        return ""
+    return ", " + ", ".join(f"{k}={v!r}" for k, v in params.items())

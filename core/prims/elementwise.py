@@ -1,0 +1,286 @@
+"""Elementwise primitives: unary math, binary arithmetic, comparisons, select, dtype casts.
+
+Inputs of binary primitives already share one dtype (``core.ops`` promotes them); shapes
+broadcast as in numpy, and the autodiff engine undoes broadcasting of cotangents.
+Composites (tan, sinh, arcsin, softplus, gelu, ...) live in ``core/ops``.
+"""
+
+import math
+
+import numpy as np
+import scipy.special as _sp
+
+from .. import dtypes as _dt
+from ..autodiff.rules import def_linear_unary, def_partials, defjvp, defvjp
+from ..primitive import ShapedArray
+from ..vmap import batch_rules, elementwise_rule
+from ._define import defprim, elementwise_aval, same_aval
+
+_BOOL = _dt.bool_
+
+
+def _unary(name, impl, differentiable=True):
+    p = defprim(name, impl, same_aval, differentiable)
+    batch_rules[p] = elementwise_rule(p)
+    return p
+
+
+def _binary(name, impl, out_dtype=None, differentiable=True):
+    p = defprim(name, impl, elementwise_aval(name, out_dtype), differentiable)
+    batch_rules[p] = elementwise_rule(p)
+    return p
+
+
+def _erf(xp, x):
+    if xp is np:
+        return _sp.erf(x).astype(x.dtype, copy=False)
+    import cupyx.scipy.special as csp
+
+    return csp.erf(x)
+
+
+# ---- unary ------------------------------------------------------------------------------
+neg = _unary("neg", lambda xp, x: xp.negative(x))
+exp = _unary("exp", lambda xp, x: xp.exp(x))
+expm1 = _unary("expm1", lambda xp, x: xp.expm1(x))  # accurate near 0, where exp(x) - 1 cancels
+log = _unary("log", lambda xp, x: xp.log(x))
+log1p = _unary("log1p", lambda xp, x: xp.log1p(x))  # accurate near 0
+sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x))
+sin = _unary("sin", lambda xp, x: xp.sin(x))
+cos = _unary("cos", lambda xp, x: xp.cos(x))
+tanh = _unary("tanh", lambda xp, x: xp.tanh(x))  # one fused libm call, stable for large |x|
+logistic = _unary("logistic", lambda xp, x: _logistic(xp, x))  # stable sigmoid
+erf = _unary("erf", _erf)
+abs = _unary("abs", lambda xp, x: xp.abs(x))
+sign = _unary("sign", lambda xp, x: xp.sign(x), differentiable=False)
+floor = _unary("floor", lambda xp, x: xp.floor(x), differentiable=False)
+ceil = _unary("ceil", lambda xp, x: xp.ceil(x), differentiable=False)
+round = _unary("round", lambda xp, x: xp.round(x), differentiable=False)
+logical_not = _unary("logical_not", lambda xp, x: xp.logical_not(x), differentiable=False)
+bitwise_not = _unary("bitwise_not", lambda xp, x: xp.invert(x), differentiable=False)
+isfinite = defprim("isfinite", lambda xp, x: xp.isfinite(x), lambda x: ShapedArray(x.shape, _BOOL), False)
+batch_rules[isfinite] = elementwise_rule(isfinite)
+stop_gradient = _unary("stop_gradient", lambda xp, x: x, differentiable=False)
+
+
+def _logistic(xp, x):
+    # 1 / (1 + exp(-x)) overflows for very negative x; use the tanh form instead.
+    half = x.dtype.type(0.5) if hasattr(x.dtype, "type") else 0.5
+    return half * xp.tanh(half * x) + half
+
+
+def_linear_unary(neg, lambda g, out, x: neg(g))
+def_partials(exp, lambda out, x: out)
+def_partials(expm1, lambda out, x: out + 1.0)
+def_partials(log1p, lambda out, x: 1.0 / (1.0 + x))
+def_partials(sin, lambda out, x: cos(x))
+def_partials(cos, lambda out, x: neg(sin(x)))
+def_partials(tanh, lambda out, x: 1.0 - out * out)
+def_partials(logistic, lambda out, x: out * (1.0 - out))
+def_partials(erf, lambda out, x: (2.0 / math.sqrt(math.pi)) * exp(neg(x * x)))
+defvjp(log, lambda g, out, x: (g / x,))
+defjvp(log, lambda ts, out, x: ts[0] / x)
+defvjp(sqrt, lambda g, out, x: (g / (2.0 * out),))
+defjvp(sqrt, lambda ts, out, x: ts[0] / (2.0 * out))
+
+
+def _abs_partial(out, x):
+    from .. import ops
+
+    if _dt.is_complex(x.dtype):
+        # JAX convention for complex inputs: the cotangent of x is g * conj(x) / |x|.
+        return ops.conj(x) / ops.astype(out, x.dtype)
+    return sign(x)
+
+
+def _abs_jvp(ts, out, x):
+    from .. import ops
+
+    if _dt.is_complex(x.dtype):
+        return ops.real(ops.conj(x) * ts[0]) / out
+    return ts[0] * sign(x)
+
+
+defvjp(abs, lambda g, out, x: (g * _abs_partial(out, x),))
+defjvp(abs, _abs_jvp)
+
+
+# ---- binary -----------------------------------------------------------------------------
+add = _binary("add", lambda xp, x, y: xp.add(x, y))
+sub = _binary("sub", lambda xp, x, y: xp.subtract(x, y))
+mul = _binary("mul", lambda xp, x, y: xp.multiply(x, y))
+div = _binary("div", lambda xp, x, y: xp.true_divide(x, y))
+pow = _binary("pow", lambda xp, x, y: xp.power(x, y))
+maximum = _binary("maximum", lambda xp, x, y: xp.maximum(x, y))
+minimum = _binary("minimum", lambda xp, x, y: xp.minimum(x, y))
+atan2 = _binary("atan2", lambda xp, y, x: xp.arctan2(y, x))
+rem = _binary("rem", lambda xp, x, y: xp.mod(x, y))  # Python semantics: sign of the divisor
+floor_divide = _binary("floor_divide", lambda xp, x, y: xp.floor_divide(x, y), differentiable=False)
+
+defvjp(add, lambda g, out, x, y: (g, g))
+defjvp(add, lambda ts, out, x, y: ts[1] if ts[0] is None else (ts[0] if ts[1] is None else ts[0] + ts[1]))
+defvjp(sub, lambda g, out, x, y: (g, neg(g)))
+defjvp(sub, lambda ts, out, x, y: neg(ts[1]) if ts[0] is None else (ts[0] if ts[1] is None else ts[0] - ts[1]))
+defvjp(mul, lambda g, out, x, y: (g * y, g * x))
+
+
+def _mul_jvp(ts, out, x, y):
+    a = None if ts[0] is None else ts[0] * y
+    b = None if ts[1] is None else x * ts[1]
+    return b if a is None else (a if b is None else a + b)
+
+
+defjvp(mul, _mul_jvp)
+
+
+def _div_vjp(g, out, x, y):
+    gx = g / y
+    return gx, neg(gx * out)
+
+
+def _div_jvp(ts, out, x, y):
+    a = None if ts[0] is None else ts[0] / y
+    b = None if ts[1] is None else neg(ts[1] * out / y)
+    return b if a is None else (a if b is None else a + b)
+
+
+defvjp(div, _div_vjp)
+defjvp(div, _div_jvp)
+
+
+def _pow_dy(out, x, y):
+    from .. import ops
+
+    if _dt.is_complex(x.dtype):
+        return out * log(x)
+    # d/dy x**y = x**y log x, defined as 0 where x == 0 (the limit for y > 0)
+    positive = ops.greater(x, 0.0)
+    safe = ops.where(positive, x, 1.0)
+    return ops.where(positive, out * log(safe), 0.0)
+
+
+def_partials(pow, lambda out, x, y: y * pow(x, y - 1.0), _pow_dy)
+
+
+def _max_partials(pick_x):
+    from .. import ops
+
+    def dx(out, x, y):
+        return ops.astype(pick_x(x, y), x.dtype) + 0.5 * ops.astype(ops.equal(x, y), x.dtype)
+
+    def dy(out, x, y):
+        return ops.astype(pick_x(y, x), x.dtype) + 0.5 * ops.astype(ops.equal(x, y), x.dtype)
+
+    return dx, dy
+
+
+def_partials(maximum, *_max_partials(lambda a, b: greater(a, b)))
+def_partials(minimum, *_max_partials(lambda a, b: less(a, b)))
+def_partials(atan2, lambda out, y, x: x / (x * x + y * y), lambda out, y, x: neg(y) / (x * x + y * y))
+def_partials(rem, lambda out, x, y: _ones(x), lambda out, x, y: neg(floor(x / y)))
+
+
+def _ones(x):
+    from .. import ops
+
+    return ops.ones_like(x)
+
+
+# ---- comparisons and logic (no derivatives) ---------------------------------------------
+equal = _binary("equal", lambda xp, x, y: xp.equal(x, y), _BOOL, False)
+not_equal = _binary("not_equal", lambda xp, x, y: xp.not_equal(x, y), _BOOL, False)
+less = _binary("less", lambda xp, x, y: xp.less(x, y), _BOOL, False)
+less_equal = _binary("less_equal", lambda xp, x, y: xp.less_equal(x, y), _BOOL, False)
+greater = _binary("greater", lambda xp, x, y: xp.greater(x, y), _BOOL, False)
+greater_equal = _binary("greater_equal", lambda xp, x, y: xp.greater_equal(x, y), _BOOL, False)
+logical_and = _binary("logical_and", lambda xp, x, y: xp.logical_and(x, y), _BOOL, False)
+logical_or = _binary("logical_or", lambda xp, x, y: xp.logical_or(x, y), _BOOL, False)
+logical_xor = _binary("logical_xor", lambda xp, x, y: xp.logical_xor(x, y), _BOOL, False)
+bitwise_and = _binary("bitwise_and", lambda xp, x, y: xp.bitwise_and(x, y), None, False)
+bitwise_or = _binary("bitwise_or", lambda xp, x, y: xp.bitwise_or(x, y), None, False)
+bitwise_xor = _binary("bitwise_xor", lambda xp, x, y: xp.bitwise_xor(x, y), None, False)
+
+
+# ---- select -------------------------------------------------------------------------------
+select = defprim("select", lambda xp, c, x, y: xp.where(c, x, y), elementwise_aval("select"))
+batch_rules[select] = elementwise_rule(select)
+
+
+def _select_vjp(g, out, c, x, y):
+    from .. import ops
+
+    zero = ops.zeros_like(g)
+    return None, select(c, g, zero), select(c, zero, g)
+
+
+def _select_jvp(ts, out, c, x, y):
+    from .. import ops
+
+    tx = ts[1] if ts[1] is not None else ops.zeros_like(out)
+    ty = ts[2] if ts[2] is not None else ops.zeros_like(out)
+    return select(c, tx, ty)
+
+
+defvjp(select, _select_vjp)
+defjvp(select, _select_jvp)
+
+
+# ---- complex parts and casts (linear) -----------------------------------------------------
+def _real_aval(x):
+    return ShapedArray(x.shape, _dt.real_dtype(x.dtype))
+
+
+real = defprim("real", lambda xp, x: xp.real(x).copy() if x.dtype.kind == "c" else x, _real_aval)
+imag = defprim("imag", lambda xp, x: xp.imag(x).copy() if x.dtype.kind == "c" else xp.zeros_like(x), _real_aval)
+conj = _unary("conj", lambda xp, x: xp.conj(x))
+complex = defprim(
+    "complex",
+    lambda xp, re, im: xp.asarray(re + 1j * im if re.dtype == np.float64 else (re + np.complex64(1j) * im), dtype=_dt.complex_dtype(re.dtype)),
+    lambda re, im: ShapedArray(np.broadcast_shapes(re.shape, im.shape), _dt.complex_dtype(re.dtype)),
+)
+for _p in (real, imag, complex):
+    batch_rules[_p] = elementwise_rule(_p)
+
+
+def _complex_of(re, im):
+    return complex(re, im)
+
+
+def_linear_unary(real, lambda g, out, x: _complex_of(g, _zeros(g)) if _dt.is_complex(x.dtype) else g)
+def_linear_unary(imag, lambda g, out, x: _complex_of(_zeros(g), neg(g)) if _dt.is_complex(x.dtype) else None)
+def_linear_unary(conj, lambda g, out, x: conj(g))
+defvjp(complex, lambda g, out, re, im: (real(g), neg(imag(g))))
+
+
+def _complex_jvp(ts, out, re, im):
+    tr = ts[0] if ts[0] is not None else _zeros(re)
+    ti = ts[1] if ts[1] is not None else _zeros(im)
+    return complex(tr, ti)
+
+
+defjvp(complex, _complex_jvp)
+
+
+def _zeros(x):
+    from .. import ops
+
+    return ops.zeros_like(x)
+
+
+def _cast_impl(xp, x, dtype):
+    if x.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+        x = x.real
+    return x.astype(dtype)
+
+
+convert = defprim("convert", _cast_impl, lambda x, dtype: ShapedArray(x.shape, dtype))
+batch_rules[convert] = elementwise_rule(convert)
+
+
+def _convert_t(g, out, x, dtype):
+    if not _dt.is_inexact(x.dtype):
+        return None
+    return convert(g, dtype=x.dtype)
+
+
+def_linear_unary(convert, _convert_t)

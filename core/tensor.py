@@ -1,0 +1,286 @@
+"""``Tensor`` and ``Parameter``: the user-facing array types.
+
+A Tensor holds one backend array (``numpy.ndarray`` on CPU, ``cupy.ndarray`` on GPU). Tensors
+are immutable from the engine's point of view: ``x[idx] = v`` builds a new value and rebinds
+``x`` to it, so values saved for a backward pass are never overwritten. Every method and
+operator is a thin call into ``core.ops``.
+"""
+
+import numpy as np
+
+from . import backend as _backend
+from . import dtypes as _dt
+
+_ops = None  # core.ops, bound when it is imported (it imports this module)
+
+
+def _array_from(data, dtype):
+    """Backend array for user ``data`` with diffsci's default dtypes (float32, int64)."""
+    backend = _backend.current()
+    if isinstance(data, (np.ndarray, np.generic)) or hasattr(data, "__cuda_array_interface__"):
+        arr = data
+        if dtype is not None and arr.dtype != dtype:
+            arr = arr.astype(dtype)
+        return backend.asarray(arr)
+    if dtype is None:
+        probe = np.asarray(data)
+        if probe.dtype == np.float64:
+            dtype = _dt.default_float
+        elif probe.dtype == np.complex128:
+            dtype = _dt.complex64
+        else:
+            dtype = probe.dtype
+        return backend.asarray(probe.astype(dtype, copy=False))
+    return backend.asarray(np.asarray(data, dtype=dtype))
+
+
+class Tensor:
+    """An n-dimensional array that takes part in differentiation and compilation.
+
+    Args:
+        data: nested lists, a Python scalar, a numpy array or another Tensor.
+        dtype: target dtype; default float32 for Python floats, int64 for Python ints,
+            and the array's own dtype for numpy arrays.
+    """
+
+    __slots__ = ("__weakref__", "_value")
+    __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
+
+    def __init__(self, data=None, dtype=None):
+        dtype = _dt.canonical(dtype)
+        if isinstance(data, Tensor):
+            data = data.asnumpy() if not type(data) is Tensor else data._value
+        self._value = _array_from(data, dtype)
+
+    # ---- metadata -------------------------------------------------------------------
+    @property
+    def shape(self):
+        return self._value.shape
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    @property
+    def device(self):
+        return _backend.backend_of(self._value).name
+
+    @property
+    def T(self):
+        return _ops.transpose(self)
+
+    @property
+    def mT(self):
+        return _ops.swapaxes(self, -1, -2)
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    # ---- data -----------------------------------------------------------------------
+    def asnumpy(self):
+        """A host numpy array with this tensor's data (a copy for GPU tensors)."""
+        return _backend.backend_of(self._value).to_numpy(self._value)
+
+    def numpy(self):
+        return self.asnumpy()
+
+    def item(self):
+        return self.asnumpy().item()
+
+    def tolist(self):
+        return self.asnumpy().tolist()
+
+    def to(self, device):
+        """This tensor's data on ``device`` ("CPU", "GPU")."""
+        target = _backend.get_backend(device)
+        return Tensor._wrap(target.asarray(self.asnumpy()))
+
+    @staticmethod
+    def _wrap(array):
+        t = Tensor.__new__(Tensor)
+        t._value = array
+        return t
+
+    def _become(self, other):
+        """Rebind this tensor to the value of ``other`` (used by ``__setitem__``)."""
+        for cls in type(other).__mro__:
+            for slot in getattr(cls, "__slots__", ()):
+                if slot != "__weakref__" and hasattr(other, slot):
+                    object.__setattr__(self, slot, getattr(other, slot))
+        if type(self) is not type(other) and type(self) is Tensor:
+            self.__class__ = type(other)
+
+    def __bool__(self):
+        if self.size != 1:
+            raise ValueError(
+                f"the truth value of a tensor of shape {self.shape} is ambiguous; use .any() or .all()"
+            )
+        return bool(self.asnumpy())
+
+    def __float__(self):
+        return float(self.asnumpy())
+
+    def __int__(self):
+        return int(self.asnumpy())
+
+    def __index__(self):
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"only integer tensors can be used as an index, not {self.dtype}")
+        return int(self.asnumpy())
+
+    def __complex__(self):
+        return complex(self.asnumpy())
+
+    def __array__(self, dtype=None, copy=None):
+        arr = self.asnumpy()
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def __repr__(self):
+        body = np.array2string(self.asnumpy(), separator=", ", prefix="Tensor(")
+        return f"Tensor({body}, dtype={self.dtype.name})"
+
+    def __hash__(self):
+        return id(self)
+
+    # ---- operators ----------------------------------------------------------------------
+    def __add__(self, o): return _ops.add(self, o)
+    def __radd__(self, o): return _ops.add(o, self)
+    def __sub__(self, o): return _ops.sub(self, o)
+    def __rsub__(self, o): return _ops.sub(o, self)
+    def __mul__(self, o): return _ops.mul(self, o)
+    def __rmul__(self, o): return _ops.mul(o, self)
+    def __truediv__(self, o): return _ops.div(self, o)
+    def __rtruediv__(self, o): return _ops.div(o, self)
+    def __floordiv__(self, o): return _ops.floor_divide(self, o)
+    def __rfloordiv__(self, o): return _ops.floor_divide(o, self)
+    def __mod__(self, o): return _ops.mod(self, o)
+    def __rmod__(self, o): return _ops.mod(o, self)
+    def __pow__(self, o): return _ops.pow(self, o)
+    def __rpow__(self, o): return _ops.pow(o, self)
+    def __matmul__(self, o): return _ops.matmul(self, o)
+    def __rmatmul__(self, o): return _ops.matmul(o, self)
+    def __neg__(self): return _ops.neg(self)
+    def __pos__(self): return self
+    def __abs__(self): return _ops.abs(self)
+    def __invert__(self): return _ops.logical_not(self) if self.dtype == _dt.bool_ else _ops.bitwise_not(self)
+    def __and__(self, o): return _ops.logical_and(self, o)
+    def __rand__(self, o): return _ops.logical_and(o, self)
+    def __or__(self, o): return _ops.logical_or(self, o)
+    def __ror__(self, o): return _ops.logical_or(o, self)
+    def __xor__(self, o): return _ops.logical_xor(self, o)
+    def __rxor__(self, o): return _ops.logical_xor(o, self)
+    def __eq__(self, o): return _ops.equal(self, o)
+    def __ne__(self, o): return _ops.not_equal(self, o)
+    def __lt__(self, o): return _ops.less(self, o)
+    def __le__(self, o): return _ops.less_equal(self, o)
+    def __gt__(self, o): return _ops.greater(self, o)
+    def __ge__(self, o): return _ops.greater_equal(self, o)
+
+    def __getitem__(self, index):
+        return _ops.getitem(self, index)
+
+    def __setitem__(self, index, value):
+        self._become(_ops.index_update(self, index, value))
+
+
+# Methods that forward to the op of the same name in core.ops (x.sum(axis) == ops.sum(x, axis)).
+_METHODS = (
+    "abs all any argmax argmin argsort astype broadcast_to clip conj cos cumprod cumsum exp "
+    "expand_dims flatten flip imag log logsumexp matmul max maximum mean min minimum norm "
+    "permute pow prod real repeat reshape round sigmoid sin sort sqrt square squeeze std "
+    "sum swapaxes tanh tile transpose var view"
+).split()
+
+
+def _forward(name):
+    def method(self, *args, **kwargs):
+        return getattr(_ops, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    method.__doc__ = f"Same as ``core.ops.{name}(self, ...)``."
+    return method
+
+
+for _name in _METHODS:
+    setattr(Tensor, _name, _forward(_name))
+
+
+class Parameter(Tensor):
+    """A trainable Tensor owned by a Cell or an optimizer.
+
+    Args:
+        data: initial value (Tensor, numpy array, nested lists).
+        name: the parameter's name in checkpoints.
+        requires_grad: False freezes it (``trainable_params()`` skips it).
+    """
+
+    __slots__ = ("_subs", "name", "requires_grad")
+
+    def __init__(self, data, name=None, requires_grad=True, dtype=None):
+        if isinstance(data, Tensor):
+            data = data.asnumpy() if type(data) is not Tensor and type(data) is not Parameter else data._value
+        super().__init__(data, dtype)
+        self.name = name
+        self.requires_grad = requires_grad
+        self._subs = []  # tracers standing in for this parameter inside grad/jit (innermost last)
+
+    def set_data(self, value):
+        """Replace the value in place (shape and dtype must match); used by optimizers."""
+        _ops_assign(self, value)
+        return self
+
+    def assign_value(self, value):
+        return self.set_data(value)
+
+    @property
+    def data(self):
+        return self
+
+    def __repr__(self):
+        return f"Parameter(name={self.name!r}, shape={self.shape}, dtype={self.dtype.name})"
+
+
+def _ops_assign(param, value):
+    if not isinstance(value, Tensor):
+        value = Tensor(value, dtype=param.dtype)
+    if tuple(value.shape) != tuple(param.shape):
+        raise ValueError(
+            f"Parameter {param.name!r}: cannot assign a value of shape {tuple(value.shape)} "
+            f"to a parameter of shape {tuple(param.shape)}"
+        )
+    hook = _assign_hook[0]
+    if hook is not None:
+        hook(param, value)
+        return
+    if type(value) is not Tensor and type(value) is not Parameter:
+        value = value.concrete() if hasattr(value, "concrete") else value
+        if type(value) is not Tensor:
+            raise RuntimeError(
+                f"Parameter {param.name!r}: cannot store a traced value outside core.jit; "
+                "call the optimizer outside core.grad"
+            )
+    if value.dtype != param.dtype:
+        value = _ops.astype(value, param.dtype)
+    param._value = value._value
+
+
+# core.jit installs a hook here so that parameter updates inside a compiled function become
+# graph outputs instead of eager writes.
+_assign_hook = [None]

@@ -1,0 +1,200 @@
+"""``core.vmap``: vectorizing map by batching rules, never by a Python loop over the batch.
+
+A :class:`BatchTracer` holds a value with one extra axis (``bdim``, or None when the value is
+the same for every batch element). Each primitive has a batching rule
+``rule(args, bdims, **params) -> (out, out_bdim)`` that applies the primitive once to the
+whole batch.
+"""
+
+from . import tree as _tree
+from .primitive import ShapedArray, Trace, Tracer, bind, pop_trace, push_trace
+from .tensor import Tensor
+
+batch_rules = {}  # Primitive -> rule(args, bdims, **params) -> (out, out_bdim)
+
+
+class BatchTracer(Tracer):
+    __slots__ = ("bdim", "val")
+
+    def __init__(self, trace, val, bdim):
+        self._trace = trace
+        self.val = val
+        self.bdim = bdim
+
+    @property
+    def aval(self):
+        shape = list(self.val.shape)
+        if self.bdim is not None:
+            del shape[self.bdim]
+        return ShapedArray(shape, self.val.dtype)
+
+    @property
+    def shape(self):
+        shape = self.val.shape
+        if self.bdim is None:
+            return shape
+        return shape[: self.bdim] + shape[self.bdim + 1 :]
+
+    @property
+    def dtype(self):
+        return self.val.dtype
+
+
+class BatchTrace(Trace):
+    def __init__(self, size):
+        self.size = size
+
+    def process(self, prim, args, params):
+        vals, bdims = [], []
+        for a in args:
+            if type(a) is BatchTracer and a._trace is self:
+                vals.append(a.val)
+                bdims.append(a.bdim)
+            else:
+                vals.append(a)
+                bdims.append(None)
+        if all(b is None for b in bdims):
+            return bind(prim, tuple(vals), params)
+        rule = batch_rules.get(prim)
+        if rule is None:
+            raise NotImplementedError(f"vmap: primitive {prim.name} has no batching rule")
+        out, out_bdim = rule(tuple(vals), tuple(bdims), **params)
+        if out_bdim is None:
+            return out
+        return BatchTracer(self, out, out_bdim)
+
+
+# ---- helpers for writing batching rules -------------------------------------------------------
+
+
+def moveaxis(x, src, dst):
+    from . import ops
+
+    if src == dst:
+        return x
+    return ops.moveaxis(x, src, dst)
+
+
+def to_front(x, bdim):
+    """``x`` with its batch axis first (None stays None: unbatched)."""
+    return x if bdim is None or bdim == 0 else moveaxis(x, bdim, 0)
+
+
+def elementwise_rule(prim):
+    """Batching rule of an n-ary elementwise primitive with numpy broadcasting."""
+
+    from . import ops
+
+    def rule(args, bdims, **params):
+        rank = max(a.ndim - (b is not None) for a, b in zip(args, bdims))
+        moved = []
+        for a, b in zip(args, bdims):
+            if b is None:
+                moved.append(a)
+                continue
+            a = to_front(a, b)
+            r = a.ndim - 1
+            if r < rank:
+                a = ops.reshape(a, (a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
+            moved.append(a)
+        return bind(prim, tuple(moved), params), 0
+
+    return rule
+
+
+def axis_rule(prim, axis_names=("axis",), out_keeps_batch=True):
+    """Rule for a unary primitive whose params name axes of the input: batch goes first and
+    every axis param (int or tuple of non-negative ints) shifts by one."""
+
+    def shift(v):
+        if v is None:
+            return None
+        if isinstance(v, tuple):
+            return tuple(a + 1 for a in v)
+        return v + 1
+
+    def rule(args, bdims, **params):
+        x = to_front(args[0], bdims[0])
+        new = dict(params)
+        for name in axis_names:
+            if name in new:
+                new[name] = shift(new[name])
+        return bind(prim, (x,) + tuple(args[1:]), new), 0 if out_keeps_batch else None
+
+    return rule
+
+
+def broadcast_batch(x, bdim, size):
+    """``x`` with a leading batch axis of ``size`` (materialized by broadcasting if absent)."""
+    from . import ops
+
+    if bdim is None:
+        return ops.broadcast_to(ops.expand_dims(x, 0), (size,) + tuple(x.shape))
+    return to_front(x, bdim)
+
+
+# ---- the transform ---------------------------------------------------------------------------
+
+
+def _normalize_axes(spec, n, name):
+    if isinstance(spec, (list, tuple)):
+        if len(spec) != n:
+            raise ValueError(f"vmap: {name} has {len(spec)} entries for {n} arguments")
+        return list(spec)
+    return [spec] * n
+
+
+def vmap(fn, in_axes=0, out_axes=0):
+    """Vectorize ``fn`` over axis ``in_axes`` of its arguments.
+
+    Args:
+        fn: function of tensors (pytrees allowed) returning tensors.
+        in_axes: int, None (argument not mapped) or a tuple with one entry per argument.
+        out_axes: where the batch axis goes in each output (int or tuple per output).
+    """
+
+    def wrapper(*args):
+        axes = _normalize_axes(in_axes, len(args), "in_axes")
+        size = None
+        for a, ax in zip(args, axes):
+            if ax is None:
+                continue
+            for leaf in _tree.flatten(a)[0]:
+                n = leaf.shape[ax]
+                if size is not None and n != size:
+                    raise ValueError(f"vmap: mapped axes have different sizes {size} and {n}")
+                size = n
+        if size is None:
+            raise ValueError("vmap: in_axes maps no argument")
+        trace = push_trace(BatchTrace(size))
+        try:
+            wrapped = []
+            for a, ax in zip(args, axes):
+                if ax is None:
+                    wrapped.append(a)
+                    continue
+                leaves, treedef = _tree.flatten(a)
+                tr = []
+                for leaf in leaves:
+                    leaf = leaf if isinstance(leaf, Tensor) else Tensor(leaf)
+                    tr.append(BatchTracer(trace, leaf, ax % leaf.ndim))
+                wrapped.append(_tree.unflatten(treedef, tr))
+            out = fn(*wrapped)
+        finally:
+            pop_trace(trace)
+        leaves, treedef = _tree.flatten(out)
+        oaxes = _normalize_axes(out_axes, len(leaves), "out_axes") if isinstance(out_axes, (list, tuple)) else [out_axes] * len(leaves)
+        res = []
+        for o, oax in zip(leaves, oaxes):
+            if type(o) is BatchTracer and o._trace is trace:
+                val, b = o.val, o.bdim
+            else:
+                val, b = o, None
+            if oax is None:
+                res.append(val)
+                continue
+            val = broadcast_batch(val, b, size)
+            res.append(moveaxis(val, 0, oax % val.ndim))
+        return _tree.unflatten(treedef, res)
+
+    return wrapper

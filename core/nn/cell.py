@@ -1,0 +1,139 @@
+"""``nn.Cell``: the base of every layer, model and optimizer.
+
+A Cell is plain: Parameters and sub-cells are attributes (found by walking ``__dict__``),
+hyper-parameters are plain values, and ``construct`` is the forward pass.
+"""
+
+from collections import OrderedDict
+
+from ..tensor import Parameter
+
+
+class Cell:
+    """Base class of layers and models; subclasses define ``construct(*inputs)``.
+
+    Assigning a Parameter or a Cell to an attribute registers it; ``parameters_and_names()``
+    walks them in assignment order with dotted names (``"0.weight"``, ``"encoder.fc.bias"``).
+    """
+
+    def __init__(self, auto_prefix=True):
+        object.__setattr__(self, "_params", OrderedDict())
+        object.__setattr__(self, "_cells", OrderedDict())
+        object.__setattr__(self, "training", True)
+        object.__setattr__(self, "_recompute", False)
+
+    # ---- registration -------------------------------------------------------------------------
+    def __setattr__(self, name, value):
+        if "_params" not in self.__dict__:
+            raise AttributeError(f"{type(self).__name__}: call super().__init__() before assigning {name!r}")
+        params, cells = self.__dict__["_params"], self.__dict__["_cells"]
+        params.pop(name, None)
+        cells.pop(name, None)
+        if isinstance(value, Parameter):
+            if value.name is None:
+                value.name = name
+            params[name] = value
+        elif isinstance(value, Cell):
+            cells[name] = value
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name):
+        self.__dict__["_params"].pop(name, None)
+        self.__dict__["_cells"].pop(name, None)
+        object.__delattr__(self, name)
+
+    def insert_param_to_cell(self, name, param):
+        setattr(self, name, param)
+
+    def insert_child_to_cell(self, name, cell):
+        setattr(self, name, cell)
+
+    # ---- forward ------------------------------------------------------------------------------
+    def construct(self, *args, **kwargs):
+        raise NotImplementedError(f"{type(self).__name__} does not define construct()")
+
+    def __call__(self, *args, **kwargs):
+        if self._recompute:
+            from .. import recompute as _recompute
+
+            return _recompute(self.construct)(*args, **kwargs)
+        return self.construct(*args, **kwargs)
+
+    # ---- walking ------------------------------------------------------------------------------
+    def cells_and_names(self, cells=None, name_prefix=""):
+        """Yield ``(name, cell)`` for this cell and every sub-cell, depth first (each cell once)."""
+        seen = set() if cells is None else cells
+        if id(self) in seen:
+            return
+        seen.add(id(self))
+        yield name_prefix, self
+        for name, cell in self._cells.items():
+            prefix = f"{name_prefix}.{name}" if name_prefix else name
+            yield from cell.cells_and_names(seen, prefix)
+
+    def name_cells(self):
+        return OrderedDict(self._cells)
+
+    def cells(self):
+        return list(self._cells.values())
+
+    def parameters_and_names(self, name_prefix="", expand=True):
+        """Yield ``(dotted_name, Parameter)`` for every parameter, each object once."""
+        seen = set()
+        for cell_name, cell in self.cells_and_names(name_prefix=name_prefix):
+            for pname, p in cell._params.items():
+                if id(p) in seen:
+                    continue
+                seen.add(id(p))
+                yield (f"{cell_name}.{pname}" if cell_name else pname), p
+            if not expand:
+                break
+
+    def get_parameters(self, expand=True):
+        for _, p in self.parameters_and_names(expand=expand):
+            yield p
+
+    def parameters_dict(self):
+        return OrderedDict(self.parameters_and_names())
+
+    def trainable_params(self, recurse=True):
+        """Parameters with ``requires_grad=True``, in registration order."""
+        return [p for p in self.get_parameters(expand=recurse) if p.requires_grad]
+
+    def untrainable_params(self, recurse=True):
+        return [p for p in self.get_parameters(expand=recurse) if not p.requires_grad]
+
+    def update_parameters_name(self, prefix="", recurse=True):
+        """Set each Parameter's ``name`` to its dotted path (with ``prefix``)."""
+        for name, p in self.parameters_and_names():
+            p.name = prefix + name
+
+    # ---- modes --------------------------------------------------------------------------------
+    def set_train(self, mode=True):
+        """Training mode (dropout active, batch-norm updates statistics) for this cell tree."""
+        for _, cell in self.cells_and_names():
+            object.__setattr__(cell, "training", bool(mode))
+        return self
+
+    def apply(self, fn):
+        """Call ``fn(cell)`` on every sub-cell and then this cell; returns self."""
+        for cell in self._cells.values():
+            cell.apply(fn)
+        fn(self)
+        return self
+
+    def recompute(self, mode=True):
+        """Recompute this cell's activations in the backward pass instead of storing them."""
+        object.__setattr__(self, "_recompute", bool(mode))
+        return self
+
+    # ---- printing -----------------------------------------------------------------------------
+    def extend_repr(self):
+        return ""
+
+    def __repr__(self):
+        lines = [f"{type(self).__name__}<{self.extend_repr()}>"]
+        for name, cell in self._cells.items():
+            sub = repr(cell).replace("\n", "\n  ")
+            lines.append(f"  ({name}): {sub}")
+        return "\n".join(lines) if len(lines) > 1 else lines[0]

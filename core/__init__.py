@@ -37,6 +37,9 @@ from .dtypes import int16 as int16  # noqa: E402
 from .dtypes import int32 as int32  # noqa: E402
 from .dtypes import int64 as int64  # noqa: E402
 from .dtypes import uint8 as uint8  # noqa: E402
+from .jit import jit as jit  # noqa: E402
+from .recompute import recompute as recompute  # noqa: E402
+from .chunk import chunk_map as chunk_map  # noqa: E402
 from .ops import arange as arange  # noqa: E402
 from .ops import eye as eye  # noqa: E402
 from .ops import full as full  # noqa: E402

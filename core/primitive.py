@@ -105,6 +105,20 @@ class Tracer(Tensor):
 
 _trace_stack = []
 _debug_nans = False
+# core.jit installs a function here while it traces: it turns the first read of a Parameter
+# into a graph input (pushed on the Parameter's ``_subs``) so that values are not baked in.
+param_reader = [None]
+# core.recompute sets a list here while it runs a function, to learn which Parameters it reads.
+param_log = [None]
+
+
+def read_param(p):
+    """The value that stands for Parameter ``p`` right now (a tracer inside transforms)."""
+    if p._subs:
+        return p._subs[-1]
+    if param_reader[0] is not None:
+        return param_reader[0](p)
+    return Tensor._wrap(p._value)
 
 
 def push_trace(trace):
@@ -137,10 +151,16 @@ def bind(prim, args, params):
         if t is Tensor:
             continue
         if t is Parameter:
-            if not a._subs:
+            if param_log[0] is not None:
+                param_log[0].append(a)
+            if a._subs:
+                sub = a._subs[-1]
+            elif param_reader[0] is not None:
+                sub = param_reader[0](a)
+            else:
                 continue
-            args = args[:i] + (a._subs[-1],) + args[i + 1 :]
-            a = args[i]
+            args = args[:i] + (sub,) + args[i + 1 :]
+            a = sub
         if isinstance(a, Tracer):
             if top is None or a._trace.level > top.level:
                 top = a._trace

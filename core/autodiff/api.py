@@ -38,7 +38,9 @@ def _as_tensor(x):
 
 
 def _param_primal(p):
-    return p._subs[-1] if p._subs else Tensor._wrap(p._value)
+    from ..primitive import read_param
+
+    return read_param(p)
 
 
 class _Reverse:

@@ -135,7 +135,7 @@ def backward(roots, cotangents, order=None):
         if prim is None:
             leaf_cts[id(node)] = g
             continue
-        if type(prim) is CustomVJPCall:
+        if isinstance(prim, CustomVJPCall):
             in_cts = prim.backward(g)
         else:
             rule = vjp_rules.get(prim)

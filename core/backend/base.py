@@ -45,8 +45,8 @@ class Backend:
     def permutation(self, n):
         raise NotImplementedError
 
-    def fuse_elementwise(self, expression, names):
-        """Compile ``expression`` (numexpr syntax over ``names``) to a callable ``f(*arrays)``."""
+    def fuse_elementwise(self, kernel):
+        """Compile a ``core.jit.fusion.FusedKernel`` to ``f(*arrays, out=None) -> array``."""
         raise NotImplementedError
 
 

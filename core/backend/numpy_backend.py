@@ -43,14 +43,16 @@ class NumpyBackend(Backend):
     def permutation(self, n):
         return self._rng.permutation(n)
 
-    def fuse_elementwise(self, expression, names):
-        key = (expression, tuple(names))
-        fn = self._fused_cache.get(key)
-        if fn is None:
-            import numexpr
+    def fuse_elementwise(self, kernel):
+        """A numexpr program for ``kernel`` (core.jit.fusion.FusedKernel): ``f(*arrays, out=None)``."""
+        import numexpr
 
-            def fn(*arrays, _expr=expression, _names=tuple(names)):
-                return numexpr.evaluate(_expr, local_dict=dict(zip(_names, arrays)))
+        kinds = {np.dtype("float32"): float, np.dtype("float64"): np.float64, np.dtype("bool"): bool}
+        program = numexpr.NumExpr(
+            kernel.numexpr_src, signature=[(n, kinds[d]) for n, d in zip(kernel.names, kernel.in_dtypes)]
+        )
 
-            self._fused_cache[key] = fn
-        return fn
+        def run(*arrays, out=None):
+            return program(*arrays, out=out, ex_uses_vml=False, order="K", casting="safe")
+
+        return run

@@ -1,5 +1,7 @@
 """Reductions: sum mean prod max min argmax argmin var std logsumexp norm cumsum cumprod."""
 
+import builtins
+
 from .. import dtypes as _dt
 from ..prims import reduction as P
 from ._convert import as_tensor, normalize_axes, normalize_axis
@@ -28,7 +30,7 @@ def mean(x, axis=None, keepdims=False):
     if not _dt.is_inexact(x.dtype):
         x = astype(x, _dt.default_float)
     axes = normalize_axes(axis, x.ndim, "mean")
-    return P.reduce_sum(x, axes=axes, keepdims=bool(keepdims)) * (1.0 / max(_count(x, axes), 1))
+    return P.reduce_sum(x, axes=axes, keepdims=bool(keepdims)) * (1.0 / builtins.max(_count(x, axes), 1))
 
 
 def prod(x, axis=None, keepdims=False):
@@ -143,7 +145,8 @@ def cumsum(x, axis=0, reverse=False):
 
 
 def cumprod(x, axis=0, reverse=False):
-    """Cumulative product; its derivative assumes nonzero inputs."""
+    """Cumulative product along ``axis`` (from the end when ``reverse``); its derivatives are
+    exact also where inputs are zero."""
     x = as_tensor(x)
     return P.cumprod(x, axis=normalize_axis(axis, x.ndim, "cumprod"), reverse=bool(reverse))
 

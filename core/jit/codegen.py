@@ -1,0 +1,194 @@
+"""Lowering a Graph to Python source that calls the backend directly.
+
+One line per equation, ``del`` after a value's last use, and buffer reuse: an elementwise
+equation writes into a dead buffer of its shape and dtype (``out=``) instead of allocating.
+"""
+
+import numpy as np
+
+from .. import backend as _backend
+from ..prims import elementwise as E
+from ..prims import linalg as L
+from ..prims import reduction as R
+from ..prims import shape as S
+from .fusion import fused
+
+# primitive -> ufunc name in the array namespace; these accept ``out=``
+_UFUNCS = {
+    E.add: "add", E.sub: "subtract", E.mul: "multiply", E.div: "true_divide", E.neg: "negative",
+    E.exp: "exp", E.expm1: "expm1", E.log: "log", E.log1p: "log1p", E.sqrt: "sqrt", E.sin: "sin",
+    E.cos: "cos", E.tanh: "tanh", E.abs: "absolute", E.pow: "power", E.maximum: "maximum",
+    E.minimum: "minimum", E.atan2: "arctan2", E.equal: "equal", E.not_equal: "not_equal",
+    E.less: "less", E.less_equal: "less_equal", E.greater: "greater",
+    E.greater_equal: "greater_equal", E.logical_and: "logical_and", E.logical_or: "logical_or",
+    E.floor: "floor", E.ceil: "ceil", E.sign: "sign",
+}
+# primitives whose result never aliases an input (a fresh buffer we may later overwrite)
+_FRESH = set(_UFUNCS) | {fused, L.matmul, E.select, E.convert, S.concatenate, S.pad, R.reduce_max, R.reduce_min, R.reduce_prod, R.cumsum}
+
+
+def _fmt(v):
+    return repr(v)
+
+
+class Lowered:
+    """A compiled graph: ``fn(*input_arrays) -> tuple of output arrays``, and its source."""
+
+    def __init__(self, graph, source, fn):
+        self.graph = graph
+        self.source = source
+        self.fn = fn
+
+    def as_text(self):
+        """The optimized IR as text (see :meth:`core.jit.ir.Graph.as_text`)."""
+        return self.graph.as_text()
+
+
+def lower(graph, backend=None):
+    backend = backend or _backend.current()
+    env = {"xp": backend.xp}
+    names = {}
+    for k, v in enumerate(graph.inputs):
+        names[v.id] = f"a{k}"
+    for c in graph.consts():
+        names[c.id] = f"c{c.id}"
+        env[f"c{c.id}"] = c.const
+
+    # last use of each var (index of eqn; outputs count as use at the end)
+    n = len(graph.eqns)
+    last = {}
+    for i, e in enumerate(graph.eqns):
+        for v in e.inputs:
+            last[v.id] = i
+    for v in graph.outputs:
+        last[v.id] = n
+    # alias roots: a view shares its input's buffer
+    root = {}
+    fresh = set()
+    for i, e in enumerate(graph.eqns):
+        if e.prim in _FRESH:
+            root[e.out.id] = e.out.id
+            fresh.add(e.out.id)
+        elif e.inputs:
+            root[e.out.id] = root.get(e.inputs[0].id, e.inputs[0].id)
+        else:
+            root[e.out.id] = e.out.id
+    members = {}
+    for vid, r in root.items():
+        members.setdefault(r, []).append(vid)
+    root_last = {r: max(last.get(m, -1) for m in ms) for r, ms in members.items()}
+    out_roots = {root.get(v.id, v.id) for v in graph.outputs}
+
+    def key_of(v):
+        return (v.aval.shape, v.aval.dtype)
+
+    demand = {}
+    for e in graph.eqns:
+        if e.prim in _UFUNCS or e.prim is fused:
+            demand[key_of(e.out)] = demand.get(key_of(e.out), 0) + 1
+    pool = {}  # key -> [names of dead buffers kept for reuse]
+    var_of = {}
+    lines = [f"def compiled({', '.join(names[v.id] for v in graph.inputs)}):"]
+    for i, e in enumerate(graph.eqns):
+        out_name = f"v{e.out.id}"
+        names[e.out.id] = out_name
+        var_of[e.out.id] = e.out
+        args = [names[v.id] for v in e.inputs]
+        can_out = e.prim in _UFUNCS or e.prim is fused
+        if can_out:
+            demand[key_of(e.out)] -= 1
+        target = None
+        if can_out:
+            # 1) an input that dies here, owns its buffer, and has the output's shape/dtype
+            for v in e.inputs:
+                r = root.get(v.id)
+                if (
+                    r == v.id and v.id in fresh and r not in out_roots and root_last.get(r) == i
+                    and key_of(v) == key_of(e.out) and _no_broadcast(e, v)
+                ):
+                    target = names[v.id]
+                    root_last[r] = -1  # consumed
+                    break
+            # 2) a dead buffer from the pool
+            if target is None and pool.get(key_of(e.out)):
+                target = pool[key_of(e.out)].pop()
+        out_kw = f", out={target}" if target else ""
+        lines.append(f"    {out_name} = {_call(e, args, env, i, out_kw)}")
+        if target is not None and target not in args:
+            lines.append(f"    del {target}")
+        elif target is not None:
+            # the input buffer now lives on as the output: it must not be pooled or deleted
+            pass
+        # release values whose buffers die here
+        dead = []
+        for v in e.inputs:
+            if last.get(v.id) == i and v.id in names and names[v.id] not in dead:
+                if v.const is not None or names[v.id].startswith("a"):
+                    if names[v.id].startswith("a"):
+                        dead.append(names[v.id])
+                    continue
+                dead.append(names[v.id])
+        for d in dead:
+            if d == target:
+                continue
+            vid = _id_of(d)
+            if vid is not None:
+                r = root.get(vid)
+                v = var_of.get(vid)
+                if (
+                    v is not None and r == vid and vid in fresh and r not in out_roots
+                    and root_last.get(r) == i and demand.get(key_of(v), 0) > len(pool.get(key_of(v), []))
+                ):
+                    pool.setdefault(key_of(v), []).append(d)
+                    continue
+            lines.append(f"    del {d}")
+    outs = ", ".join(names[v.id] for v in graph.outputs)
+    lines.append(f"    return ({outs}{',' if len(graph.outputs) == 1 else ''})")
+    source = "\n".join(lines) + "\n"
+    code = compile(source, f"<core.jit {id(graph):x}>", "exec")
+    exec(code, env)
+    return Lowered(graph, source, env["compiled"])
+
+
+def _id_of(name):
+    if name.startswith("v"):
+        return int(name[1:])
+    return None
+
+
+def _no_broadcast(e, v):
+    return tuple(v.aval.shape) == tuple(e.out.aval.shape)
+
+
+def _call(e, args, env, i, out_kw):
+    p = e.prim
+    if p in _UFUNCS:
+        return f"xp.{_UFUNCS[p]}({', '.join(args)}{out_kw})"
+    if p is fused:
+        env[f"k{i}"] = e.params["kernel"].compiled(_backend.get_backend(_name_of(env)))
+        return f"k{i}({', '.join(args)}{out_kw})"
+    if p is L.matmul:
+        return f"xp.matmul({args[0]}, {args[1]})"
+    if p is S.reshape:
+        return f"{args[0]}.reshape({tuple(e.params['shape'])})"
+    if p is S.transpose:
+        return f"{args[0]}.transpose({tuple(e.params['perm'])})"
+    if p is S.broadcast_to:
+        return f"xp.broadcast_to({args[0]}, {tuple(e.params['shape'])})"
+    if p is R.reduce_sum:
+        return f"{args[0]}.sum(axis={tuple(e.params['axes'])}, keepdims={e.params['keepdims']})"
+    if p is E.select:
+        return f"xp.where({args[0]}, {args[1]}, {args[2]})"
+    # generic: the primitive's own implementation with its params bound
+    env[f"f{i}"] = _bind_impl(p.impl, env["xp"], e.params)
+    return f"f{i}({', '.join(args)})"
+
+
+def _name_of(env):
+    return "GPU" if env["xp"] is not np else "CPU"
+
+
+def _bind_impl(impl, xp, params):
+    if not params:
+        return lambda *arrays: impl(xp, *arrays)
+    return lambda *arrays: impl(xp, *arrays, **params)

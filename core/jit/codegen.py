@@ -43,6 +43,9 @@ class Lowered:
         """The optimized IR as text (see :meth:`core.jit.ir.Graph.as_text`)."""
         return self.graph.as_text()
 
+    def __repr__(self):
+        return f"<subgraph of {len(self.graph.eqns)} equations>"
+
 
 def lower(graph, backend=None):
     backend = backend or _backend.current()

@@ -70,7 +70,7 @@ def common_subexpressions(graph):
     for e in graph.eqns:
         e.inputs = [mapping.get(v.id, v) for v in e.inputs]
         pk = _param_key(e.params)
-        if pk is None:
+        if pk is None or not e.inputs:  # nullary equations are random draws: never merged
             kept.append(e)
             continue
         key = (e.prim, tuple(v.id for v in e.inputs), pk, e.tag)
@@ -95,7 +95,7 @@ def fold_constants(graph):
     mapping = {}
     for e in graph.eqns:
         e.inputs = [mapping.get(v.id, v) for v in e.inputs]
-        if e.inputs and all(v.const is not None for v in e.inputs) and _size(e.out.aval.shape) <= _FOLD_LIMIT:
+        if e.inputs and all(v.const is not None for v in e.inputs) and e.out.aval.shape is not None and _size(e.out.aval.shape) <= _FOLD_LIMIT:
             arrays = [v.const for v in e.inputs]
             xp = _backend.backend_of(arrays[0]).xp
             value = e.prim.impl(xp, *arrays, **e.params)

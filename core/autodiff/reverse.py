@@ -9,8 +9,12 @@ of any order work. Broadcasting is undone here, once, not in every rule.
 
 from .. import dtypes as _dt
 from ..primitive import Trace, Tracer, bind
+from ..tensor import Tensor
 
 vjp_rules = {}  # Primitive -> rule(g, out, *primals, **params) -> tuple of cotangents (None = zero)
+# Primitives whose rule also takes ``_needed`` (a tuple of bools, one per input): the engine
+# tells it which cotangents anybody will read, so it can skip the others (x * const, data @ W).
+needs_mask = set()
 
 
 class Node:
@@ -70,16 +74,29 @@ _no_grad_depth = [0]
 
 class VJPTrace(Trace):
     def process(self, prim, args, params):
-        primals = []
-        parents = []
-        for a in args:
+        if len(args) == 2:  # the common case, unrolled
+            a, b = args
             if type(a) is VJPTracer and a._trace is self:
-                primals.append(a.primal)
-                parents.append(a.node)
+                pa, na = a.primal, a.node
             else:
-                primals.append(a)
-                parents.append(None)
-        primals = tuple(primals)
+                pa, na = a, None
+            if type(b) is VJPTracer and b._trace is self:
+                pb, nb = b.primal, b.node
+            else:
+                pb, nb = b, None
+            primals = (pa, pb)
+            parents = (na, nb)
+        else:
+            primals = []
+            parents = []
+            for a in args:
+                if type(a) is VJPTracer and a._trace is self:
+                    primals.append(a.primal)
+                    parents.append(a.node)
+                else:
+                    primals.append(a)
+                    parents.append(None)
+            primals = tuple(primals)
         out = bind(prim, primals, params)
         if not prim.differentiable or _no_grad_depth[0] or not _dt.is_inexact(out.dtype):
             return out
@@ -117,37 +134,53 @@ def toposort(roots):
 
 
 def backward(roots, cotangents, order=None):
-    """Propagate ``cotangents`` from ``roots`` to every node; return {id(leaf): cotangent}."""
-    from .. import ops
+    """Propagate ``cotangents`` from ``roots`` to every node; return {id(leaf): cotangent}.
+
+    This loop runs once per recorded primitive, so it is written for speed: dict lookups are
+    bound to locals and the shape/dtype check reads concrete arrays directly when it can.
+    """
+    from ..prims.elementwise import add
 
     cts = {}
     for r, g in zip(roots, cotangents):
         if g is not None:
-            cts[id(r)] = g if id(r) not in cts else ops.add(cts[id(r)], g)
+            cts[id(r)] = g if id(r) not in cts else add(cts[id(r)], g)
     if order is None:
         order = toposort(roots)
     leaf_cts = {}
+    pop, get = cts.pop, cts.get
+    rules, masked = vjp_rules, needs_mask
     for node in reversed(order):
-        g = cts.pop(id(node), None)
+        g = pop(id(node), None)
         if g is None:
             continue
         prim = node.prim
         if prim is None:
             leaf_cts[id(node)] = g
             continue
-        if isinstance(prim, CustomVJPCall):
-            in_cts = prim.backward(g)
-        else:
-            rule = vjp_rules.get(prim)
-            if rule is None:
+        rule = rules.get(prim)
+        if rule is None:
+            if isinstance(prim, CustomVJPCall):
+                in_cts = prim.backward(g)
+            else:
                 raise NotImplementedError(f"reverse-mode derivative of primitive {prim.name} is not defined")
+        elif prim in masked:
+            needed = tuple([p is not None for p in node.parents])
+            in_cts = rule(g, node.out, *node.primals, _needed=needed, **node.params)
+        else:
             in_cts = rule(g, node.out, *node.primals, **node.params)
         for parent, c, x in zip(node.parents, in_cts, node.primals):
             if parent is None or c is None:
                 continue
-            c = fit_to(c, x)
-            prev = cts.get(id(parent))
-            cts[id(parent)] = c if prev is None else ops.add(prev, c)
+            if type(c) is Tensor and type(x) is Tensor:
+                cv, xv = c._value, x._value
+                if cv.shape != xv.shape or cv.dtype != xv.dtype:
+                    c = fit_to(c, x)
+            elif c.shape != x.shape or c.dtype != x.dtype:
+                c = fit_to(c, x)
+            key = id(parent)
+            prev = get(key)
+            cts[key] = c if prev is None else add(prev, c)
     return leaf_cts
 
 

@@ -1,15 +1,30 @@
 """Helpers that fill the VJP and JVP tables from one declaration per primitive."""
 
 from .forward import jvp_rules
-from .reverse import vjp_rules
+from .reverse import needs_mask, vjp_rules
 
 
-def defvjp(prim, rule):
+def defvjp(prim, rule, masked=False):
+    """Register ``rule(g, out, *primals, **params)``; with ``masked=True`` it also receives
+    ``_needed`` (one bool per input) and may return None for cotangents nobody reads."""
     vjp_rules[prim] = rule
+    if masked:
+        needs_mask.add(prim)
 
 
 def defjvp(prim, rule):
     jvp_rules[prim] = rule
+
+
+_MUL = []
+
+
+def _mul():
+    if not _MUL:
+        from ..prims.elementwise import mul
+
+        _MUL.append(mul)
+    return _MUL[0]
 
 
 def def_partials(prim, *partials):
@@ -19,8 +34,12 @@ def def_partials(prim, *partials):
     (``None`` marks an input with no derivative, e.g. an integer exponent).
     """
 
-    def vjp(g, out, *xs, **params):
-        return tuple(None if d is None else g * d(out, *xs, **params) for d in partials)
+    def vjp(g, out, *xs, _needed=None, **params):
+        mul = _mul()  # a primitive call: g and the partial share a dtype
+        return tuple(
+            None if d is None or (_needed is not None and not _needed[i]) else mul(g, d(out, *xs, **params))
+            for i, d in enumerate(partials)
+        )
 
     def jvp(ts, out, *xs, **params):
         total = None
@@ -32,6 +51,7 @@ def def_partials(prim, *partials):
         return total
 
     vjp_rules[prim] = vjp
+    needs_mask.add(prim)
     jvp_rules[prim] = jvp
 
 

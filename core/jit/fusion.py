@@ -100,52 +100,93 @@ def _float_dtype(e):
     return dts.pop() if len(dts) == 1 else (None if not dts else "mixed")
 
 
+class _Pending:
+    """An expression tree not yet emitted: sources with ``{L<k>}`` leaf placeholders."""
+
+    __slots__ = ("c", "eqns", "leaves", "ne", "root")
+
+    def __init__(self, root, ne, c, leaves, eqns):
+        self.root, self.ne, self.c, self.leaves, self.eqns = root, ne, c, leaves, eqns
+
+
+def _shift(src, offset, count):
+    # renumber leaf placeholders {L0..L(count-1)} by offset, highest first so names never clash
+    for k in range(count - 1, -1, -1):
+        src = src.replace("{L%d}" % k, "{L%d}" % (k + offset))
+    return src
+
+
 def fuse_elementwise(graph):
-    """Replace chains of elementwise equations by ``fused`` equations."""
+    """Replace chains of elementwise equations by ``fused`` equations.
+
+    Expressions grow greedily in program order: an elementwise result used exactly once, by
+    another fusable equation of the same shape, is inlined into it (up to ``_MAX_INPUTS``
+    leaves); everything else is emitted where it is needed.
+    """
     consumers = {}
     for i, e in enumerate(graph.eqns):
-        for k, v in enumerate(e.inputs):
-            consumers.setdefault(v.id, []).append((i, k))
+        for v in e.inputs:
+            consumers.setdefault(v.id, []).append(i)
     out_ids = {v.id for v in graph.outputs}
-    fusable = [_fusable(e) and _float_dtype(e) != "mixed" for e in graph.eqns]
-    inline = [False] * len(graph.eqns)
-    for i, e in enumerate(graph.eqns):
-        if not fusable[i] or e.out.id in out_ids:
-            continue
-        cs = consumers.get(e.out.id, [])
-        if len(cs) != 1:
-            continue
-        j, k = cs[0]
-        c = graph.eqns[j]
-        if not fusable[j] or k in _TEMPLATES[c.prim][2]:
-            continue
-        if c.out.aval.shape != e.out.aval.shape:
-            continue  # inlining a smaller operand into a broadcast would repeat its work
-        fe, fc = _float_dtype(e), _float_dtype(c)
-        if fe is not None and fc is not None and fe != fc:
-            continue
-        inline[i] = True
-    producer = {e.out.id: i for i, e in enumerate(graph.eqns)}
+    pending = {}  # var id -> _Pending
     new_eqns = []
+
+    def emit(pend):
+        if len(pend.eqns) == 1 or not _worth_it(pend.root, len(pend.eqns)):
+            new_eqns.extend(sorted(pend.eqns, key=lambda e: order[id(e)]))
+            return
+        names = [f"x{k}" for k in range(len(pend.leaves))]
+        ne_src = pend.ne.format_map(_Names(names))
+        c_src = pend.c.format_map(_Names(names))
+        root = pend.root
+        kernel = FusedKernel(ne_src, c_src, names, [v.aval.dtype for v in pend.leaves], root.out.aval.dtype, len(pend.eqns))
+        new_eqns.append(Eqn(fused, pend.leaves, {"kernel": kernel}, root.out, root.tag))
+
+    order = {id(e): i for i, e in enumerate(graph.eqns)}
     for i, e in enumerate(graph.eqns):
-        if inline[i]:
-            continue  # emitted by its consumer's group
-        if not fusable[i]:
+        if not (_fusable(e) and _float_dtype(e) != "mixed"):
+            for v in e.inputs:
+                if v.id in pending:
+                    emit(pending.pop(v.id))
             new_eqns.append(e)
             continue
-        group = []
-        leaves = []
-        expr = _build(e, graph.eqns, producer, inline, group, leaves)
-        if expr is None or not _worth_it(e, len(group)):
-            new_eqns.extend(graph.eqns[j] for j in sorted(group))
-            continue
-        names = [f"x{k}" for k in range(len(leaves))]
-        ne_src = expr[0].format_map(_Names(names))
-        c_src = expr[1].format_map(_Names(names))
-        kernel = FusedKernel(ne_src, c_src, names, [v.aval.dtype for v in leaves], e.out.aval.dtype, len(group))
-        new_eqns.append(Eqn(fused, leaves, {"kernel": kernel}, e.out, e.tag))
+        ne_t, c_t, name_only = _TEMPLATES[e.prim]
+        leaves, eqns, ne_args, c_args = [], [e], [], []
+        for k, v in enumerate(e.inputs):
+            pend = pending.get(v.id)
+            if pend is not None and k not in name_only and _can_merge(pend, e) and len(leaves) + len(pend.leaves) <= _MAX_INPUTS:
+                pending.pop(v.id)
+                offset = len(leaves)
+                ne_args.append(_shift(pend.ne, offset, len(pend.leaves)))
+                c_args.append(_shift(pend.c, offset, len(pend.leaves)))
+                leaves.extend(pend.leaves)
+                eqns.extend(pend.eqns)
+                continue
+            if pend is not None:
+                emit(pending.pop(v.id))
+            idx = next((j for j, leaf in enumerate(leaves) if leaf.id == v.id), None)
+            if idx is None:
+                idx = len(leaves)
+                leaves.append(v)
+            ne_args.append("{L%d}" % idx)
+            c_args.append("{L%d}" % idx)
+        pend = _Pending(e, ne_t.format(*ne_args), c_t.format(*c_args), leaves, eqns)
+        cs = consumers.get(e.out.id, [])
+        if e.out.id not in out_ids and len(cs) == 1:
+            pending[e.out.id] = pend  # its single consumer may inline it
+        else:
+            emit(pend)
+    for pend in list(pending.values()):
+        emit(pend)
     graph.eqns = new_eqns
     return graph
+
+
+def _can_merge(pend, consumer):
+    if pend.root.out.aval.shape != consumer.out.aval.shape:
+        return False  # inlining a smaller operand into a broadcast would repeat its work
+    fa, fb = _float_dtype(pend.root), _float_dtype(consumer)
+    return fa is None or fb is None or fa == fb
 
 
 class _Names(dict):
@@ -155,32 +196,6 @@ class _Names(dict):
 
     def __missing__(self, key):
         return self.names[int(key[1:])]
-
-
-def _build(e, eqns, producer, inline, group, leaves):
-    """Expression (numexpr, C) for the tree rooted at ``e``; leaf placeholders are {Lk}."""
-    group.append(producer[e.out.id])
-    ne_t, c_t, _ = _TEMPLATES[e.prim]
-    ne_args, c_args = [], []
-    for v in e.inputs:
-        j = producer.get(v.id)
-        if j is not None and inline[j]:
-            sub = _build(eqns[j], eqns, producer, inline, group, leaves)
-            if sub is None:
-                return None
-            ne_args.append(sub[0])
-            c_args.append(sub[1])
-            continue
-        try:
-            k = next(i for i, leaf in enumerate(leaves) if leaf.id == v.id)
-        except StopIteration:
-            k = len(leaves)
-            leaves.append(v)
-            if len(leaves) > _MAX_INPUTS:
-                return None
-        ne_args.append("{L%d}" % k)
-        c_args.append("{L%d}" % k)
-    return ne_t.format(*ne_args), c_t.format(*c_args)
 
 
 def _worth_it(e, n_ops):

@@ -51,7 +51,8 @@ cos = _unary("cos", lambda xp, x: xp.cos(x))
 tanh = _unary("tanh", lambda xp, x: xp.tanh(x))  # one fused libm call, stable for large |x|
 logistic = _unary("logistic", lambda xp, x: _logistic(xp, x))  # stable sigmoid
 erf = _unary("erf", _erf)
-abs = _unary("abs", lambda xp, x: xp.abs(x))
+abs = defprim("abs", lambda xp, x: xp.abs(x), lambda x: ShapedArray(x.shape, _dt.real_dtype(x.dtype)))
+batch_rules[abs] = elementwise_rule(abs)
 sign = _unary("sign", lambda xp, x: xp.sign(x), differentiable=False)
 floor = _unary("floor", lambda xp, x: xp.floor(x), differentiable=False)
 ceil = _unary("ceil", lambda xp, x: xp.ceil(x), differentiable=False)
@@ -64,9 +65,14 @@ stop_gradient = _unary("stop_gradient", lambda xp, x: x, differentiable=False)
 
 
 def _logistic(xp, x):
-    # 1 / (1 + exp(-x)) overflows for very negative x; use the tanh form instead.
-    half = x.dtype.type(0.5) if hasattr(x.dtype, "type") else 0.5
-    return half * xp.tanh(half * x) + half
+    # 1 / (1 + exp(-x)) overflows for very negative x, and 0.5 tanh(x / 2) + 0.5 rounds tiny
+    # values to 0; with e = exp(-|x|) in (0, 1] both sides keep full relative precision.
+    if x.dtype.kind == "c":
+        half = x.dtype.type(0.5)
+        return half * xp.tanh(half * x) + half
+    one = x.dtype.type(1)
+    e = xp.exp(xp.negative(xp.abs(x)))
+    return xp.where(x >= 0, one / (one + e), e / (one + e))
 
 
 def_linear_unary(neg, lambda g, out, x: neg(g))
@@ -119,9 +125,13 @@ floor_divide = _binary("floor_divide", lambda xp, x, y: xp.floor_divide(x, y), d
 
 defvjp(add, lambda g, out, x, y: (g, g))
 defjvp(add, lambda ts, out, x, y: ts[1] if ts[0] is None else (ts[0] if ts[1] is None else ts[0] + ts[1]))
-defvjp(sub, lambda g, out, x, y: (g, neg(g)))
+defvjp(sub, lambda g, out, x, y, _needed=(True, True): (g, neg(g) if _needed[1] else None), masked=True)
 defjvp(sub, lambda ts, out, x, y: neg(ts[1]) if ts[0] is None else (ts[0] if ts[1] is None else ts[0] - ts[1]))
-defvjp(mul, lambda g, out, x, y: (g * y, g * x))
+defvjp(
+    mul,
+    lambda g, out, x, y, _needed=(True, True): (g * y if _needed[0] else None, g * x if _needed[1] else None),
+    masked=True,
+)
 
 
 def _mul_jvp(ts, out, x, y):
@@ -133,9 +143,9 @@ def _mul_jvp(ts, out, x, y):
 defjvp(mul, _mul_jvp)
 
 
-def _div_vjp(g, out, x, y):
+def _div_vjp(g, out, x, y, _needed=(True, True)):
     gx = g / y
-    return gx, neg(gx * out)
+    return gx, (neg(gx * out) if _needed[1] else None)
 
 
 def _div_jvp(ts, out, x, y):
@@ -144,7 +154,7 @@ def _div_jvp(ts, out, x, y):
     return b if a is None else (a if b is None else a + b)
 
 
-defvjp(div, _div_vjp)
+defvjp(div, _div_vjp, masked=True)
 defjvp(div, _div_jvp)
 
 
@@ -159,7 +169,17 @@ def _pow_dy(out, x, y):
     return ops.where(positive, out * log(safe), 0.0)
 
 
-def_partials(pow, lambda out, x, y: y * pow(x, y - 1.0), _pow_dy)
+def _pow_dx(out, x, y):
+    from .. import ops
+
+    # y x^(y-1), exactly 0 where y == 0: keeps x^1, x^2 ... finite at x == 0 in every order
+    # (the next derivative would otherwise be 0 * 0^-1 = nan)
+    zero = ops.equal(y, 0.0)
+    safe_y = ops.where(zero, 1.0, y)
+    return ops.where(zero, 0.0, safe_y * pow(x, safe_y - 1.0))
+
+
+def_partials(pow, _pow_dx, _pow_dy)
 
 
 def _max_partials(pick_x):

@@ -85,9 +85,26 @@ def lower(graph, backend=None):
     def key_of(v):
         return (v.aval.shape, v.aval.dtype)
 
+    def dying_input(i, e):
+        """An input that dies at equation i, owns its buffer and fits the output (or None)."""
+        for v in e.inputs:
+            r = root.get(v.id)
+            if (
+                r == v.id and v.id in fresh and r not in out_roots and root_last.get(r) == i
+                and key_of(v) == key_of(e.out) and _no_broadcast(e, v)
+                # a view of the same buffer read by this equation (x * x.T) would be
+                # overwritten while it is read: numexpr kernels do not guard against that
+                and all(w.id == v.id or root.get(w.id) != r for w in e.inputs)
+            ):
+                return v
+        return None
+
+    in_place = {i: dying_input(i, e) for i, e in enumerate(graph.eqns) if _can_out(e)}
+    # buffers are pooled only for equations that would otherwise allocate: counting the ones
+    # that write into a dying input would hoard dead buffers and raise the peak
     demand = {}
-    for e in graph.eqns:
-        if e.prim in _UFUNCS or e.prim is fused:
+    for i, e in enumerate(graph.eqns):
+        if _can_out(e) and in_place[i] is None:
             demand[key_of(e.out)] = demand.get(key_of(e.out), 0) + 1
     pool = {}  # key -> [names of dead buffers kept for reuse]
     var_of = {}
@@ -97,31 +114,24 @@ def lower(graph, backend=None):
         names[e.out.id] = out_name
         var_of[e.out.id] = e.out
         args = [names[v.id] for v in e.inputs]
-        can_out = e.prim in _UFUNCS or e.prim is fused
-        if can_out:
-            demand[key_of(e.out)] -= 1
         target = None
-        if can_out:
-            # 1) an input that dies here, owns its buffer, and has the output's shape/dtype
-            for v in e.inputs:
-                r = root.get(v.id)
-                if (
-                    r == v.id and v.id in fresh and r not in out_roots and root_last.get(r) == i
-                    and key_of(v) == key_of(e.out) and _no_broadcast(e, v)
-                ):
-                    target = names[v.id]
-                    root_last[r] = -1  # consumed
-                    break
-            # 2) a dead buffer from the pool
-            if target is None and pool.get(key_of(e.out)):
-                target = pool[key_of(e.out)].pop()
+        if _can_out(e):
+            v = in_place[i]
+            if v is not None:
+                # 1) an input that dies here, owns its buffer, and has the output's shape/dtype
+                target = names[v.id]
+                root_last[v.id] = -1  # consumed
+            else:
+                # 2) a dead buffer from the pool
+                demand[key_of(e.out)] -= 1
+                if pool.get(key_of(e.out)):
+                    target = pool[key_of(e.out)].pop()
         out_kw = f", out={target}" if target else ""
         lines.append(f"    {out_name} = {_call(e, args, env, i, out_kw)}")
-        if target is not None and target not in args:
+        if target is not None:
+            # the buffer lives on under the output's name only (an input that died here
+            # keeps no second name, or its buffer would never be freed)
             lines.append(f"    del {target}")
-        elif target is not None:
-            # the input buffer now lives on as the output: it must not be pooled or deleted
-            pass
         # release values whose buffers die here
         dead = []
         for v in e.inputs:
@@ -153,6 +163,11 @@ def lower(graph, backend=None):
     return Lowered(graph, source, env["compiled"])
 
 
+def _can_out(e):
+    # 0-d results are numpy scalars (not arrays) after a ufunc: they cannot be ``out=`` targets
+    return (e.prim in _UFUNCS or e.prim is fused) and e.out.aval.shape != ()
+
+
 def _id_of(name):
     if name.startswith("v"):
         return int(name[1:])
@@ -170,8 +185,6 @@ def _call(e, args, env, i, out_kw):
     if p is fused:
         env[f"k{i}"] = e.params["kernel"].compiled(_backend.get_backend(_name_of(env)))
         return f"k{i}({', '.join(args)}{out_kw})"
-    if p is L.matmul:
-        return f"xp.matmul({args[0]}, {args[1]})"
     if p is S.reshape:
         return f"{args[0]}.reshape({tuple(e.params['shape'])})"
     if p is S.transpose:

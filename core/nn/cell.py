@@ -14,6 +14,11 @@ class Cell:
 
     Assigning a Parameter or a Cell to an attribute registers it; ``parameters_and_names()``
     walks them in assignment order with dotted names (``"0.weight"``, ``"encoder.fc.bias"``).
+
+    Args:
+        auto_prefix: when True (default), assigning a sub-cell renames its Parameters to their
+            dotted path from this cell (MindSpore's behavior), so ``p.name`` matches the names
+            of ``parameters_and_names()`` and of checkpoints.
     """
 
     def __init__(self, auto_prefix=True):
@@ -21,20 +26,32 @@ class Cell:
         object.__setattr__(self, "_cells", OrderedDict())
         object.__setattr__(self, "training", True)
         object.__setattr__(self, "_recompute", False)
+        object.__setattr__(self, "_auto_prefix", bool(auto_prefix))
+
+    @property
+    def cls_name(self):
+        """The class name (used in error messages, as in MindSpore)."""
+        return type(self).__name__
 
     # ---- registration -------------------------------------------------------------------------
     def __setattr__(self, name, value):
         if "_params" not in self.__dict__:
             raise AttributeError(f"{type(self).__name__}: call super().__init__() before assigning {name!r}")
         params, cells = self.__dict__["_params"], self.__dict__["_cells"]
-        params.pop(name, None)
-        cells.pop(name, None)
+        # replacing a registered value keeps its position (OrderedDict assignment)
         if isinstance(value, Parameter):
+            cells.pop(name, None)
             if value.name is None:
                 value.name = name
             params[name] = value
         elif isinstance(value, Cell):
+            params.pop(name, None)
             cells[name] = value
+            if self.__dict__.get("_auto_prefix", True):
+                value.update_parameters_name(name + ".")
+        else:
+            params.pop(name, None)
+            cells.pop(name, None)
         object.__setattr__(self, name, value)
 
     def __delattr__(self, name):
@@ -109,6 +126,10 @@ class Cell:
             p.name = prefix + name
 
     # ---- modes --------------------------------------------------------------------------------
+    def set_grad(self, requires_grad=True):
+        """MindSpore compatibility: gradients need no per-cell switch here; returns self."""
+        return self
+
     def set_train(self, mode=True):
         """Training mode (dropout active, batch-norm updates statistics) for this cell tree."""
         for _, cell in self.cells_and_names():

@@ -1,0 +1,156 @@
+"""Loss cells: ``loss_fn(logits, labels) -> Tensor`` with ``reduction`` 'mean' | 'sum' | 'none'.
+
+'none' returns the per-element (per-example for RelativeL2Loss, per-position for
+CrossEntropyLoss) losses; 'mean' and 'sum' reduce them to a scalar.
+"""
+
+from .. import ops
+from .cell import Cell
+
+__all__ = [
+    "CrossEntropyLoss",
+    "L1Loss",
+    "LossBase",
+    "MSELoss",
+    "NLLLoss",
+    "RelativeL2Loss",
+    "SmoothL1Loss",
+]
+
+
+def _check_reduction(reduction, name):
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{name}: reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
+    return reduction
+
+
+class LossBase(Cell):
+    """Base of the losses: holds ``reduction`` and applies it in :meth:`get_loss`."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = _check_reduction(reduction, type(self).__name__)
+
+    def get_loss(self, x, weights=1.0):
+        """``x * weights`` reduced by ``self.reduction`` (mean, sum, or unchanged)."""
+        if not (isinstance(weights, (int, float)) and weights == 1.0):
+            x = x * weights
+        if self.reduction == "mean":
+            return ops.mean(x)
+        if self.reduction == "sum":
+            return ops.sum(x)
+        return x
+
+    def extend_repr(self):
+        return f"reduction={self.reduction}"
+
+
+def _broadcast_pair(name, logits, labels):
+    """``logits`` and ``labels`` broadcast to one shape (MindSpore's losses broadcast)."""
+    if tuple(logits.shape) == tuple(labels.shape):
+        return logits, labels
+    try:
+        shape = ops.broadcast_shapes(tuple(logits.shape), tuple(labels.shape))
+    except ValueError:
+        raise ValueError(
+            f"{name}: logits {tuple(logits.shape)} and labels {tuple(labels.shape)} do not broadcast"
+        ) from None
+    return ops.broadcast_to(logits, shape), ops.broadcast_to(labels, shape)
+
+
+class MSELoss(LossBase):
+    """Mean squared error ``(logits - labels)^2`` (shapes broadcast); default reduction 'mean'."""
+
+    def construct(self, logits, labels):
+        logits, labels = _broadcast_pair("MSELoss", logits, labels)
+        return ops.mse_loss(logits, labels, reduction=self.reduction)
+
+
+class L1Loss(LossBase):
+    """Absolute error ``|logits - labels|`` (shapes broadcast); default reduction 'mean'."""
+
+    def construct(self, logits, labels):
+        logits, labels = _broadcast_pair("L1Loss", logits, labels)
+        return ops.l1_loss(logits, labels, reduction=self.reduction)
+
+
+class SmoothL1Loss(LossBase):
+    """Huber-like loss (Girshick 2015, Fast R-CNN): with ``d = |logits - labels|``,
+    ``0.5 d^2 / beta`` where ``d < beta`` and ``d - 0.5 beta`` elsewhere.
+
+    MindSpore's default reduction here is 'none'. ``beta > 0``.
+    """
+
+    def __init__(self, beta=1.0, reduction="none"):
+        super().__init__(reduction)
+        if not beta > 0:
+            raise ValueError(f"SmoothL1Loss: beta must be positive, got {beta}")
+        self.beta = float(beta)
+
+    def construct(self, logits, labels):
+        logits, labels = _broadcast_pair("SmoothL1Loss", logits, labels)
+        return ops.smooth_l1_loss(logits, labels, reduction=self.reduction, beta=self.beta)
+
+    def extend_repr(self):
+        return f"beta={self.beta}, reduction={self.reduction}"
+
+
+class NLLLoss(LossBase):
+    """Negative log-likelihood of log-probabilities (PyTorch/MindSpore ``NLLLoss``).
+
+    Inputs: logits ``[N, C, *]`` (or ``[C]``) log-probabilities; labels ``[N, *]`` int.
+    'mean' divides by the summed weights of the non-ignored labels.
+    """
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+        super().__init__(reduction)
+        self.weight, self.ignore_index = weight, int(ignore_index)
+
+    def construct(self, logits, labels):
+        return ops.nll_loss(logits, labels, self.weight, self.ignore_index, self.reduction)
+
+
+class CrossEntropyLoss(LossBase):
+    """Cross entropy between ``softmax(logits)`` and the labels (class axis 1).
+
+    Args:
+        weight: None or a ``[C]`` tensor of class weights.
+        ignore_index: class-index labels equal to it contribute nothing (class indices only).
+        reduction: 'mean' (default) | 'sum' | 'none'.
+        label_smoothing: in [0, 1]; the target becomes ``(1 - s) * target + s / C``.
+
+    Inputs:
+        logits ``[N, C, *]`` or ``[C]``; labels either class indices ``[N, *]`` (int) or
+        class probabilities of the same shape as logits (float).
+
+    Returns:
+        The PyTorch/MindSpore value: with class indices 'mean' divides by the summed weights of
+        the non-ignored labels; with probabilities by the number of positions ``N * prod(*)``.
+        'none' gives ``[N, *]``.
+    """
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+        super().__init__(reduction)
+        if not 0.0 <= label_smoothing <= 1.0:
+            raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
+        self.weight, self.ignore_index = weight, int(ignore_index)
+        self.label_smoothing = float(label_smoothing)
+
+    def construct(self, logits, labels):
+        return ops.cross_entropy(logits, labels, self.weight, self.ignore_index, self.reduction,
+                                 self.label_smoothing)
+
+    def extend_repr(self):
+        return f"ignore_index={self.ignore_index}, reduction={self.reduction}, label_smoothing={self.label_smoothing}"
+
+
+class RelativeL2Loss(LossBase):
+    """Relative L2 error per example, the usual loss of neural operators (Li et al. 2021, FNO):
+    ``||logits_i - labels_i||_2 / ||labels_i||_2`` over all axes but the first.
+
+    Inputs: logits and labels ``[N, *]`` of the same shape (a rank-1 input is one example).
+    'none' returns ``[N]``; 'mean' (default) averages over the batch, 'sum' adds.
+    """
+
+    def construct(self, logits, labels):
+        return ops.relative_l2_loss(logits, labels, reduction=self.reduction)

@@ -31,8 +31,9 @@ _TEMPLATES = {
     E.abs: ("abs({0})", "fabs({0})", ()),
     E.logistic: ("(1 / (1 + exp(-{0})))", "(1 / (1 + exp(-{0})))", ()),
     E.pow: ("({0} ** {1})", "pow({0}, {1})", ()),
-    E.maximum: ("where({0} > {1}, {0}, {1})", "max({0}, {1})", (0, 1)),
-    E.minimum: ("where({0} < {1}, {0}, {1})", "min({0}, {1})", (0, 1)),
+    # NaN propagates as in numpy's maximum/minimum (a NaN in {1} fails the comparison)
+    E.maximum: ("where({0} != {0}, {0}, where({0} > {1}, {0}, {1}))", "(({0} != {0} || {0} > {1}) ? {0} : {1})", (0, 1)),
+    E.minimum: ("where({0} != {0}, {0}, where({0} < {1}, {0}, {1}))", "(({0} != {0} || {0} < {1}) ? {0} : {1})", (0, 1)),
     E.select: ("where({0}, {1}, {2})", "({0} ? {1} : {2})", ()),
     E.greater: ("({0} > {1})", "({0} > {1})", ()),
     E.greater_equal: ("({0} >= {1})", "({0} >= {1})", ()),
@@ -135,12 +136,22 @@ def fuse_elementwise(graph):
         if len(pend.eqns) == 1 or not _worth_it(pend.root, len(pend.eqns)):
             new_eqns.extend(sorted(pend.eqns, key=lambda e: order[id(e)]))
             return
-        names = [f"x{k}" for k in range(len(pend.leaves))]
+        # merged sub-expressions may share leaves: give each distinct Var one name
+        unique, names = [], []
+        for v in pend.leaves:
+            k = next((j for j, u in enumerate(unique) if u.id == v.id), None)
+            if k is None:
+                k = len(unique)
+                unique.append(v)
+            names.append(f"x{k}")
         ne_src = pend.ne.format_map(_Names(names))
         c_src = pend.c.format_map(_Names(names))
         root = pend.root
-        kernel = FusedKernel(ne_src, c_src, names, [v.aval.dtype for v in pend.leaves], root.out.aval.dtype, len(pend.eqns))
-        new_eqns.append(Eqn(fused, pend.leaves, {"kernel": kernel}, root.out, root.tag))
+        kernel = FusedKernel(
+            ne_src, c_src, [f"x{k}" for k in range(len(unique))], [v.aval.dtype for v in unique],
+            root.out.aval.dtype, len(pend.eqns),
+        )
+        new_eqns.append(Eqn(fused, unique, {"kernel": kernel}, root.out, root.tag))
 
     order = {id(e): i for i, e in enumerate(graph.eqns)}
     for i, e in enumerate(graph.eqns):

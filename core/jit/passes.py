@@ -121,7 +121,9 @@ def _is_const_value(v, value):
         return False
     c = v.const
     if c.size > 64:
-        return False
+        if not all(st == 0 for st in c.strides):
+            return False
+        c = c.reshape(-1)[:1]  # a broadcast scalar (all strides 0): one element tells all
     try:
         return bool((np.asarray(c) == value).all())
     except TypeError:
@@ -200,7 +202,9 @@ def run_passes(graph, passes=None):
     """The default pipeline; each pass is followed by ``verify()``."""
     from .fusion import fuse_elementwise
 
-    for fn in passes or (simplify, fold_constants, common_subexpressions, simplify, dead_code, fuse_elementwise, dead_code):
+    if passes is None:  # an empty sequence means "no passes" (the raw trace)
+        passes = (simplify, fold_constants, common_subexpressions, simplify, dead_code, fuse_elementwise, dead_code)
+    for fn in passes:
         graph = fn(graph)
         graph.verify()
     return graph

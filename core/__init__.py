@@ -53,8 +53,13 @@ from .ops import zeros as zeros  # noqa: E402
 from .ops import zeros_like as zeros_like  # noqa: E402
 from .primitive import set_debug_nans as set_debug_nans  # noqa: E402
 from .random import set_seed as set_seed  # noqa: E402
+from .serialization import load_checkpoint as load_checkpoint  # noqa: E402
+from .serialization import load_param_into_net as load_param_into_net  # noqa: E402
+from .serialization import save_checkpoint as save_checkpoint  # noqa: E402
 from .tensor import Parameter as Parameter  # noqa: E402
 from .tensor import Tensor as Tensor  # noqa: E402
 from .vmap import vmap as vmap  # noqa: E402
+from . import nn as nn  # noqa: E402
+from . import train as train  # noqa: E402
 
 bool = bool_

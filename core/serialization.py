@@ -1,0 +1,316 @@
+"""Checkpoints: named tensors in an HDF5 file (``core.save_checkpoint`` / ``core.load_checkpoint``).
+
+File layout (format version 1)::
+
+    /                      attrs: format="diffsci-checkpoint", format_version=1
+    /parameters/<key>      one dataset per tensor, in saving order
+                           attrs: name (the tensor's name), dtype (e.g. "float32",
+                           "bfloat16", "complex64"), requires_grad (bool: the
+                           Parameter's flag; True for other tensors, False for
+                           ``append_dict`` values)
+
+``<key>`` is the name with ``%`` and ``/`` escaped (HDF5 reserves ``/``); readers use the
+``name`` attribute. bfloat16 is stored as its uint16 bit pattern; complex numbers use h5py's
+native (r, i) compound type. A save writes a temporary file in the target directory and
+renames it over the target only when complete, so a failed save never damages an existing
+checkpoint.
+"""
+
+import os
+import tempfile
+from collections import OrderedDict
+
+import numpy as np
+
+from . import dtypes as _dt
+from .tensor import Parameter, Tensor
+
+__all__ = ["CheckpointError", "load_checkpoint", "load_param_into_net", "save_checkpoint"]
+
+FORMAT = "diffsci-checkpoint"
+FORMAT_VERSION = 1
+
+
+class CheckpointError(ValueError):
+    """A file that is not a readable diffsci checkpoint, or a checkpoint that does not fit."""
+
+
+def _h5py():
+    import h5py
+
+    return h5py
+
+
+def _key(name):
+    key = name.replace("%", "%25").replace("/", "%2F")
+    if key in ("", ".", ".."):
+        key = key.replace(".", "%2E") or "%00"
+    return key
+
+
+def _to_numpy(name, value):
+    """A host numpy array for a checkpoint entry (Tensor, Parameter, numpy array, Python scalar)."""
+    if isinstance(value, Tensor):
+        arr = value.asnumpy()
+    elif isinstance(value, (np.ndarray, np.generic)):
+        arr = np.asarray(value)
+    elif isinstance(value, (bool, int, float, complex)):
+        arr = np.asarray(value)  # bool, int64, float64, complex128: no precision lost
+    else:
+        raise TypeError(
+            f"save_checkpoint: entry {name!r} is a {type(value).__name__}; expected a Tensor, a "
+            "numpy array or a Python number"
+        )
+    if arr.dtype != _dt.bfloat16 and (arr.dtype == object or arr.dtype.kind in "OUSV"):
+        raise TypeError(
+            f"save_checkpoint: entry {name!r} has dtype {arr.dtype}, which is not numeric"
+        )
+    return arr
+
+
+def _entries(save_obj):
+    """``[(name, value, requires_grad)]`` from a Cell, a dict, or a list of those / of
+    MindSpore-style ``{"name": ..., "data": ...}`` dicts."""
+    from .nn.cell import Cell
+
+    if isinstance(save_obj, Cell):
+        return [(n, p, p.requires_grad) for n, p in save_obj.parameters_and_names()]
+    if isinstance(save_obj, dict):
+        return [(str(n), v, getattr(v, "requires_grad", True)) for n, v in save_obj.items()]
+    if isinstance(save_obj, (list, tuple)):
+        out = []
+        for i, item in enumerate(save_obj):
+            if (
+                isinstance(item, dict)
+                and set(item) >= {"name", "data"}
+                and not isinstance(item["name"], Tensor)
+            ):
+                v = item["data"]
+                out.append((str(item["name"]), v, getattr(v, "requires_grad", True)))
+            elif isinstance(item, (Cell, dict)):
+                out.extend(_entries(item))
+            else:
+                raise TypeError(
+                    f"save_checkpoint: list item {i} is a {type(item).__name__}; expected a Cell, a "
+                    "dict of tensors or a {'name': ..., 'data': ...} dict"
+                )
+        return out
+    raise TypeError(
+        f"save_checkpoint: cannot save a {type(save_obj).__name__}; pass a Cell, a dict of "
+        "tensors or a list of those"
+    )
+
+
+def save_checkpoint(save_obj, ckpt_file_name, append_dict=None):
+    """Write named tensors to an HDF5 checkpoint, atomically.
+
+    Args:
+        save_obj: a Cell (its ``parameters_and_names()``; for an optimizer that is its state),
+            a dict ``{name: Tensor | ndarray | number}``, or a list of Cells / dicts (e.g.
+            ``[net, optimizer]``); names must be unique across the list.
+        ckpt_file_name: path of the file (any suffix; ``.ckpt.h5`` by convention).
+        append_dict: extra ``{name: int | float | bool}`` values (e.g. ``epoch_num``) saved as
+            0-d tensors and returned by ``load_checkpoint`` like the others.
+
+    Raises:
+        TypeError / ValueError: a value that cannot be saved or a repeated name; the file
+            that existed before is left untouched.
+    """
+    h5py = _h5py()
+    entries = _entries(save_obj)
+    if append_dict:
+        if not isinstance(append_dict, dict):
+            raise TypeError(
+                f"save_checkpoint: append_dict must be a dict, got {type(append_dict).__name__}"
+            )
+        for k, v in append_dict.items():
+            if not isinstance(v, (bool, int, float, np.generic, np.ndarray, Tensor)):
+                raise TypeError(
+                    f"save_checkpoint: append_dict[{k!r}] is a {type(v).__name__}; expected a number"
+                )
+            entries.append((str(k), v, False))
+    seen = set()
+    for name, _, _ in entries:
+        if name in seen:
+            raise ValueError(
+                f"save_checkpoint: the name {name!r} appears twice (e.g. a network parameter and an "
+                "optimizer state with the same name)"
+            )
+        seen.add(name)
+    path = os.fspath(ckpt_file_name)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(
+            f"save_checkpoint: directory {directory!r} of {path!r} does not exist"
+        )
+    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
+    os.close(fd)
+    try:
+        with h5py.File(tmp, "w", track_order=True) as f:
+            f.attrs["format"] = FORMAT
+            f.attrs["format_version"] = FORMAT_VERSION
+            group = f.create_group("parameters", track_order=True)
+            for name, value, requires_grad in entries:
+                arr = _to_numpy(name, value)
+                dtype_name = "bfloat16" if arr.dtype == _dt.bfloat16 else arr.dtype.name
+                if arr.dtype == _dt.bfloat16:
+                    arr = arr.view(np.uint16)
+                ds = group.create_dataset(_key(name), data=arr)
+                ds.attrs["name"] = name
+                ds.attrs["dtype"] = dtype_name
+                ds.attrs["requires_grad"] = bool(requires_grad)
+            f.flush()
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.remove(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _open_checkpoint(path):
+    h5py = _h5py()
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"load_checkpoint: checkpoint file {path!r} does not exist")
+    if not h5py.is_hdf5(path):
+        raise CheckpointError(
+            f"load_checkpoint: {path!r} is not an HDF5 file, so not a diffsci checkpoint"
+        )
+    try:
+        f = h5py.File(path, "r")
+    except OSError as err:
+        raise CheckpointError(
+            f"load_checkpoint: {path!r} cannot be read as HDF5 (corrupt?): {err}"
+        ) from None
+    fmt = f.attrs.get("format")
+    if isinstance(fmt, bytes):
+        fmt = fmt.decode()
+    if fmt != FORMAT or "parameters" not in f:
+        f.close()
+        raise CheckpointError(
+            f"load_checkpoint: {path!r} is an HDF5 file but not a diffsci checkpoint (no "
+            f"format={FORMAT!r} attribute)"
+        )
+    version = int(f.attrs.get("format_version", -1))
+    if not 1 <= version <= FORMAT_VERSION:
+        f.close()
+        raise CheckpointError(
+            f"load_checkpoint: {path!r} has checkpoint format version {version}; this diffsci "
+            f"reads versions 1..{FORMAT_VERSION}"
+        )
+    return f
+
+
+def _attr_str(v):
+    return v.decode() if isinstance(v, bytes) else str(v)
+
+
+def load_checkpoint(
+    ckpt_file_name, net=None, strict_load=False, filter_prefix=None, choice_func=None
+):
+    """Read a checkpoint written by :func:`save_checkpoint`.
+
+    Args:
+        ckpt_file_name: path of the file.
+        net: when given, the values are also loaded into it (:func:`load_param_into_net`).
+        strict_load: passed to :func:`load_param_into_net`.
+        filter_prefix: a string or tuple of strings; names starting with one are skipped.
+        choice_func: ``choice_func(name) -> bool``; names for which it is False are skipped.
+
+    Returns:
+        ``{name: Parameter}`` in saving order (on the current device, with the saved dtype
+        and ``requires_grad``).
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        CheckpointError: not HDF5, not a diffsci checkpoint, or unreadable data.
+    """
+    path = os.fspath(ckpt_file_name)
+    if isinstance(filter_prefix, str):
+        filter_prefix = (filter_prefix,)
+    out = OrderedDict()
+    with _open_checkpoint(path) as f:
+        try:
+            for key in f["parameters"]:
+                ds = f["parameters"][key]
+                name = _attr_str(ds.attrs.get("name", key))
+                if filter_prefix and name.startswith(tuple(filter_prefix)):
+                    continue
+                if choice_func is not None and not choice_func(name):
+                    continue
+                dtype_name = _attr_str(ds.attrs["dtype"])
+                arr = ds[()]
+                arr = np.asarray(arr)
+                if dtype_name == "bfloat16":
+                    arr = arr.view(_dt.bfloat16)
+                elif arr.dtype.name != dtype_name:
+                    arr = arr.astype(np.dtype(dtype_name))
+                requires_grad = bool(ds.attrs.get("requires_grad", True))
+                out[name] = Parameter(arr, name=name, requires_grad=requires_grad)
+        except (KeyError, OSError, TypeError) as err:
+            raise CheckpointError(f"load_checkpoint: {path!r} is damaged: {err}") from None
+    if net is not None:
+        load_param_into_net(net, out, strict_load=strict_load)
+    return out
+
+
+def load_param_into_net(net, parameter_dict, strict_load=False):
+    """Copy checkpoint values into ``net``'s Parameters (a network or an optimizer), by name.
+
+    Every matching value is checked first (same shape, same dtype); only then are the
+    Parameters written, so a mismatch leaves ``net`` unchanged.
+
+    Args:
+        net: a Cell; its ``parameters_and_names()`` are the targets.
+        parameter_dict: ``{name: Tensor}`` (from :func:`load_checkpoint`).
+        strict_load: when True, a Parameter of ``net`` missing from ``parameter_dict`` is an
+            error.
+
+    Returns:
+        ``(params_not_loaded, ckpt_not_loaded)``: names of ``net`` that got no value, and names
+        of ``parameter_dict`` that were not used.
+
+    Raises:
+        ValueError: a shape or dtype mismatch (naming the parameter and both shapes/dtypes),
+            or a missing parameter with ``strict_load``.
+    """
+    from .nn.cell import Cell
+
+    if not isinstance(net, Cell):
+        raise TypeError(f"load_param_into_net: net must be a Cell, got {type(net).__name__}")
+    if not isinstance(parameter_dict, dict):
+        raise TypeError(
+            f"load_param_into_net: parameter_dict must be a dict, got {type(parameter_dict).__name__}"
+        )
+    targets = list(net.parameters_and_names())
+    updates, not_loaded, used = [], [], set()
+    for name, p in targets:
+        if name not in parameter_dict:
+            not_loaded.append(name)
+            continue
+        value = parameter_dict[name]
+        used.add(name)
+        if not isinstance(value, Tensor):
+            value = Tensor(np.asarray(value))
+        if tuple(value.shape) != tuple(p.shape):
+            raise ValueError(
+                f"load_param_into_net: parameter {name!r} has shape {tuple(p.shape)} in the network "
+                f"but {tuple(value.shape)} in the checkpoint"
+            )
+        if value.dtype != p.dtype:
+            raise ValueError(
+                f"load_param_into_net: parameter {name!r} has dtype {p.dtype.name} in the network "
+                f"but {value.dtype.name} in the checkpoint"
+            )
+        updates.append((p, value))
+    if strict_load and not_loaded:
+        raise ValueError(f"load_param_into_net: the checkpoint has no value for {not_loaded}")
+    for p, value in updates:
+        if value.device != p.device:
+            value = value.to(p.device)
+        p.set_data(Tensor._wrap(value._value))
+    ckpt_not_loaded = [n for n in parameter_dict if n not in used]
+    return not_loaded, ckpt_not_loaded

@@ -184,7 +184,8 @@ def eager(prim, args, params):
         t0 = type(vals[0])
         for v in vals:
             if type(v) is not t0:
-                _check_same_device(prim, vals)
+                vals = _check_same_device(prim, vals)
+                t0 = type(vals[0])
                 break
         xp = np if t0 is np.ndarray else _backend.backend_of(vals[0]).xp
     else:
@@ -204,14 +205,20 @@ def eager(prim, args, params):
 
 
 def _check_same_device(prim, vals):
-    devices = []
-    for v in vals:
-        devices.append(_backend.backend_of(v).name)
-    if len(set(devices)) > 1:
+    """The inputs on one device, or an error. Host 0-d arrays (Python scalars made tensors,
+    e.g. ``gpu_tensor * 2.0``) follow the device of the other inputs: a scalar, not a copy of
+    data."""
+    devices = [_backend.backend_of(v).name for v in vals]
+    data_devices = {d for d, v in zip(devices, vals) if not (type(v) is np.ndarray and v.ndim == 0)}
+    if len(data_devices) > 1:
         raise RuntimeError(
             f"{prim.name}: inputs live on different devices {devices}; move them with "
             "Tensor.to(device) first (diffsci never copies between devices silently)"
         )
+    if len(data_devices) == 1:
+        target = _backend.get_backend(data_devices.pop())
+        vals = [target.asarray(v) if type(v) is np.ndarray and v.ndim == 0 and target.array_type is not np.ndarray else v for v in vals]
+    return vals
 
 
 def _check_finite(prim, vals, out, xp, params):

@@ -55,7 +55,8 @@ def lower(graph, backend=None):
         names[v.id] = f"a{k}"
     for c in graph.consts():
         names[c.id] = f"c{c.id}"
-        env[f"c{c.id}"] = c.const
+        # constants traced on the host join the graph's device once, at compile time
+        env[f"c{c.id}"] = c.const if backend.array_type is np.ndarray else backend.asarray(c.const)
 
     # last use of each var (index of eqn; outputs count as use at the end)
     n = len(graph.eqns)
@@ -127,7 +128,12 @@ def lower(graph, backend=None):
                 if pool.get(key_of(e.out)):
                     target = pool[key_of(e.out)].pop()
         out_kw = f", out={target}" if target else ""
-        lines.append(f"    {out_name} = {_call(e, args, env, i, out_kw)}")
+        call = _call(e, args, env, i, out_kw)
+        if e.out.aval.shape == ():
+            # numpy ufuncs and full reductions return numpy scalars for 0-d results; later
+            # equations (e.g. item assignment) need arrays, as eager mode gives them
+            call = f"xp.asarray({call})"
+        lines.append(f"    {out_name} = {call}")
         if target is not None:
             # the buffer lives on under the output's name only (an input that died here
             # keeps no second name, or its buffer would never be freed)

@@ -1,6 +1,11 @@
 """``core.ops``: every operation users call. Primitives live in ``core/prims``; everything here
 is a thin wrapper (scalar handling, axis normalization) or a composite of primitives."""
 
+from . import fft as fft
+from .control_flow import cond as cond
+from .control_flow import fori_loop as fori_loop
+from .control_flow import scan as scan
+from .control_flow import while_loop as while_loop
 from .creation import arange as arange
 from .creation import eye as eye
 from .creation import full as full
@@ -85,12 +90,52 @@ from .indexing import one_hot as one_hot
 from .indexing import scatter_add as scatter_add
 from .indexing import take as take
 from .indexing import take_along_axis as take_along_axis
+from .linalg import cholesky as cholesky
+from .linalg import det as det
 from .linalg import dot as dot
 from .linalg import einsum as einsum
 from .linalg import inner as inner
+from .linalg import inv as inv
+from .linalg import inverse as inverse
+from .linalg import logdet as logdet
 from .linalg import matmul as matmul
 from .linalg import outer as outer
+from .linalg import slogdet as slogdet
+from .linalg import solve as solve
+from .linalg import solve_triangular as solve_triangular
 from .linalg import tensordot as tensordot
+from .nn import adaptive_avg_pool1d as adaptive_avg_pool1d
+from .nn import adaptive_avg_pool2d as adaptive_avg_pool2d
+from .nn import adaptive_avg_pool3d as adaptive_avg_pool3d
+from .nn import avg_pool1d as avg_pool1d
+from .nn import avg_pool2d as avg_pool2d
+from .nn import avg_pool3d as avg_pool3d
+from .nn import batch_norm as batch_norm
+from .nn import conv1d as conv1d
+from .nn import conv2d as conv2d
+from .nn import conv3d as conv3d
+from .nn import conv_transpose1d as conv_transpose1d
+from .nn import conv_transpose2d as conv_transpose2d
+from .nn import conv_transpose3d as conv_transpose3d
+from .nn import cross_entropy as cross_entropy
+from .nn import dense as dense
+from .nn import dropout as dropout
+from .nn import fold as fold
+from .nn import group_norm as group_norm
+from .nn import l1_loss as l1_loss
+from .nn import layer_norm as layer_norm
+from .nn import linear as linear
+from .nn import log_softmax as log_softmax
+from .nn import max_pool1d as max_pool1d
+from .nn import max_pool2d as max_pool2d
+from .nn import max_pool3d as max_pool3d
+from .nn import mse_loss as mse_loss
+from .nn import nll_loss as nll_loss
+from .nn import relative_l2_loss as relative_l2_loss
+from .nn import scaled_dot_product_attention as scaled_dot_product_attention
+from .nn import smooth_l1_loss as smooth_l1_loss
+from .nn import softmax as softmax
+from .nn import unfold as unfold
 from .reduction import all as all
 from .reduction import amax as amax
 from .reduction import amin as amin
@@ -135,6 +180,9 @@ from .shape import tril as tril
 from .shape import triu as triu
 from .shape import unsqueeze as unsqueeze
 from .shape import view as view
+from .sort import argsort as argsort
+from .sort import sort as sort
+from .sort import topk as topk
 
 bitwise_and = logical_and
 bitwise_or = logical_or

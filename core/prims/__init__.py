@@ -1,8 +1,11 @@
 """All primitives of the engine, one module per family."""
 
+from . import conv as conv
 from . import elementwise as elementwise
+from . import fft as fft
 from . import indexing as indexing
 from . import linalg as linalg
 from . import reduction as reduction
 from . import shape as shape
+from . import sort as sort
 from ._define import ALL as ALL

@@ -1,8 +1,8 @@
 """Linear-algebra primitives. ``matmul`` takes operands of rank >= 2 with broadcasting batch
 dimensions (``core.ops.matmul`` handles rank-1 operands by reshaping).
 
-Dense solvers and factorizations: ``inv``, ``solve``, ``triangular_solve``, ``cholesky``,
-``logdet`` and ``det_sign`` (``core.ops`` builds det/slogdet from the last two).
+Dense solvers and factorizations: ``inv``, ``solve``, ``triangular_solve``, ``cholesky`` and
+``logdet`` (``core.ops`` builds det, slogdet and logdet from it).
 """
 
 import numpy as np
@@ -112,14 +112,6 @@ def _square_aval(name):
     def rule(a, **params):
         _check_square(name, a.shape)
         return ShapedArray(a.shape, a.dtype)
-
-    return rule
-
-
-def _det_aval(name):
-    def rule(a, **params):
-        _check_square(name, a.shape)
-        return ShapedArray(a.shape[:-2], a.dtype)
 
     return rule
 
@@ -314,20 +306,25 @@ defjvp(cholesky, _cholesky_jvp)
 # ---- log-determinant ---------------------------------------------------------------------------
 def _logdet_impl(xp, a):
     sign, logabs = _linalg_call("logdet", xp.linalg.slogdet, a)
-    if a.dtype.kind == "c":
-        return (logabs + 1j * xp.angle(sign)).astype(a.dtype)
-    return logabs.astype(a.dtype)
+    return (logabs + 1j * xp.angle(sign)).astype(_dt.complex_dtype(a.dtype))
 
 
-# log|det a| for real a (its sign is ``det_sign``), the complex log det for complex a (then
-# holomorphic). Both have derivative tr(a^-1 da), so one rule serves both.
-logdet = defprim("logdet", _logdet_impl, _det_aval("logdet"))
+def _logdet_aval(a):
+    _check_square("logdet", a.shape)
+    return ShapedArray(a.shape[:-2], _dt.complex_dtype(a.dtype))
+
+
+# The principal complex logarithm of det a: log|det a| + i arg(det a), complex even for real a
+# (then the imaginary part, 0 or pi, carries the sign), so that det, slogdet and logdet are
+# composites of one LU factorization. Its derivative is tr(a^-1 da) (holomorphic for complex a;
+# for real a the engine keeps the real part of the cotangent).
+logdet = defprim("logdet", _logdet_impl, _logdet_aval)
 
 
 def _logdet_vjp(g, out, a):
     from .. import ops
 
-    return (ops.expand_dims(ops.expand_dims(g, -1), -1) * _mT(inv(a)),)
+    return (ops.expand_dims(g, (-2, -1)) * _mT(inv(a)),)
 
 
 def _logdet_jvp(ts, out, a):
@@ -338,13 +335,6 @@ def _logdet_jvp(ts, out, a):
 
 defvjp(logdet, _logdet_vjp)
 defjvp(logdet, _logdet_jvp)
-
-det_sign = defprim(
-    "det_sign",
-    lambda xp, a: _linalg_call("det_sign", xp.linalg.slogdet, a)[0].astype(a.dtype),
-    _det_aval("det_sign"),
-    differentiable=False,
-)
 
 
 # ---- batching: the batch axis goes first; the impls broadcast leading axes -----------------------
@@ -376,7 +366,7 @@ def _solve_batch(prim):
     return rule
 
 
-for _p in (inv, cholesky, logdet, det_sign):
+for _p in (inv, cholesky, logdet):
     batch_rules[_p] = _matrix_batch(_p)
 for _p in (solve, triangular_solve):
     batch_rules[_p] = _solve_batch(_p)

@@ -1,0 +1,582 @@
+"""Dense linear algebra: inv, solve, solve_triangular, cholesky, det, slogdet, logdet.
+
+Every primitive from one table: value against numpy/scipy, the abstract rule against the eager
+output, derivatives of order 1 and 2 (reverse and forward) against finite differences, vmap
+against a per-example loop. Then the public ops (shapes, dtypes, vectors, broadcasting) and
+their error messages.
+"""
+
+import numpy as np
+import pytest
+import scipy.linalg as sla
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import core
+from core import ops
+from core.primitive import ShapedArray
+from core.prims import linalg as LA
+from core.testing import gradcheck
+
+T = core.Tensor
+
+
+# ---- input generators: rng -> numpy array ------------------------------------------------------
+def well_conditioned(*shape, complex_=False):
+    """Random [..., n, n] matrices with a dominant diagonal (condition number ~ 1-10)."""
+
+    def make(rng):
+        a = rng.standard_normal(shape)
+        if complex_:
+            a = a + 1j * rng.standard_normal(shape)
+        return a + 2.5 * np.sqrt(shape[-1]) * np.eye(shape[-1])
+
+    return make
+
+
+def spd(*shape, complex_=False):
+    """Random Hermitian positive-definite [..., n, n] matrices."""
+
+    def make(rng):
+        a = rng.standard_normal(shape)
+        if complex_:
+            a = a + 1j * rng.standard_normal(shape)
+        return a @ np.conj(np.swapaxes(a, -1, -2)) + shape[-1] * np.eye(shape[-1])
+
+    return make
+
+
+def normal(*shape, complex_=False):
+    def make(rng):
+        a = rng.standard_normal(shape)
+        return a + 1j * rng.standard_normal(shape) if complex_ else a
+
+    return make
+
+
+def _mH(x):
+    return ops.conj(ops.swapaxes(x, -1, -2))
+
+
+def _herm(x):
+    """Make the input Hermitian: the derivatives of cholesky are those of a function of a
+    Hermitian matrix, so finite differences must perturb Hermitian matrices too."""
+    return 0.5 * (x + _mH(x))
+
+
+class Case:
+    def __init__(
+        self,
+        id,
+        prim,
+        args,
+        ref,
+        params=None,
+        fn=None,
+        vmap_axes=((0, 0), (0, None), (None, 0), (1, 2)),
+    ):
+        self.id = id
+        self.prim = prim
+        self.args = args
+        self.ref = ref
+        self.params = params or {}
+        self._fn = fn
+        self.vmap_axes = sorted(
+            {ax[: len(args)] for ax in vmap_axes if any(v is not None for v in ax[: len(args)])},
+            key=str,
+        )
+
+    def make(self, seed=0):
+        rng = np.random.default_rng(seed)
+        return [g(rng) for g in self.args]
+
+    def fn(self, *xs):
+        """What gradcheck differentiates (a wrapper, e.g. symmetrization, may come first)."""
+        if self._fn is not None:
+            return self._fn(*xs)
+        return self.prim(*xs, **self.params)
+
+    def raw(self, *xs):
+        return self.prim(*xs, **self.params)
+
+
+def _logdet_ref(a):
+    sign, logabs = np.linalg.slogdet(a)
+    return logabs + 1j * np.angle(sign)
+
+
+TABLE = []
+for cplx in (False, True):
+    sfx = "_complex" if cplx else ""
+    TABLE += [
+        Case("inv" + sfx, LA.inv, [well_conditioned(3, 3, complex_=cplx)], np.linalg.inv),
+        Case(
+            "inv_batched" + sfx, LA.inv, [well_conditioned(2, 3, 3, complex_=cplx)], np.linalg.inv
+        ),
+        Case(
+            "solve" + sfx,
+            LA.solve,
+            [well_conditioned(3, 3, complex_=cplx), normal(3, 2, complex_=cplx)],
+            np.linalg.solve,
+        ),
+        Case(
+            "solve_broadcast" + sfx,
+            LA.solve,
+            [well_conditioned(2, 1, 3, 3, complex_=cplx), normal(2, 3, 1, complex_=cplx)],
+            np.linalg.solve,
+        ),
+        Case(
+            "triangular_solve_lower" + sfx,
+            LA.triangular_solve,
+            [well_conditioned(3, 3, complex_=cplx), normal(3, 2, complex_=cplx)],
+            lambda a, b: sla.solve_triangular(a, b, lower=True),
+            params={"lower": True},
+        ),
+        Case(
+            "triangular_solve_upper" + sfx,
+            LA.triangular_solve,
+            [well_conditioned(2, 3, 3, complex_=cplx), normal(3, 1, complex_=cplx)],
+            lambda a, b: np.stack([sla.solve_triangular(m, b, lower=False) for m in a]),
+            params={"lower": False},
+        ),
+        Case(
+            "cholesky" + sfx,
+            LA.cholesky,
+            [spd(3, 3, complex_=cplx)],
+            np.linalg.cholesky,
+            fn=lambda a: LA.cholesky(_herm(a)),
+        ),
+        Case(
+            "cholesky_batched" + sfx,
+            LA.cholesky,
+            [spd(2, 3, 3, complex_=cplx)],
+            np.linalg.cholesky,
+            fn=lambda a: LA.cholesky(_herm(a)),
+        ),
+        Case("logdet" + sfx, LA.logdet, [well_conditioned(3, 3, complex_=cplx)], _logdet_ref),
+        Case(
+            "logdet_batched" + sfx,
+            LA.logdet,
+            [well_conditioned(2, 3, 3, complex_=cplx)],
+            _logdet_ref,
+        ),
+    ]
+TABLE += [
+    Case(
+        "logdet_negative_det",
+        LA.logdet,
+        [lambda rng: np.diag([-1.0, 2.0, 3.0]) + 0.1 * rng.standard_normal((3, 3))],
+        _logdet_ref,
+    ),
+    Case(
+        "logdet_negative_det_batched",
+        LA.logdet,
+        [lambda rng: np.diag([-1.0, 2.0, 3.0]) + 0.1 * rng.standard_normal((2, 3, 3))],
+        _logdet_ref,
+    ),
+]
+CASES = [pytest.param(c, id=c.id) for c in TABLE]
+GRAD_CASES = CASES
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_value_against_numpy(case):
+    arrays = case.make()
+    out = case.raw(*[T(a) for a in arrays])
+    ref = np.asarray(case.ref(*arrays))
+    assert out.shape == ref.shape and out.dtype == ref.dtype, (
+        out.dtype,
+        out.shape,
+        ref.dtype,
+        ref.shape,
+    )
+    np.testing.assert_allclose(out.asnumpy(), ref, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_abstract_rule_matches_eager(case):
+    tensors = [T(a) for a in case.make()]
+    out = case.raw(*tensors)
+    aval = case.prim.abstract(*[ShapedArray(t.shape, t.dtype) for t in tensors], **case.params)
+    assert aval == ShapedArray(out.shape, out.dtype)
+
+
+@pytest.mark.parametrize("case", GRAD_CASES)
+def test_gradcheck_order1(case):
+    gradcheck(case.fn, [T(a) for a in case.make()], order=1)
+
+
+@pytest.mark.parametrize("case", GRAD_CASES)
+def test_gradcheck_order2(case):
+    gradcheck(case.fn, [T(a) for a in case.make()], order=2)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_vmap_against_loop(case):
+    n_batch = 3
+    examples = [case.make(seed) for seed in range(n_batch)]
+    for axes in case.vmap_axes:
+        batched = []
+        for i, ax in enumerate(axes):
+            if ax is None:
+                batched.append(T(examples[0][i]))
+            else:
+                batched.append(
+                    T(np.stack([ex[i] for ex in examples], axis=min(ax, examples[0][i].ndim)))
+                )
+        in_axes = tuple(
+            None if ax is None else min(ax, examples[0][i].ndim) for i, ax in enumerate(axes)
+        )
+        out = core.vmap(case.raw, in_axes=in_axes)(*batched)
+        expected = np.stack(
+            [
+                case.raw(
+                    *[T(examples[0 if ax is None else k][i]) for i, ax in enumerate(axes)]
+                ).asnumpy()
+                for k in range(n_batch)
+            ]
+        )
+        np.testing.assert_allclose(
+            out.asnumpy(), expected, rtol=1e-12, atol=1e-12, err_msg=f"in_axes={in_axes}"
+        )
+
+
+def test_vmap_of_grad_matches_loop():
+    rng = np.random.default_rng(1)
+    a = np.stack([well_conditioned(3, 3)(rng) for _ in range(4)])
+    b = rng.standard_normal((4, 3))
+
+    def loss(a, b):
+        return (ops.solve(a, b) ** 2).sum() + ops.slogdet(a)[1] + ops.inv(a).sum()
+
+    g = core.vmap(core.grad(loss, grad_position=(0, 1)))(T(a), T(b))
+    for k in range(4):
+        ga, gb = core.grad(loss, grad_position=(0, 1))(T(a[k]), T(b[k]))
+        np.testing.assert_allclose(g[0].asnumpy()[k], ga.asnumpy(), rtol=1e-12)
+        np.testing.assert_allclose(g[1].asnumpy()[k], gb.asnumpy(), rtol=1e-12)
+
+
+# ---- the public ops ------------------------------------------------------------------------------
+_dims = st.tuples(st.lists(st.integers(1, 3), max_size=2), st.integers(1, 5), st.integers(1, 3))
+
+
+@settings(max_examples=15, deadline=None)
+@given(dims=_dims, seed=st.integers(0, 2**16), vector=st.booleans())
+def test_solve_shapes(dims, seed, vector):
+    batch, n, k = dims
+    rng = np.random.default_rng(seed)
+    a = well_conditioned(*batch, n, n)(rng)
+    b = rng.standard_normal((*batch, n) if vector else (*batch, n, k))
+    x = ops.solve(T(a), T(b))
+    ref = np.linalg.solve(a, b[..., None])[..., 0] if vector else np.linalg.solve(a, b)
+    assert x.shape == ref.shape
+    np.testing.assert_allclose(x.asnumpy(), ref, rtol=1e-10, atol=1e-12)
+    for lower in (True, False):
+        for trans in (False, True):
+            y = ops.solve_triangular(T(a), T(b), lower=lower, transpose=trans)
+            tri = np.tril(a) if lower else np.triu(a)
+            tri = np.swapaxes(tri, -1, -2) if trans else tri
+            ref = np.linalg.solve(tri, b[..., None])[..., 0] if vector else np.linalg.solve(tri, b)
+            np.testing.assert_allclose(y.asnumpy(), ref, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    batch=st.lists(st.integers(1, 3), max_size=2),
+    n=st.integers(1, 5),
+    seed=st.integers(0, 2**16),
+    cplx=st.booleans(),
+)
+def test_factorizations_shapes(batch, n, seed, cplx):
+    rng = np.random.default_rng(seed)
+    a = well_conditioned(*batch, n, n, complex_=cplx)(rng)
+    s = spd(*batch, n, n, complex_=cplx)(rng)
+    np.testing.assert_allclose(ops.inv(T(a)).asnumpy(), np.linalg.inv(a), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ops.det(T(a)).asnumpy(), np.linalg.det(a), rtol=1e-10)
+    sign, logabs = ops.slogdet(T(a))
+    ref_sign, ref_logabs = np.linalg.slogdet(a)
+    np.testing.assert_allclose(sign.asnumpy(), ref_sign, rtol=1e-10)
+    np.testing.assert_allclose(logabs.asnumpy(), ref_logabs, rtol=1e-10, atol=1e-12)
+    assert logabs.dtype == np.float64
+    low = ops.cholesky(T(s))
+    np.testing.assert_allclose(low.asnumpy(), np.linalg.cholesky(s), rtol=1e-10, atol=1e-12)
+    up = ops.cholesky(T(s), upper=True)
+    np.testing.assert_allclose(
+        up.asnumpy(),
+        sla.cholesky(s, lower=False)
+        if s.ndim == 2
+        else np.conj(np.swapaxes(np.linalg.cholesky(s), -1, -2)),
+        rtol=1e-10,
+        atol=1e-12,
+    )
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64", "float64", "complex128"])
+def test_dtypes_are_kept(dtype):
+    rng = np.random.default_rng(0)
+    a = well_conditioned(3, 3, complex_=dtype.startswith("complex"))(rng).astype(dtype)
+    s = (a @ np.conj(a.T)).astype(dtype)
+    b = rng.standard_normal(3).astype(dtype)
+    tol = 1e-5 if dtype in ("float32", "complex64") else 1e-12
+    for got, ref in [
+        (ops.inv(T(a)), np.linalg.inv(a)),
+        (ops.solve(T(a), T(b)), np.linalg.solve(a, b[:, None])[:, 0]),
+        (ops.solve_triangular(T(a), T(b)), sla.solve_triangular(a, b, lower=True)),
+        (ops.cholesky(T(s)), np.linalg.cholesky(s)),
+        (ops.det(T(a)), np.linalg.det(a)),
+        (ops.slogdet(T(a))[0], np.linalg.slogdet(a)[0]),
+        (ops.slogdet(T(a))[1], np.linalg.slogdet(a)[1]),
+    ]:
+        assert got.dtype == np.asarray(ref).dtype, (got.dtype, np.asarray(ref).dtype)
+        np.testing.assert_allclose(got.asnumpy(), ref, rtol=tol, atol=tol)
+
+
+def test_integer_and_half_inputs():
+    a = np.array([[4, 1], [1, 3]])
+    x = ops.inv(T(a))
+    assert x.dtype == np.float32
+    np.testing.assert_allclose(x.asnumpy(), np.linalg.inv(a), rtol=1e-6)
+    h = ops.det(T(a.astype(np.float16)))
+    assert h.dtype == np.float16
+    np.testing.assert_allclose(float(h.asnumpy()), 11.0, rtol=1e-3)
+    y = ops.solve(T(a.astype(np.float32)), T(np.array([1, 2])))  # int rhs promotes
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y.asnumpy(), np.linalg.solve(a, [1.0, 2.0]), rtol=1e-6)
+
+
+def test_vector_and_matrix_rhs_rule():
+    rng = np.random.default_rng(0)
+    a = well_conditioned(4, 3, 3)(rng)
+    b_vec = rng.standard_normal((4, 3))  # b.ndim == a.ndim - 1: a batch of vectors
+    np.testing.assert_allclose(
+        ops.solve(T(a), T(b_vec)).asnumpy(),
+        np.linalg.solve(a, b_vec[..., None])[..., 0],
+        rtol=1e-12,
+    )
+    b_mat = rng.standard_normal((3, 5))  # [n, k] broadcast against the batch of a
+    np.testing.assert_allclose(
+        ops.solve(T(a), T(b_mat)).asnumpy(), np.linalg.solve(a, b_mat), rtol=1e-12
+    )
+
+
+def test_det_singular_is_zero_and_slogdet_matches_numpy():
+    a = np.array([[1.0, 2.0], [2.0, 4.0]])
+    assert float(ops.det(T(a)).asnumpy()) == 0.0
+    sign, logabs = ops.slogdet(T(a))
+    assert float(sign.asnumpy()) == 0.0 and logabs.asnumpy() == -np.inf
+    ac = a.astype(complex)
+    assert complex(ops.det(T(ac)).asnumpy()) == 0
+    assert complex(ops.slogdet(T(ac))[0].asnumpy()) == 0
+
+
+def test_logdet_real_negative_is_nan():
+    a = np.diag([-1.0, 2.0])
+    assert np.isnan(ops.logdet(T(a)).asnumpy())
+    np.testing.assert_allclose(ops.logdet(T(np.diag([2.0, 3.0]))).asnumpy(), np.log(6.0))
+
+
+def test_det_gradient_is_cofactor_matrix():
+    rng = np.random.default_rng(3)
+    a = well_conditioned(3, 3)(rng)
+    g = core.grad(ops.det)(T(a)).asnumpy()
+    np.testing.assert_allclose(g, np.linalg.det(a) * np.linalg.inv(a).T, rtol=1e-10)
+    gradcheck(ops.det, [T(a)], order=2)
+    gradcheck(lambda m: ops.slogdet(m)[1], [T(a)], order=2)
+
+
+def test_cholesky_logdet_gradient_matches_slogdet():
+    # the Gaussian-process log-likelihood pattern: log det K = 2 sum log diag(L)
+    rng = np.random.default_rng(4)
+    k = spd(4, 4)(rng)
+    y = rng.standard_normal(4)
+
+    def nll_chol(k, y):
+        low = ops.cholesky(_herm(k))
+        alpha = ops.solve_triangular(low, y, lower=True)
+        diag = ops.sum(low * T(np.eye(4)), axis=-1)
+        return 0.5 * (alpha**2).sum() + ops.log(diag).sum()
+
+    def nll_dense(k, y):
+        k = _herm(k)
+        return 0.5 * (y * ops.solve(k, y)).sum() + 0.5 * ops.slogdet(k)[1]
+
+    g1 = core.grad(nll_chol, grad_position=(0, 1))(T(k), T(y))
+    g2 = core.grad(nll_dense, grad_position=(0, 1))(T(k), T(y))
+    for a, b in zip(g1, g2):
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-10, atol=1e-12)
+    gradcheck(nll_chol, [T(k), T(y)], order=2)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+def test_cholesky_op_gradients(upper):
+    rng = np.random.default_rng(5)
+    s = spd(3, 3)(rng)
+    gradcheck(lambda a: ops.cholesky(_herm(a), upper=upper), [T(s)], order=2)
+    sc = spd(2, 3, 3, complex_=True)(rng)
+    gradcheck(lambda a: ops.cholesky(_herm(a), upper=upper), [T(sc)], order=1)
+
+
+def test_cholesky_cotangent_is_hermitian():
+    rng = np.random.default_rng(6)
+    s = spd(3, 3)(rng)
+    w = rng.standard_normal((3, 3))
+    g = core.grad(lambda a: (ops.cholesky(a) * T(w)).sum())(T(s)).asnumpy()
+    np.testing.assert_allclose(g, g.T, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("op", ["solve", "solve_triangular"])
+def test_solve_op_gradients_vector_rhs_and_broadcast(op):
+    rng = np.random.default_rng(7)
+    fn = getattr(ops, op)
+    a = well_conditioned(2, 3, 3)(rng)
+    gradcheck(fn, [T(a), T(rng.standard_normal((2, 3)))], order=2)  # batch of vectors
+    gradcheck(fn, [T(a), T(rng.standard_normal((3, 2)))], order=1)  # rhs broadcast over a's batch
+    gradcheck(
+        fn, [T(a[0]), T(rng.standard_normal((2, 3, 1)))], order=1
+    )  # matrix broadcast over b's batch
+
+
+def test_inv_op_jacobian_forward_equals_reverse():
+    rng = np.random.default_rng(8)
+    a = T(well_conditioned(3, 3)(rng))
+    np.testing.assert_allclose(
+        core.jacfwd(ops.inv)(a).asnumpy(), core.jacrev(ops.inv)(a).asnumpy(), rtol=1e-10, atol=1e-12
+    )
+
+
+# ---- errors ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["inv", "det", "slogdet", "cholesky", "logdet"])
+def test_non_square_is_an_error(name):
+    with pytest.raises(ValueError, match=rf"{name}: .*\(2, 3\)"):
+        getattr(ops, name)(T(np.ones((2, 3))))
+    with pytest.raises(ValueError, match=rf"{name}: .*\(3,\)"):
+        getattr(ops, name)(T(np.ones(3)))
+
+
+@pytest.mark.parametrize("name", ["solve", "solve_triangular"])
+def test_solve_shape_errors(name):
+    fn = getattr(ops, name)
+    with pytest.raises(ValueError, match=rf"{name}: .*\(3, 4\)"):
+        fn(T(np.ones((3, 4))), T(np.ones(3)))
+    with pytest.raises(ValueError, match=rf"{name}: .*\(4,\).*\(3, 3\)"):
+        fn(T(np.eye(3)), T(np.ones(4)))
+    with pytest.raises(ValueError, match=rf"{name}: .*\(2, 4, 2\).*\(3, 3\)"):
+        fn(T(np.eye(3)), T(np.ones((2, 4, 2))))
+    with pytest.raises(ValueError, match=rf"{name}: batch shapes .*\(2, 3, 3\).*\(4, 3, 1\)"):
+        fn(T(np.ones((2, 3, 3))), T(np.ones((4, 3, 1))))
+
+
+def test_abstract_rules_reject_bad_shapes():
+    f = ShapedArray((2, 3), np.float64)
+    with pytest.raises(ValueError, match=r"inv: .*\(2, 3\)"):
+        LA.inv.abstract(f)
+    with pytest.raises(ValueError, match=r"solve: .*\(4, 1\).*\(3, 3\)"):
+        LA.solve.abstract(ShapedArray((3, 3), np.float64), ShapedArray((4, 1), np.float64))
+    with pytest.raises(ValueError, match=r"triangular_solve: .*cannot be broadcast"):
+        LA.triangular_solve.abstract(
+            ShapedArray((2, 3, 3), np.float64), ShapedArray((4, 3, 1), np.float64), lower=True
+        )
+
+
+@pytest.mark.parametrize("name", ["inv", "solve", "solve_triangular"])
+def test_singular_matrix_error_names_the_op(name):
+    a = T(
+        np.array([[1.0, 2.0], [2.0, 4.0]])
+        if name != "solve_triangular"
+        else np.array([[1.0, 0.0], [2.0, 0.0]])
+    )
+    args = (a,) if name == "inv" else (a, T(np.ones(2)))
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        getattr(ops, name)(*args)
+    try:
+        getattr(ops, name)(*args)
+    except np.linalg.LinAlgError as err:
+        prim = {"solve_triangular": "triangular_solve"}.get(name, name)
+        assert str(err).startswith(prim), str(err)
+
+
+def test_cholesky_not_positive_definite():
+    with pytest.raises(
+        np.linalg.LinAlgError, match=r"cholesky.*not \(Hermitian\) positive definite"
+    ):
+        ops.cholesky(T(np.array([[1.0, 2.0], [2.0, 1.0]])))
+
+
+def test_singular_error_inside_grad_names_the_op():
+    a = T(np.array([[1.0, 2.0], [2.0, 4.0]]))
+    with pytest.raises(np.linalg.LinAlgError, match="inv"):
+        core.grad(lambda m: ops.inv(m).sum())(a)
+
+
+@pytest.mark.parametrize("batch,n", [((8,), 3), ((2, 5), 4), ((), 40), ((3,), 33)])
+def test_triangular_solve_both_implementations(batch, n):
+    # many small matrices take one batched LU solve, large ones scipy's triangular solver
+    rng = np.random.default_rng(9)
+    a = well_conditioned(*batch, n, n)(rng)
+    b = rng.standard_normal((*batch, n, 2))
+    for lower in (True, False):
+        got = LA.triangular_solve(T(a), T(b), lower=lower).asnumpy()
+        flat_a, flat_b = a.reshape(-1, n, n), b.reshape(-1, n, 2)
+        ref = np.stack([sla.solve_triangular(m, r, lower=lower) for m, r in zip(flat_a, flat_b)])
+        np.testing.assert_allclose(got, ref.reshape(got.shape), rtol=1e-9, atol=1e-12)
+    singular = np.tril(a.copy())
+    singular[..., 1, 1] = 0.0
+    with pytest.raises(np.linalg.LinAlgError, match="singular"):
+        LA.triangular_solve(T(singular), T(b), lower=True)
+
+
+def test_gradient_of_rhs_only():
+    # the VJP skips the matrix cotangent when the matrix is a constant
+    rng = np.random.default_rng(10)
+    a = well_conditioned(3, 3)(rng)
+    b = rng.standard_normal(3)
+    w = rng.standard_normal(3)
+    g = core.grad(lambda v: (ops.solve(T(a), v) * T(w)).sum())(T(b)).asnumpy()
+    np.testing.assert_allclose(g, np.linalg.solve(a.T, w), rtol=1e-12)
+    g = core.grad(lambda v: (ops.solve_triangular(T(a), v, lower=False) * T(w)).sum())(
+        T(b)
+    ).asnumpy()
+    np.testing.assert_allclose(g, np.linalg.solve(np.triu(a).T, w), rtol=1e-12)
+
+
+def test_jit_of_grad_matches_eager():
+    rng = np.random.default_rng(11)
+    a = well_conditioned(3, 3)(rng)
+    b = rng.standard_normal(3)
+
+    def loss(a, b):
+        low = ops.cholesky(a @ a.mT)
+        return (
+            (ops.solve(a, b) ** 2).sum()
+            + ops.slogdet(a)[1]
+            + ops.det(a)
+            + ops.inv(a).sum()
+            + ops.solve_triangular(low, b).sum()
+        )
+
+    g = core.grad(loss, grad_position=(0, 1))
+    for eager, jitted in zip(g(T(a), T(b)), core.jit(g)(T(a), T(b))):
+        np.testing.assert_allclose(jitted.asnumpy(), eager.asnumpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_det_and_slogdet_signs(dtype):
+    rng = np.random.default_rng(12)
+    a = well_conditioned(6, 3, 3)(rng)
+    a[::2, 0] *= -1.0  # negative determinants in every other matrix
+    a[5] = [[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [0.0, 1.0, 1.0]]  # singular
+    a = a.astype(dtype)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    np.testing.assert_allclose(ops.det(T(a)).asnumpy(), np.linalg.det(a), rtol=tol, atol=tol)
+    sign, logabs = ops.slogdet(T(a))
+    ref_sign, ref_logabs = np.linalg.slogdet(a)
+    np.testing.assert_array_equal(sign.asnumpy(), ref_sign)
+    assert sign.dtype == logabs.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(logabs.asnumpy(), ref_logabs, rtol=tol)
+    ld = ops.logdet(T(a)).asnumpy()
+    assert np.isnan(ld[ref_sign < 0]).all() and (ld[ref_sign > 0] == ref_logabs[ref_sign > 0]).all()
+    g = core.grad(lambda m: ops.det(m[:5]).sum())(T(a.astype(np.float64))).asnumpy()
+    ref = np.linalg.det(a[:5].astype(np.float64))[:, None, None] * np.linalg.inv(
+        a[:5].astype(np.float64)
+    ).transpose(0, 2, 1)
+    np.testing.assert_allclose(g[:5], ref, rtol=1e-10)

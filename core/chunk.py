@@ -27,14 +27,18 @@ def chunk_map(fn, chunk_size, in_axes=0, out_axes=0):
         axes = list(in_axes) if isinstance(in_axes, (tuple, list)) else [in_axes] * len(args)
         if len(axes) != len(args):
             raise ValueError(f"chunk_map: in_axes has {len(axes)} entries for {len(args)} arguments")
-        sizes = {a.shape[ax] for a, ax in zip(args, axes) if ax is not None}
+        sizes = {a.shape[ax] for a, ax in zip(args, axes, strict=True) if ax is not None}
+        if not sizes:
+            raise ValueError("chunk_map: in_axes slices no argument")
         if len(sizes) != 1:
             raise ValueError(f"chunk_map: sliced axes have sizes {sorted(sizes)}; they must agree")
         n = sizes.pop()
+        if n <= chunk_size:
+            return fn(*args)  # one chunk (or an empty axis): nothing to split
         pieces = []
         for start in range(0, n, chunk_size):
             stop = min(start + chunk_size, n)
-            sliced = [a if ax is None else ops.slice_axis(a, ax, start, stop) for a, ax in zip(args, axes)]
+            sliced = [a if ax is None else ops.slice_axis(a, ax, start, stop) for a, ax in zip(args, axes, strict=True)]
             pieces.append(_tree.flatten(fn(*sliced)))
         treedef = pieces[0][1]
         n_leaves = len(pieces[0][0])

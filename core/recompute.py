@@ -3,31 +3,37 @@
 The forward pass of a recomputed function keeps only its inputs (and the Parameters it
 reads); the backward pass runs the function again under a fresh reverse-mode trace and pulls
 the cotangent back through it. Gradients are identical; the peak memory of a deep network's
-gradient drops from all activations to one block's activations plus the block inputs.
+gradient drops from all activations to one block's activations plus the block inputs. Random
+draws (dropout masks) of the forward pass are recorded and replayed by the re-run, so both see
+the same numbers.
 Under ``core.jit`` the recomputed equations are tagged ``recompute`` in the IR (and common-
 subexpression elimination never merges them with the forward pass).
 """
 
 import functools
 
+from . import dtypes as _dt
 from . import primitive as _primitive
 from . import tree as _tree
-from .autodiff.api import _Reverse, no_grad
-from .autodiff.reverse import CustomVJPCall, Node, VJPTrace, VJPTracer, _no_grad_depth
+from .autodiff.api import _Reverse
+from .autodiff.reverse import CustomVJPCall, Node, VJPTrace, VJPTracer, _no_grad_depth, unwrap
+from .jit.random import RandomTape
+from .tensor import Parameter, Tensor
 
 
 class _RecomputeCall(CustomVJPCall):
     """Tape entry for one output of a recomputed call."""
 
-    __slots__ = ("args", "fn", "index", "n_out", "params")
+    __slots__ = ("args", "fn", "index", "n_out", "params", "tape")
 
-    def __init__(self, fn, args, params, index, n_out):
+    def __init__(self, fn, args, params, index, n_out, tape):
         super().__init__(f"recompute({getattr(fn, '__name__', 'fn')})", None, None)
         self.fn = fn
         self.args = args
         self.params = params
         self.index = index
         self.n_out = n_out
+        self.tape = tape  # the forward pass's random draws, replayed by the re-run
 
     def backward(self, g):
         jit_traces = [t for t in _primitive.trace_stack() if type(t).__name__ == "JitTrace"]
@@ -35,28 +41,39 @@ class _RecomputeCall(CustomVJPCall):
         for t in jit_traces:
             t.tag = "recompute"
         try:
-            rev = _Reverse(self.fn, self.args, self.params)
+            with self.tape.replay():
+                rev = _Reverse(self.fn, self.args, self.params)
         finally:
-            for t, tag in zip(jit_traces, saved):
+            for t, tag in zip(jit_traces, saved, strict=True):
                 t.tag = tag
         outs, _ = _tree.flatten(rev.out)
         cts = [None] * len(outs)
         cts[self.index] = g
         from . import ops
 
-        cts = [ops.zeros_like(o) if c is None else c for o, c in zip(outs, cts)]
+        cts = [ops.zeros_like(o) if c is None else c for o, c in zip(outs, cts, strict=True)]
         leaf_cts = rev.pullback(outs, cts)
         grads = rev.grads_for(leaf_cts, rev.leaves + rev.param_tracers)
         return tuple(grads)
+
+
+def _passthrough(trace):
+    """A ``process`` for ``trace`` that records nothing: the primitive applies to the primals."""
+
+    def process(prim, args, params):
+        return _primitive.bind(prim, tuple(unwrap(a, trace) for a in args), params)
+
+    return process
 
 
 def recompute(fn):
     """Wrap ``fn`` (a function of tensors, or a Cell) so that its activations are recomputed
     in the backward pass instead of stored.
 
-    Outside reverse-mode differentiation it simply calls ``fn``. Inputs must be tensors;
-    outputs a tensor or a tuple/list of tensors (with several outputs, each output's backward
-    re-runs ``fn``; prefer one output per recomputed block).
+    Outside reverse-mode differentiation it simply calls ``fn``. Positional inputs are tensors
+    (Parameters too) or static values, keyword arguments static values; outputs a tensor or a
+    pytree of tensors (with several outputs, each output's backward re-runs ``fn``; prefer
+    one output per recomputed block). Parameters that ``fn`` reads get their gradients.
     """
     from .nn.cell import Cell
 
@@ -65,18 +82,35 @@ def recompute(fn):
         fn = cell.construct
 
     @functools.wraps(fn)
-    def wrapper(*args):
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            if any(isinstance(v, Tensor) for v in _tree.flatten(kwargs)[0]):
+                raise TypeError(
+                    f"recompute({getattr(fn, '__name__', 'fn')}): pass tensors positionally "
+                    f"(got tensor keyword arguments {sorted(kwargs)})"
+                )
+            return recompute(functools.partial(fn, **kwargs))(*args)
         stack = _primitive.trace_stack()
         if not stack or not isinstance(stack[-1], VJPTrace) or _no_grad_depth[0]:
             return fn(*args)
         trace = stack[-1]
+        if "process" in vars(trace):
+            return fn(*args)  # inside the forward pass of an enclosing recompute: nothing is taped
+        # a Parameter passed as an argument is an input like any other: its current value
+        args = tuple(_primitive.read_param(a) if isinstance(a, Parameter) else a for a in args)
         read = []
         saved_log = _primitive.param_log[0]
         _primitive.param_log[0] = read
+        # No tape in *our* trace: only the outputs survive. Our trace passes every primitive
+        # one level down instead of recording it; outer transformations (grad of grad, jit)
+        # still see the forward pass (a global no_grad would hide it from them too).
+        trace.process = _passthrough(trace)
+        tape = RandomTape()
         try:
-            with no_grad():
-                out = fn(*args)  # no tape: only the outputs survive
+            with tape.record():
+                out = _tree.tree_map(lambda o: unwrap(o, trace), fn(*args))
         finally:
+            del trace.process
             _primitive.param_log[0] = saved_log
         params, seen = [], set()
         for p in read:
@@ -97,7 +131,10 @@ def recompute(fn):
         outs, treedef = _tree.flatten(out)
         wrapped = []
         for k, o in enumerate(outs):
-            call = _RecomputeCall(fn, tuple(arg_primals), params, k, len(outs))
+            if not isinstance(o, Tensor) or not _dt.is_inexact(o.dtype):
+                wrapped.append(o)  # integer/bool outputs carry no cotangent
+                continue
+            call = _RecomputeCall(fn, tuple(arg_primals), params, k, len(outs), tape)
             node = Node(call, parents, tuple(arg_primals) + tuple(param_primals), o, {})
             wrapped.append(VJPTracer(trace, o, node))
         return _tree.unflatten(treedef, wrapped)

@@ -1,12 +1,13 @@
 """``core.jit``: trace once per input signature, optimize, lower to Python, run compiled."""
 
 import functools
+import inspect
 
 import numpy as np
 
 from .. import backend as _backend
 from .. import tree as _tree
-from ..primitive import ShapedArray, trace_stack
+from ..primitive import ShapedArray, Tracer, trace_stack
 from ..tensor import Tensor
 from .codegen import lower
 from .passes import run_passes
@@ -24,15 +25,20 @@ class _Entry:
         self.out_static = out_static  # per output leaf: None (tensor) or a static Python value
         self.n_out = n_out
         self.param_sig = tuple((tuple(p.shape), p.dtype) for p in params_read)
+        self.cells, self.cell_state = (), ()
 
-    def params_still_match(self):
-        return tuple((tuple(p._value.shape), p._value.dtype) for p in self.params_read) == self.param_sig
+    def still_valid(self):
+        """False when a Parameter changed shape/dtype, or a Cell the function reaches changed
+        training mode or had a Parameter or sub-cell replaced."""
+        if tuple((tuple(p._value.shape), p._value.dtype) for p in self.params_read) != self.param_sig:
+            return False
+        return _cell_state(self.cells) == self.cell_state
 
     def run(self, arrays):
         arrays = list(arrays) + [p._value for p in self.params_read]
         results = self.lowered.fn(*arrays)
         outs = results[: self.n_out]
-        for p, value in zip(self.params_written, results[self.n_out :]):
+        for p, value in zip(self.params_written, results[self.n_out :], strict=True):
             p._value = value if isinstance(value, np.ndarray) or type(value) is not np.generic else np.asarray(value)
             if not hasattr(p._value, "shape") or isinstance(p._value, np.generic):
                 p._value = np.asarray(p._value)
@@ -52,10 +58,14 @@ class _Entry:
 class JitFunction:
     """A function compiled by ``core.jit``; call it like the original.
 
-    Tensor arguments (and numpy arrays) are dynamic: one compilation per combination of
-    shapes, dtypes and devices. Other arguments (Python numbers, strings, tuples) and the
-    arguments named in ``static_argnums``/``static_argnames`` are static: part of the cache
-    key, baked into the graph.
+    Tensor arguments (and numpy arrays), also inside tuples/lists/dicts and keyword arguments,
+    are dynamic: one compilation per combination of shapes, dtypes and devices. Other
+    arguments (Python numbers, strings, tuples) and the arguments named in
+    ``static_argnums``/``static_argnames`` are static: part of the cache key (with their
+    type: ``2`` and ``2.0`` compile separately), baked into the graph. The Cells the function
+    reaches (itself, ``self``, closures, globals it names) are watched too: a new training
+    mode (``set_train``) or a replaced Parameter or sub-cell retraces. ``trace_count`` counts
+    the compilations.
     """
 
     def __init__(self, fn, static_argnums=(), static_argnames=(), passes=None):
@@ -63,51 +73,73 @@ class JitFunction:
         self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
         self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
         self.passes = passes
-        self._cache = {}
+        self._cache = {}  # key -> [_Entry] (several when Parameter shapes or Cell modes differ)
         self.trace_count = 0
+        self._names, self._positions = _static_maps(fn, self.static_argnums, self.static_argnames)
         functools.update_wrapper(self, fn, updated=())
+
+    def __get__(self, instance, owner=None):
+        """As a method (``@core.jit`` on a Cell method): ``self`` is a static argument."""
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def _is_static_pos(self, i, n):
+        return i in self._positions or (i - n) in self.static_argnums
 
     def _split(self, args, kwargs):
         """(cache key, dynamic tensor leaves, a function rebuilding args from tracers)."""
         dyn, key = [], []
         rebuild = []
+        n = len(args)
         for i, a in enumerate(args):
-            if i in self.static_argnums:
+            if self._is_static_pos(i, n):
                 key.append(("static", _hashable(a)))
                 rebuild.append(("static", a))
                 continue
-            leaves, treedef = _tree.flatten(a)
-            spec = []
-            for leaf in leaves:
-                if isinstance(leaf, np.ndarray):
-                    leaf = Tensor(leaf)
-                if isinstance(leaf, Tensor):
-                    if type(leaf).__mro__[0] is not Tensor and not hasattr(leaf, "_value"):
-                        raise TypeError("core.jit: traced tensors cannot be passed to a compiled function")
-                    dyn.append(leaf)
-                    spec.append(("t", tuple(leaf.shape), leaf.dtype, _device(leaf)))
-                else:
-                    spec.append(("s", _hashable(leaf)))
-            key.append((treedef_key(treedef), tuple(spec)))
-            rebuild.append(("tree", treedef, leaves))
-        kw_items = []
+            key.append(self._dynamic(a, dyn, rebuild))
         for name in sorted(kwargs):
             v = kwargs[name]
-            if isinstance(v, Tensor) and name not in self.static_argnames:
-                dyn.append(v)
-                kw_items.append((name, ("t", tuple(v.shape), v.dtype, _device(v))))
-            else:
-                kw_items.append((name, ("s", _hashable(v))))
-        key.append(tuple(kw_items))
+            if name in self._names:
+                key.append((name, "static", _hashable(v)))
+                rebuild.append(("static", v))
+                continue
+            key.append((name, self._dynamic(v, dyn, rebuild)))
         return tuple(key), dyn, rebuild
+
+    @staticmethod
+    def _dynamic(a, dyn, rebuild):
+        leaves, treedef = _tree.flatten(a)
+        spec = []
+        for leaf in leaves:
+            if isinstance(leaf, np.ndarray):
+                leaf = Tensor(leaf)
+            if isinstance(leaf, Tensor):
+                if isinstance(leaf, Tracer):
+                    raise TypeError(
+                        "core.jit: a traced tensor was passed to a compiled function outside of "
+                        "the transformation that made it"
+                    )
+                dyn.append(leaf)
+                spec.append(("t", tuple(leaf.shape), leaf.dtype, _device(leaf)))
+            else:
+                spec.append(("s", _hashable(leaf)))
+        rebuild.append(("tree", treedef, leaves))
+        return (treedef_key(treedef), tuple(spec))
+
+    def _lookup(self, key):
+        for entry in self._cache.get(key, ()):
+            if entry.still_valid():
+                return entry
+        return None
 
     def __call__(self, *args, **kwargs):
         if trace_stack():
             # inside another transformation (grad of jit, vmap of jit): trace through inline
             return self.fn(*args, **kwargs)
         key, dyn, rebuild = self._split(args, kwargs)
-        entry = self._cache.get(key)
-        if entry is None or not entry.params_still_match():
+        entry = self._lookup(key)
+        if entry is None:
             entry = self._compile(key, args, kwargs, dyn, rebuild)
         return entry.run([t._value for t in dyn])
 
@@ -115,26 +147,25 @@ class JitFunction:
         """Trace and compile for these arguments; ``.as_text()`` prints the optimized IR and
         ``.source`` the generated Python."""
         key, dyn, rebuild = self._split(args, kwargs)
-        entry = self._cache.get(key) or self._compile(key, args, kwargs, dyn, rebuild)
+        entry = self._lookup(key) or self._compile(key, args, kwargs, dyn, rebuild)
         return entry.lowered
 
     def _compile(self, key, args, kwargs, dyn, rebuild):
+        cells = _find_cells(self.fn)
         self.trace_count += 1
         with JitTrace() as trace:
             tracers = [trace.new_input(ShapedArray(t.shape, t.dtype)) for t in dyn]
             it = iter(tracers)
-            new_args = []
+            new_parts = []
             for kind, *rest in rebuild:
                 if kind == "static":
-                    new_args.append(rest[0])
+                    new_parts.append(rest[0])
                 else:
                     treedef, leaves = rest
                     new_leaves = [next(it) if isinstance(leaf, (Tensor, np.ndarray)) else leaf for leaf in leaves]
-                    new_args.append(_tree.unflatten(treedef, new_leaves))
-            new_kwargs = {}
-            for name in sorted(kwargs):
-                v = kwargs[name]
-                new_kwargs[name] = next(it) if isinstance(v, Tensor) and name not in self.static_argnames else v
+                    new_parts.append(_tree.unflatten(treedef, new_leaves))
+            new_args = new_parts[: len(args)]
+            new_kwargs = dict(zip(sorted(kwargs), new_parts[len(args) :], strict=True))
             out = self.fn(*new_args, **new_kwargs)
             out_leaves, out_treedef = _tree.flatten(out)
             out_vars, out_static = [], []
@@ -156,8 +187,82 @@ class JitFunction:
         backend = _backend.backend_of(dyn[0]._value) if dyn else _backend.current()
         lowered = lower(graph, backend)
         entry = _Entry(lowered, params_read, [p for p, _ in written], out_treedef, out_static, len(out_vars))
-        self._cache[key] = entry
+        entry.cells = cells
+        entry.cell_state = _cell_state(cells)
+        self._cache.setdefault(key, []).append(entry)
         return entry
+
+
+def _static_maps(fn, nums, names):
+    """(names of static arguments, positions of static arguments), each completed from the
+    other through ``fn``'s signature when it has one."""
+    names, positions = set(names), {i for i in nums if i >= 0}
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return names, positions
+    positional = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    for i in nums:
+        if -len(positional) <= i < len(positional):
+            names.add(positional[i])
+            positions.add(i % len(positional))
+    for k, name in enumerate(positional):
+        if name in names:
+            positions.add(k)
+    return names, positions
+
+
+def _find_cells(fn, limit=2000):
+    """Cells reachable from ``fn``: itself, bound ``self``, closure variables and the globals
+    it names, recursively through functions, partials, Cells and their sub-cells."""
+    from ..nn.cell import Cell
+
+    found, seen, stack = [], set(), [fn]
+    while stack and len(seen) < limit:
+        obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, Cell):
+            found.append(obj)
+            stack.extend(obj.__dict__.values())
+        elif isinstance(obj, (list, tuple)):
+            stack.extend(o for o in obj if callable(o) or isinstance(o, (list, tuple)))
+        elif isinstance(obj, functools.partial):
+            stack.extend((obj.func, *obj.args, *obj.keywords.values()))
+        elif isinstance(obj, JitFunction):
+            stack.append(obj.fn)
+        elif inspect.ismethod(obj):
+            stack.extend((obj.__self__, obj.__func__))
+        elif inspect.isfunction(obj):
+            for c in obj.__closure__ or ():
+                try:
+                    stack.append(c.cell_contents)
+                except ValueError:  # an empty cell
+                    pass
+            g = obj.__globals__
+            stack.extend(g[n] for n in _code_names(obj.__code__) if n in g)
+            if hasattr(obj, "__wrapped__"):
+                stack.append(obj.__wrapped__)
+        elif callable(obj) and hasattr(obj, "__dict__") and not isinstance(obj, type):
+            stack.extend(v for v in vars(obj).values() if callable(v))
+    return found
+
+
+def _code_names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if inspect.iscode(c):
+            names |= _code_names(c)
+    return names
+
+
+def _cell_state(cells):
+    """What of the Cells a graph depends on beyond its inputs: training mode, and which
+    Parameter and sub-cell objects they hold (replacing one must retrace)."""
+    return tuple(
+        (c.training, tuple(map(id, c._params.values())), tuple(map(id, c._cells.values()))) for c in cells
+    )
 
 
 def _device(t):
@@ -167,7 +272,7 @@ def _device(t):
 def _hashable(v):
     try:
         hash(v)
-        return v
+        return (type(v), v)
     except TypeError:
         raise TypeError(
             f"core.jit: argument of type {type(v).__name__} is neither a Tensor nor hashable; "

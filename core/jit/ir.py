@@ -78,23 +78,34 @@ class Graph:
                 raise AssertionError(f"graph: output {v} is never defined")
         return self
 
-    def as_text(self):
-        """The IR, one line per primitive: ``%7: float32[4096,64] = tanh %6``."""
+    def as_text(self, indent=""):
+        """The IR, one line per primitive: ``%7: float32[4096,64] = tanh %6``. Sub-graphs of an
+        equation (the condition and body of a ``while``) follow it, indented."""
         lines = []
         ins = ", ".join(f"{v}: {v.aval}" for v in self.inputs)
         lines.append(f"graph({ins}) {{")
         for c in self.consts():
             lines.append(f"  {c}: {c.aval} = const {_fmt_const(c.const)}")
         for e in self.eqns:
-            params = ""
+            params, subs = "", []
             if e.params:
-                params = " [" + ", ".join(f"{k}={_fmt_param(v)}" for k, v in e.params.items()) + "]"
+                items = []
+                for k, v in e.params.items():
+                    sub = getattr(v, "graph", None)
+                    if isinstance(sub, Graph):
+                        subs.append((k, sub))
+                        items.append(f"{k}=<graph below>")
+                    else:
+                        items.append(f"{k}={_fmt_param(v)}")
+                params = " [" + ", ".join(items) + "]"
             tag = f"  # {e.tag}" if e.tag else ""
             args = ", ".join(map(repr, e.inputs))
             lines.append(f"  {e.out}: {e.out.aval} = {e.prim.name}{params} {args}{tag}")
+            for k, sub in subs:
+                lines.append(f"    {k} = " + sub.as_text("    ").lstrip())
         lines.append(f"  return {', '.join(map(repr, self.outputs))}")
         lines.append("}")
-        return "\n".join(lines)
+        return "\n".join(indent + line for line in lines)
 
     def __str__(self):
         return self.as_text()
@@ -109,6 +120,6 @@ def _fmt_const(a):
 
 def _fmt_param(v):
     if hasattr(v, "name") and not isinstance(v, (str, tuple)):
-        return getattr(v, "name")
+        return v.name
     s = repr(v)
     return s if len(s) < 60 else s[:57] + "..."

@@ -36,10 +36,10 @@ def cond(pred, true_fn, false_fn, *operands):
         return true_fn(*operands) if flag else false_fn(*operands)
     t_leaves, t_def = _tree.flatten(true_fn(*operands))
     f_leaves, f_def = _tree.flatten(false_fn(*operands))
-    if len(t_leaves) != len(f_leaves):
+    if len(t_leaves) != len(f_leaves) or t_def != f_def:
         raise ValueError("cond: true_fn and false_fn return different structures")
     out = []
-    for t, f in zip(t_leaves, f_leaves):
+    for t, f in zip(t_leaves, f_leaves, strict=True):
         if tuple(t.shape) != tuple(f.shape) or t.dtype != f.dtype:
             raise ValueError(f"cond: branch outputs differ: {t.dtype}{list(t.shape)} vs {f.dtype}{list(f.shape)}")
         out.append(where(pred, t, f))
@@ -96,6 +96,13 @@ def while_loop(cond_fun, body_fun, init_val):
         while True:
             flag = _concrete_bool(cond_fun(val))
             if flag is None:
+                if any(type(t) is JitTrace for t in stack):
+                    raise TypeError(
+                        "while_loop: the condition depends on a symbolic value under a "
+                        f"transformation inside core.jit ({type(stack[-1]).__name__}); the "
+                        "compiled while loop is neither differentiable nor batchable: use scan or "
+                        "fori_loop with a fixed trip count"
+                    )
                 raise TypeError(
                     "while_loop: the condition depends on a batched or symbolic value outside "
                     "core.jit (e.g. under vmap); use scan with a fixed length"
@@ -127,7 +134,11 @@ def _while_impl(xp, *arrays, cond, body, n_carry, n_cond):
     body_env = arrays[n_carry + n_cond :]
     while bool(cond.fn(*carry, *cond_env)[0]):
         carry = list(body.fn(*carry, *body_env))
-    return tuple(carry)
+    # A result may be one of our inputs (zero trips, a carry the body passes through, a captured
+    # value): copy those, since the compiled caller may reuse a dead input's buffer in place.
+    return tuple(
+        xp.array(c, copy=True) if any(xp.may_share_memory(c, a) for a in arrays) else c for c in carry
+    )
 
 
 def _while_abstract(*avals, cond, body, n_carry, n_cond):
@@ -181,7 +192,12 @@ def _staged_while(trace, cond_fun, body_fun, leaves, treedef):
     if len(cond_out) != 1 or cond_out[0].aval.shape != ():
         raise ValueError("while_loop: cond_fun must return a scalar")
     body_low, body_env, body_out = _trace_subgraph(trace, body_fun, avals, treedef)
-    for a, o in zip(avals, body_out):
+    if len(body_out) != len(avals):
+        raise ValueError(
+            f"while_loop: body_fun returns {len(body_out)} arrays for a carry of {len(avals)}; "
+            "it must return a value of the same structure as init_val"
+        )
+    for a, o in zip(avals, body_out, strict=True):
         if (a.shape, a.dtype) != (o.aval.shape, o.aval.dtype):
             raise ValueError(f"while_loop: body_fun changes a carried value from {a} to {o.aval}")
     args = [JitTracer(trace, v) for v in carry + cond_env + body_env]

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import backend as _backend
 from .tensor import Parameter, Tensor
+from .tensor import resolve as _resolve
 
 __all__ = ["Primitive", "ShapedArray", "Trace", "Tracer", "bind", "set_debug_nans"]
 
@@ -161,6 +162,9 @@ def bind(prim, args, params):
                 continue
             args = args[:i] + (sub,) + args[i + 1 :]
             a = sub
+        elif getattr(t, "_alias_of", None) is not None:  # `x[idx] = v` rebound x to a traced value
+            a = _resolve(a)
+            args = args[:i] + (a,) + args[i + 1 :]
         if isinstance(a, Tracer):
             if top is None or a._trace.level > top.level:
                 top = a._trace

@@ -8,6 +8,7 @@ from .tensor import Tensor
 
 def set_seed(seed):
     """Seed the generators of every loaded backend (CPU always, GPU once selected)."""
+    _backend._SEED[0] = seed
     for name in list(_backend._LOADED):
         _backend.get_backend(name).seed(seed)
 

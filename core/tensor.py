@@ -45,6 +45,7 @@ class Tensor:
 
     __slots__ = ("__weakref__", "_value")
     __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
+    _alias_of = None  # set on alias classes (see _become): the class they were made from
 
     def __init__(self, data=None, dtype=None):
         dtype = _dt.canonical(dtype)
@@ -115,13 +116,34 @@ class Tensor:
         return t
 
     def _become(self, other):
-        """Rebind this tensor to the value of ``other`` (used by ``__setitem__``)."""
-        for cls in type(other).__mro__:
-            for slot in getattr(cls, "__slots__", ()):
-                if slot != "__weakref__" and hasattr(other, slot):
-                    object.__setattr__(self, slot, getattr(other, slot))
-        if type(self) is not type(other) and type(self) is Tensor:
-            self.__class__ = type(other)
+        """Rebind this tensor to the value of ``other`` (used by ``__setitem__``).
+
+        When ``other`` has another type (``x[idx] = v`` with a traced ``v`` inside grad/vmap/
+        jit, while ``x`` is a plain tensor or another transformation's tracer), this object
+        becomes an alias of ``other`` (same Python object; ``bind`` resolves it).
+        """
+        other = resolve(other)
+        if type(self) is type(other):
+            for cls in type(other).__mro__:
+                for slot in getattr(cls, "__slots__", ()):
+                    if slot != "__weakref__" and hasattr(other, slot):
+                        object.__setattr__(self, slot, getattr(other, slot))
+            return
+        if isinstance(self, Parameter):
+            if type(other) is not Tensor:
+                raise TypeError(
+                    f"Parameter {self.name!r}: `p[index] = value` inside core.grad/vmap/jit; "
+                    "assign into a copy (`x = p * 1.0; x[index] = value`) or use set_data"
+                )
+            self._value = other._value
+            return
+        base = type(self)._alias_of or type(self)
+        if type(other) is Tensor and base is Tensor:
+            self.__class__ = Tensor
+            self._value = other._value
+            return
+        self.__class__ = _alias_class(base)
+        self._value = other
 
     def __bool__(self):
         if self.size != 1:
@@ -131,10 +153,10 @@ class Tensor:
         return bool(self.asnumpy())
 
     def __float__(self):
-        return float(self.asnumpy())
+        return float(self.item())
 
     def __int__(self):
-        return int(self.asnumpy())
+        return int(self.item())
 
     def __index__(self):
         if self.dtype.kind not in "iu":
@@ -142,7 +164,7 @@ class Tensor:
         return int(self.asnumpy())
 
     def __complex__(self):
-        return complex(self.asnumpy())
+        return complex(self.item())
 
     def __array__(self, dtype=None, copy=None):
         arr = self.asnumpy()
@@ -279,6 +301,54 @@ def _ops_assign(param, value):
     if value.dtype != param.dtype:
         value = _ops.astype(value, param.dtype)
     param._value = value._value
+
+
+class _AliasMixin:
+    """Mixed into the class of a tensor that ``x[idx] = v`` rebound to a value of another type;
+    ``_value`` holds that value and metadata is read from it."""
+
+    __slots__ = ()
+
+    @property
+    def shape(self):
+        return self._value.shape
+
+    @property
+    def dtype(self):
+        return self._value.dtype
+
+    @property
+    def aval(self):
+        return self._value.aval
+
+    def concrete(self):
+        target = resolve(self._value)
+        return target.concrete() if hasattr(target, "concrete") else target
+
+    def asnumpy(self):
+        return self._value.asnumpy()
+
+    def __repr__(self):
+        return repr(self._value)
+
+
+_ALIAS_CLASSES = {}
+
+
+def _alias_class(cls):
+    """A subclass of ``cls`` with its memory layout (so that ``__class__`` can be assigned)."""
+    alias = _ALIAS_CLASSES.get(cls)
+    if alias is None:
+        alias = type(cls.__name__ + "Alias", (_AliasMixin, cls), {"__slots__": (), "_alias_of": cls})
+        _ALIAS_CLASSES[cls] = alias
+    return alias
+
+
+def resolve(x):
+    """The value an alias made by ``x[idx] = v`` stands for (``x`` itself otherwise)."""
+    while getattr(type(x), "_alias_of", None) is not None:
+        x = x._value
+    return x
 
 
 # core.jit installs a hook here so that parameter updates inside a compiled function become

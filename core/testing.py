@@ -58,16 +58,38 @@ def _numeric_grad(f, arrays, i, eps):
     return g
 
 
+def _directional(f, arrays, j, u, eps):
+    """Central difference of scalar ``f`` at ``arrays`` along direction ``u`` of input ``j``."""
+    plus = [a.copy() for a in arrays]
+    minus = [a.copy() for a in arrays]
+    plus[j] = plus[j] + eps * u
+    minus[j] = minus[j] - eps * u
+    fp = float(f(*[Tensor(a) for a in plus]).asnumpy())
+    fm = float(f(*[Tensor(a) for a in minus]).asnumpy())
+    return (fp - fm) / (2 * eps)
+
+
+def _pairing(g, v):
+    """Real scalar <g, v> (real and imaginary parts paired) as a differentiable tensor."""
+    from . import ops
+
+    if _dt.is_complex(g.dtype):
+        return ops.sum(ops.real(g) * Tensor(v.real)) + ops.sum(ops.imag(g) * Tensor(np.imag(v)))
+    return (g * Tensor(np.real(v))).sum()
+
+
 def gradcheck(fn, inputs, order=1, eps=1e-6, atol=1e-6, rtol=1e-5, seed=0, check_forward=True):
     """Check reverse- (and forward-) mode derivatives of ``fn`` at ``inputs`` numerically.
 
-    ``fn`` maps tensors to a tensor (or tuple); its output is reduced to a scalar with fixed
-    random weights. Order 1 compares ``grad`` and ``jvp`` with central differences of the
-    function; order 2 compares the gradient of ``<grad, v>`` (reverse-over-reverse) and the
-    jvp of the gradient (forward-over-reverse) with central differences of the gradient.
-    Integer inputs are passed through and not differentiated.
+    ``fn`` maps tensors to a tensor (or tuple); its output is reduced to a real scalar ``f``
+    with fixed random weights. Order 1 compares ``vjp`` (full gradient) and ``jvp`` (along a
+    random direction) with central differences of ``f``. Order 2 compares, for every pair of
+    inputs (i, j), reverse-over-reverse (the gradient of ``<grad_i f, v>``), forward-over-reverse
+    (the jvp of ``grad_i f``) and forward-over-forward (the jvp of the jvp) with central
+    differences. Integer and bool inputs are passed through and not differentiated; complex
+    inputs follow JAX's convention (the cotangent is ``df/dre - 1j df/dim``).
 
-    Returns True, or raises AssertionError naming the input and the largest difference.
+    Returns True, or raises AssertionError naming the check, the input and the largest difference.
     """
     rng = np.random.default_rng(seed)
     arrays = [_to64(x) for x in inputs]
@@ -82,52 +104,64 @@ def gradcheck(fn, inputs, order=1, eps=1e-6, atol=1e-6, rtol=1e-5, seed=0, check
     f = _real_scalar_fn(fn, len(arrays), weights)
     diff = [i for i, a in enumerate(arrays) if a.dtype.kind in "fc"]
 
+    def direction(i):
+        a = arrays[i]
+        v = rng.standard_normal(a.shape)
+        if a.dtype.kind == "c":
+            v = v + 1j * rng.standard_normal(a.shape)
+        return v.astype(a.dtype)
+
+    def along(v):
+        """Expected directional derivative from a JAX-convention gradient ``num``."""
+        return lambda num: float(np.sum(num.real * v.real - num.imag * np.imag(v)))
+
+    def tangents_for(i, v):
+        ts = [Tensor(np.zeros_like(a)) if a.dtype.kind in "fc" else Tensor(a) for a in arrays]
+        ts[i] = Tensor(v)
+        return tuple(ts)
+
     def analytic_grad(*args):
         _, pull = vjp(f, *args)
         return pull(Tensor(np.ones((), np.float64)))
 
+    tensors = lambda: [Tensor(a) for a in arrays]  # noqa: E731
     if order >= 1:
-        grads = analytic_grad(*[Tensor(a) for a in arrays])
+        grads = analytic_grad(*tensors())
         for i in diff:
             num = _numeric_grad(f, arrays, i, eps)
             _assert_close(grads[i].asnumpy(), num, atol, rtol, f"reverse-mode gradient of input {i}")
             if check_forward:
-                v = rng.standard_normal(arrays[i].shape)
-                if arrays[i].dtype.kind == "c":
-                    v = v + 0j
-                tangents = [Tensor(np.zeros_like(a)) if a.dtype.kind in "fc" else Tensor(a) for a in arrays]
-                tangents[i] = Tensor(v.astype(arrays[i].dtype))
-                _, t_out = jvp(f, tuple(Tensor(a) for a in arrays), tuple(tangents))
-                expected = np.real(np.sum(num * v)) if arrays[i].dtype.kind != "c" else np.real(np.sum(np.conj(np.conj(num)) * v))
-                if arrays[i].dtype.kind == "c":
-                    expected = np.real(np.sum(num.real * v.real - num.imag * v.imag))
-                _assert_close(t_out.asnumpy(), expected, atol, rtol, f"forward-mode derivative along input {i}")
+                v = direction(i)
+                _, t_out = jvp(f, tuple(tensors()), tangents_for(i, v))
+                _assert_close(t_out.asnumpy(), along(v)(num), atol, rtol, f"forward-mode derivative along input {i}")
     if order >= 2:
+        atol2, rtol2, eps2 = max(atol, 1e-5) * 10, rtol * 100, 1e-4
         for i in diff:
-            v = rng.standard_normal(arrays[i].shape).astype(arrays[i].dtype)
+            v = direction(i)
 
             def gv(*args, i=i, v=v):
-                g = analytic_grad(*args)[i]
-                if _dt.is_complex(g.dtype):
-                    from . import ops
+                return _pairing(analytic_grad(*args)[i], v)
 
-                    return ops.sum(ops.real(g) * Tensor(v.real)) + ops.sum(ops.imag(g) * Tensor(np.imag(v)))
-                return (g * Tensor(v)).sum()
-
-            _, pull2 = vjp(gv, *[Tensor(a) for a in arrays])
+            _, pull2 = vjp(gv, *tensors())
             second = pull2(Tensor(np.ones((), np.float64)))
             for j in diff:
-                num2 = _numeric_grad(gv, arrays, j, eps=1e-4)
-                _assert_close(second[j].asnumpy(), num2, max(atol, 1e-5) * 10, rtol * 100, f"second-order (reverse-over-reverse) derivative d/d input {j} of <grad_{i}, v>")
-            if check_forward:
-                for j in diff:
-                    u = rng.standard_normal(arrays[j].shape).astype(arrays[j].dtype)
-                    tangents = [Tensor(np.zeros_like(a)) if a.dtype.kind in "fc" else Tensor(a) for a in arrays]
-                    tangents[j] = Tensor(u)
-                    _, t2 = jvp(gv, tuple(Tensor(a) for a in arrays), tuple(tangents))
-                    expected = np.real(np.sum(_numeric_grad(gv, arrays, j, eps=1e-4) * u)) if arrays[j].dtype.kind != "c" else None
-                    if expected is not None:
-                        _assert_close(t2.asnumpy(), expected, max(atol, 1e-5) * 10, rtol * 100, f"second-order (forward-over-reverse) derivative along input {j}")
+                num2 = _numeric_grad(gv, arrays, j, eps=eps2)
+                _assert_close(second[j].asnumpy(), num2, atol2, rtol2,
+                              f"second-order (reverse-over-reverse) derivative d/d input {j} of <grad_{i}, v>")
+                if not check_forward:
+                    continue
+                u = direction(j)
+                _, t2 = jvp(gv, tuple(tensors()), tangents_for(j, u))
+                _assert_close(t2.asnumpy(), along(u)(num2), atol2, rtol2,
+                              f"second-order (forward-over-reverse) derivative along input {j} of <grad_{i}, v>")
+
+                def fv(*args, i=i, v=v):
+                    return jvp(f, tuple(args), tangents_for(i, v))[1]
+
+                _, t3 = jvp(fv, tuple(tensors()), tangents_for(j, u))
+                expected = _directional(fv, arrays, j, u, eps2)
+                _assert_close(t3.asnumpy(), expected, atol2, rtol2,
+                              f"second-order (forward-over-forward) derivative along inputs {i} and {j}")
     return True
 
 

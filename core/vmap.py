@@ -8,7 +8,7 @@ whole batch.
 
 from . import tree as _tree
 from .primitive import ShapedArray, Trace, Tracer, bind, pop_trace, push_trace
-from .tensor import Tensor
+from .tensor import Tensor, resolve
 
 batch_rules = {}  # Primitive -> rule(args, bdims, **params) -> (out, out_bdim)
 
@@ -58,7 +58,13 @@ class BatchTrace(Trace):
         rule = batch_rules.get(prim)
         if rule is None:
             raise NotImplementedError(f"vmap: primitive {prim.name} has no batching rule")
-        out, out_bdim = rule(tuple(vals), tuple(bdims), **params)
+        try:
+            out, out_bdim = rule(tuple(vals), tuple(bdims), **params)
+        except (ValueError, IndexError, TypeError) as err:
+            if type(err) not in (ValueError, IndexError, TypeError):
+                raise
+            shapes = ", ".join(str(tuple(a.shape)) for a in args)
+            raise type(err)(f"{err} [inside core.vmap: {prim.name} of per-example shapes {shapes}]") from err
         if out_bdim is None:
             return out
         return BatchTracer(self, out, out_bdim)
@@ -144,46 +150,71 @@ def _normalize_axes(spec, n, name):
     return [spec] * n
 
 
+def _leaf_axes(spec, tree, name):
+    """One axis per leaf of ``tree``: ``spec`` is an int or None for every leaf, or a
+    tuple/list that matches a prefix of the tree's structure (as in JAX)."""
+    if isinstance(spec, (list, tuple)):
+        if not isinstance(tree, (list, tuple)) or len(spec) != len(tree):
+            n = len(_tree.flatten(tree)[0])
+            if len(spec) == n and all(not isinstance(s, (list, tuple)) for s in spec):
+                return list(spec)  # one entry per leaf of the flattened output
+            raise ValueError(f"vmap: {name} {spec} does not match the structure of the output")
+        out = []
+        for sub, t in zip(spec, tree):
+            out.extend(_leaf_axes(sub, t, name))
+        return out
+    return [spec] * len(_tree.flatten(tree)[0])
+
+
 def vmap(fn, in_axes=0, out_axes=0):
     """Vectorize ``fn`` over axis ``in_axes`` of its arguments.
 
     Args:
-        fn: function of tensors (pytrees allowed) returning tensors.
-        in_axes: int, None (argument not mapped) or a tuple with one entry per argument.
-        out_axes: where the batch axis goes in each output (int or tuple per output).
+        fn: function of tensors (pytrees allowed) returning tensors (pytrees allowed).
+        in_axes: int, None (argument not mapped) or a tuple with one entry per argument (an
+            entry may itself be a tuple matching that argument's pytree).
+        out_axes: where the batch axis goes in the outputs: int, None (output not batched:
+            returned as is) or a tuple matching a prefix of the output structure.
     """
 
     def wrapper(*args):
         axes = _normalize_axes(in_axes, len(args), "in_axes")
         size = None
+        flat = []  # per argument: (leaves as tensors, treedef, axis per leaf)
         for a, ax in zip(args, axes):
-            if ax is None:
-                continue
-            for leaf in _tree.flatten(a)[0]:
-                n = leaf.shape[ax]
+            leaves, treedef = _tree.flatten(a)
+            leaf_axes = _leaf_axes(ax, a, "in_axes")
+            tensors = []
+            for leaf, lax in zip(leaves, leaf_axes):
+                if lax is None:
+                    tensors.append(leaf)
+                    continue
+                leaf = leaf if isinstance(leaf, Tensor) else Tensor(leaf)
+                shape = tuple(leaf.shape)
+                if not -len(shape) <= lax < len(shape):
+                    raise ValueError(f"vmap: in_axes {lax} is out of range for an argument of shape {shape}")
+                n = shape[lax]
                 if size is not None and n != size:
                     raise ValueError(f"vmap: mapped axes have different sizes {size} and {n}")
                 size = n
+                tensors.append(leaf)
+            flat.append((tensors, treedef, leaf_axes))
         if size is None:
             raise ValueError("vmap: in_axes maps no argument")
         trace = push_trace(BatchTrace(size))
         try:
             wrapped = []
-            for a, ax in zip(args, axes):
-                if ax is None:
+            for a, (tensors, treedef, leaf_axes) in zip(args, flat):
+                if all(lax is None for lax in leaf_axes):
                     wrapped.append(a)
                     continue
-                leaves, treedef = _tree.flatten(a)
-                tr = []
-                for leaf in leaves:
-                    leaf = leaf if isinstance(leaf, Tensor) else Tensor(leaf)
-                    tr.append(BatchTracer(trace, leaf, ax % leaf.ndim))
+                tr = [t if lax is None else BatchTracer(trace, t, lax % t.ndim) for t, lax in zip(tensors, leaf_axes)]
                 wrapped.append(_tree.unflatten(treedef, tr))
-            out = fn(*wrapped)
+            out = _tree.tree_map(resolve, fn(*wrapped))
         finally:
             pop_trace(trace)
         leaves, treedef = _tree.flatten(out)
-        oaxes = _normalize_axes(out_axes, len(leaves), "out_axes") if isinstance(out_axes, (list, tuple)) else [out_axes] * len(leaves)
+        oaxes = _leaf_axes(out_axes, out, "out_axes")
         res = []
         for o, oax in zip(leaves, oaxes):
             if type(o) is BatchTracer and o._trace is trace:
@@ -191,9 +222,11 @@ def vmap(fn, in_axes=0, out_axes=0):
             else:
                 val, b = o, None
             if oax is None:
+                if b is not None:
+                    raise ValueError(f"vmap: out_axes None for an output that depends on the mapped axis (shape {tuple(o.shape)})")
                 res.append(val)
                 continue
-            val = broadcast_batch(val, b, size)
+            val = broadcast_batch(val if isinstance(val, Tensor) else Tensor(val), b, size)
             res.append(moveaxis(val, 0, oax % val.ndim))
         return _tree.unflatten(treedef, res)
 

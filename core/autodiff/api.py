@@ -5,7 +5,7 @@ import contextlib
 from .. import dtypes as _dt
 from .. import tree as _tree
 from ..primitive import pop_trace, push_trace
-from ..tensor import Parameter, Tensor
+from ..tensor import Parameter, Tensor, resolve
 from .forward import JVPTrace, JVPTracer
 from .reverse import (
     CustomVJPCall,
@@ -63,7 +63,7 @@ class _Reverse:
                 p._subs.append(t)
                 self.param_tracers.append(t)
             try:
-                self.out = fn(*wrapped)
+                self.out = _tree.tree_map(resolve, fn(*wrapped))
             finally:
                 for p in reversed(self.params):
                     p._subs.pop()
@@ -264,7 +264,7 @@ def jvp(fn, primals, tangents, has_aux=False):
                     dx = ops.astype(dx, x.dtype)
                 tr.append(JVPTracer(trace, x, dx))
             wrapped.append(_tree.unflatten(treedef, tr))
-        out = fn(*wrapped)
+        out = _tree.tree_map(resolve, fn(*wrapped))
     finally:
         pop_trace(trace)
     aux = None
@@ -285,25 +285,56 @@ def jvp(fn, primals, tangents, has_aux=False):
     return res
 
 
-def _basis(shape, dtype, i):
+def _basis(shape, dtype):
+    """The ``n = prod(shape)`` standard basis tensors stacked: shape ``[n, *shape]``."""
     from .. import ops
 
     n = 1
     for d in shape:
         n *= d
-    return ops.reshape(ops.one_hot_vector(i, n, dtype), shape)
+    return ops.reshape(ops.eye(n, dtype=dtype), (n, *tuple(shape)))
+
+
+def _positions(grad_position):
+    return (grad_position,) if isinstance(grad_position, int) else tuple(grad_position)
+
+
+def _escaped(tree):
+    from ..vmap import BatchTracer
+
+    return any(isinstance(leaf, BatchTracer) for leaf in _tree.flatten(tree)[0])
+
+
+def _per_output(out, blocks, grad_position):
+    """Arrange Jacobian blocks: ``blocks[k][p]`` is ``[*out_k.shape, *x_p.shape]``; the result
+    has the structure of ``out`` with, at each leaf, one block (int ``grad_position``) or a
+    tuple of blocks (one per differentiated argument)."""
+    leaves = [b[0] if isinstance(grad_position, int) else tuple(b) for b in blocks]
+    return _tree.unflatten(_tree.flatten(out)[1], leaves)
 
 
 def jacrev(fn, grad_position=0, has_aux=False):
-    """Jacobian by reverse mode: output shape ``out.shape + in.shape``.
+    """Jacobian by reverse mode: one forward pass, then the VJPs of all ``n = out.size`` basis
+    cotangents at once under ``core.vmap`` (a Python loop over them if some primitive has no
+    batching rule).
 
-    One VJP per output element (core.vmap batches them once graph mode lands).
+    Args:
+        fn: function of tensors returning a tensor or a pytree of tensors (and aux values with
+            ``has_aux``).
+        grad_position: int or tuple of ints: the arguments to differentiate.
+
+    Returns:
+        ``[*out.shape, *in.shape]`` per differentiated argument (a tuple for a tuple
+        ``grad_position``; for a pytree output, that structure at each of its leaves), and the
+        aux values with ``has_aux``.
     """
+    from .. import dtypes as _dtypes
     from .. import ops
+    from ..vmap import vmap
 
     def wrapper(*args):
-        positions = (grad_position,) if isinstance(grad_position, int) else tuple(grad_position)
-        diff = [args[p] for p in positions]
+        positions = _positions(grad_position)
+        diff = [_as_tensor(args[p]) for p in positions]
 
         def inner(*d):
             full = list(args)
@@ -313,51 +344,102 @@ def jacrev(fn, grad_position=0, has_aux=False):
 
         res = vjp(inner, *diff, has_aux=has_aux)
         out, pull = res[0], res[1]
-        rows = []
-        for i in range(max(out.size, 1)):
-            rows.append(pull(_basis(out.shape, out.dtype, i)))
-        jacs = []
-        for k, x in enumerate(diff):
-            stacked = ops.stack([r[k] for r in rows], axis=0)
-            jacs.append(ops.reshape(stacked, tuple(out.shape) + tuple(x.shape)))
-        jac = jacs[0] if isinstance(grad_position, int) else tuple(jacs)
+        outs, out_def = _tree.flatten(out)
+        sizes = [o.size for o in outs]
+        n = sum(sizes)
+        dtype = outs[0].dtype if outs else _dtypes.default_float
+        for o in outs[1:]:
+            dtype = _dtypes.promote_types(dtype, o.dtype)
+
+        def cotangent(e):  # e: one row of eye(n) -> one basis cotangent per output leaf
+            if len(outs) == 1:
+                return _tree.unflatten(out_def, [ops.reshape(e, tuple(outs[0].shape))])
+            parts, start = [], 0
+            for o, s in zip(outs, sizes):
+                parts.append(ops.astype(ops.reshape(e[start : start + s], tuple(o.shape)), o.dtype))
+                start += s
+            return _tree.unflatten(out_def, parts)
+
+        if n == 0:
+            rows = [ops.zeros((0, *tuple(x.shape)), dtype=x.dtype) for x in diff]
+        else:
+            eye = ops.eye(n, dtype=dtype)
+            try:
+                rows = list(vmap(lambda e: pull(cotangent(e)))(eye))  # per argument: [n, *x]
+            except NotImplementedError:  # a primitive without a batching rule: loop
+                pulled = [pull(cotangent(eye[i])) for i in range(n)]
+                rows = [ops.stack([r[k] for r in pulled]) for k in range(len(diff))]
+        blocks, start = [], 0
+        for o, s in zip(outs, sizes):
+            blocks.append([
+                ops.reshape(r if len(outs) == 1 else r[start : start + s], tuple(o.shape) + tuple(x.shape))
+                for r, x in zip(rows, diff)
+            ])
+            start += s
+        jac = _per_output(out, blocks, grad_position)
         return (jac, res[2]) if has_aux else jac
 
     return wrapper
 
 
 def jacfwd(fn, grad_position=0, has_aux=False):
-    """Jacobian by forward mode: output shape ``out.shape + in.shape``; one JVP per input element."""
+    """Jacobian by forward mode: the JVPs of all ``n = x.size`` basis tangents at once under
+    ``core.vmap`` (a Python loop over them if some primitive has no batching rule).
+
+    Args:
+        fn: function of tensors returning a tensor or a pytree of tensors (and aux values with
+            ``has_aux``).
+        grad_position: int or tuple of ints: the arguments to differentiate.
+
+    Returns:
+        ``[*out.shape, *in.shape]`` per differentiated argument (a tuple for a tuple
+        ``grad_position``; for a pytree output, that structure at each of its leaves), and the
+        aux values with ``has_aux``.
+    """
     from .. import ops
+    from ..vmap import vmap
 
     def wrapper(*args):
-        positions = (grad_position,) if isinstance(grad_position, int) else tuple(grad_position)
-        jacs = []
-        aux = None
-        for p in positions:
-            x = _as_tensor(args[p])
-            cols = []
-            out = None
-            for i in range(max(x.size, 1)):
-                tangents = tuple(
-                    _basis(x.shape, x.dtype, i) if q == p else ops.zeros_like(_as_tensor(a))
-                    for q, a in enumerate(args)
-                )
-                res = jvp(fn, tuple(_as_tensor(a) for a in args), tangents, has_aux=has_aux)
-                out, col = res[0], res[1]
-                if has_aux:
-                    aux = res[2]
-                cols.append(col)
-            stacked = ops.stack(cols, axis=-1)
-            jacs.append(ops.reshape(stacked, tuple(out.shape) + tuple(x.shape)))
-        jac = jacs[0] if isinstance(grad_position, int) else tuple(jacs)
-        return (jac, aux) if has_aux else jac
+        primals = tuple(_as_tensor(a) for a in args)
+        zeros = [ops.zeros_like(a) for a in primals]
+        per_position, res = [], None
+        for p in _positions(grad_position):
+            x = primals[p]
+            captured = []
+
+            def column(t, p=p, captured=captured):
+                tangents = tuple(t if q == p else zeros[q] for q in range(len(primals)))
+                r = jvp(fn, primals, tangents, has_aux=has_aux)
+                captured[:] = [r]
+                return r[1]
+
+            if x.size == 0:
+                captured[:] = [jvp(fn, primals, tuple(zeros), has_aux=has_aux)]
+                cols = _tree.tree_map(lambda o: ops.zeros((0, *tuple(o.shape)), dtype=o.dtype), captured[0][0])
+            else:
+                basis = _basis(x.shape, x.dtype)  # [n, *x]
+                try:
+                    cols = vmap(column)(basis)  # per output leaf: [n, *out]
+                except NotImplementedError:  # a primitive without a batching rule: loop
+                    each = [column(basis[i]) for i in range(x.size)]
+                    cols = _tree.tree_map(lambda *cs: ops.stack(cs), *each)
+            res = captured[0]
+            if _escaped(res[0]) or (has_aux and _escaped(res[2])):
+                res = jvp(fn, primals, tuple(zeros), has_aux=has_aux)
+            per_position.append([
+                ops.reshape(ops.moveaxis(c, 0, -1) if c.ndim > 1 else c, tuple(o.shape) + tuple(x.shape))
+                for c, o in zip(_tree.flatten(cols)[0], _tree.flatten(res[0])[0])
+            ])
+        blocks = [list(b) for b in zip(*per_position)]  # [output leaf][position]
+        jac = _per_output(res[0], blocks, grad_position)
+        return (jac, res[2]) if has_aux else jac
 
     return wrapper
 
 
 def hessian(fn, grad_position=0):
-    """Hessian of a scalar function: forward-over-reverse, shape ``in.shape + in.shape``."""
+    """Hessian of a scalar function: forward-over-reverse, shape ``in.shape + in.shape``
+    (for a tuple ``grad_position``, nested tuples: ``h[i][j]`` is d2f / dx_i dx_j)."""
     return jacfwd(jacrev(fn, grad_position), grad_position)
 
 
@@ -395,6 +477,7 @@ class custom_vjp:
 
         if self.fwd is None:
             raise TypeError(f"custom_vjp {self.__name__}: call defvjp(fwd, bwd) before using it")
+        args = tuple(resolve(a) for a in args)
         top = None
         for a in args:
             if isinstance(a, Parameter) and a._subs:
@@ -415,6 +498,7 @@ class custom_vjp:
                 parents.append(None)
         # fwd runs one level down: the stack above `top` is not active while it runs.
         out, residuals = self.fwd(*primals)
+        out = resolve(out)
         call = CustomVJPCall(self.__name__, self.bwd, residuals)
         return VJPTracer(top, out, Node(call, parents, tuple(primals), out, {}))
 

@@ -17,16 +17,25 @@ _BY_ARRAY_TYPE = {}
 _current = None
 
 
+_SEED = [None]  # the last core.set_seed value, applied to backends loaded after it
+
+
 def get_backend(name=None):
-    """The backend for device ``name`` (default: the current device), loading it once."""
+    """The backend for device ``name`` (default: the current device; case-insensitive),
+    loading it once."""
     name = name or _current.name
     backend = _LOADED.get(name)
     if backend is None:
-        if name not in _FACTORIES:
+        canonical = {n.lower(): n for n in _FACTORIES}.get(str(name).lower())
+        if canonical is None:
             raise ValueError(f"unknown device {name!r}; choose one of {sorted(_FACTORIES)}")
-        backend = check_complete(_FACTORIES[name]())
-        _LOADED[name] = backend
-        _BY_ARRAY_TYPE[backend.array_type] = backend
+        backend = _LOADED.get(canonical)
+        if backend is None:
+            backend = check_complete(_FACTORIES[canonical]())
+            if _SEED[0] is not None:
+                backend.seed(_SEED[0])
+            _LOADED[canonical] = backend
+            _BY_ARRAY_TYPE[backend.array_type] = backend
     return backend
 
 

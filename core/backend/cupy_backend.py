@@ -17,9 +17,11 @@ class CupyBackend(Backend):
                 "e.g. `pip install cupy-cuda12x`"
             ) from err
         try:
-            cupy.cuda.runtime.getDeviceCount()
+            count = cupy.cuda.runtime.getDeviceCount()
         except Exception as err:  # the CUDA runtime reports a missing driver or device
             raise RuntimeError(f"core.set_device('GPU'): cupy found no usable GPU ({err})") from err
+        if count == 0:
+            raise RuntimeError("core.set_device('GPU'): cupy is installed but CUDA reports no GPU")
         self.xp = cupy
         self.array_type = cupy.ndarray
         self._rng = cupy.random.default_rng(0)

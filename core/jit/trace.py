@@ -3,7 +3,7 @@
 from .. import primitive as _primitive
 from .. import tensor as _tensor
 from ..primitive import ShapedArray, Trace, Tracer
-from ..tensor import Parameter, Tensor
+from ..tensor import Parameter, Tensor, resolve
 from .ir import Eqn, Var
 
 
@@ -65,6 +65,7 @@ class JitTrace(Trace):
         return v
 
     def to_var(self, x):
+        x = resolve(x)  # a plain tensor rebound to a traced value by `y[i] = v`
         if type(x) is JitTracer and x._trace is self:
             return x.var
         if isinstance(x, Parameter):

@@ -170,11 +170,15 @@ def relu(x):
 
 
 def softplus(x, beta=1.0, threshold=20.0):
-    """log(1 + exp(beta x)) / beta, computed without overflow."""
+    """log(1 + exp(beta x)) / beta, computed without overflow (exact for every x, so
+    ``threshold`` is accepted for MindSpore/PyTorch compatibility and not needed)."""
     x = as_tensor(x)
     bx = x * beta if beta != 1.0 else x
-    # log1p(exp(-|bx|)) + max(bx, 0) is exact and never overflows
-    return (log1p(exp(neg(abs(bx)))) + relu(bx)) / beta if beta != 1.0 else log1p(exp(neg(abs(bx)))) + relu(bx)
+    positive = greater(bx, 0)
+    # max(z, 0) + log1p(exp(-|z|)), with -|z| written as a select so that the derivative at
+    # z == 0 is sigmoid(0) = 1/2 (abs and max would each pick a one-sided subgradient there)
+    out = where(positive, bx, 0.0) + log1p(exp(where(positive, neg(bx), bx)))
+    return out / beta if beta != 1.0 else out
 
 
 def silu(x):

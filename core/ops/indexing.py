@@ -6,7 +6,7 @@ from .. import dtypes as _dt
 from ..prims import indexing as P
 from ..primitive import Tracer
 from ..tensor import Tensor
-from ._convert import as_tensor, binary_args, normalize_axis
+from ._convert import as_tensor, normalize_axis
 
 
 def _parse_index(x, index):
@@ -15,13 +15,15 @@ def _parse_index(x, index):
         index = (index,)
     template, arrays = [], []
     dim = 0
-    for e in index:
+    if sum(1 for e in index if e is Ellipsis) > 1:
+        raise IndexError("getitem: an index can only have a single ellipsis ('...')")
+    for k, e in enumerate(index):
         if e is None or e is Ellipsis:
             template.append(e)
             if e is Ellipsis:
-                dim = x.ndim - sum(1 for f in index if f is not None and f is not Ellipsis and not _is_bool(f)) - sum(
-                    _bool_rank(f) - 1 for f in index if _is_bool(f)
-                )
+                # the entries after the ellipsis index the last dims
+                after = sum(_bool_rank(f) if _is_bool(f) else 1 for f in index[k + 1 :] if f is not None)
+                dim = max(x.ndim - after, dim)
             continue
         if isinstance(e, slice):
             template.append(("slice", _int_or_none(e.start), _int_or_none(e.stop), _int_or_none(e.step)))
@@ -83,15 +85,37 @@ def getitem(x, index):
     return P.getitem(x, *arrays, index=template)
 
 
+def _value_for(x, template, arrays, value, name):
+    """``value`` as a tensor of x's dtype that broadcasts to ``x[index]`` (leading size-1 dims
+    beyond that rank are dropped, as numpy does)."""
+    from .elementwise import astype
+    from .shape import reshape
+
+    v = value if isinstance(value, Tensor) else as_tensor(value, dtype=x.dtype)
+    if v.dtype != x.dtype:
+        v = astype(v, x.dtype)
+    target = P.result_shape(tuple(x.shape), [tuple(a.shape) for a in arrays], template)
+    shape = tuple(v.shape)
+    extra = len(shape) - len(target)
+    if extra > 0 and all(d == 1 for d in shape[:extra]):
+        v = reshape(v, shape[extra:])
+    try:
+        ok = np.broadcast_shapes(tuple(v.shape), target) == target
+    except ValueError:
+        ok = False
+    if not ok:
+        raise ValueError(
+            f"{name}: a value of shape {shape} cannot be broadcast to x[index] of shape {target} "
+            f"(x of shape {tuple(x.shape)})"
+        )
+    return v
+
+
 def index_update(x, index, value):
     """A copy of ``x`` with ``x[index] = value`` (differentiable w.r.t. both)."""
     x = as_tensor(x)
     template, arrays = _parse_index(x, index)
-    _, v = binary_args(x, value)
-    if v.dtype != x.dtype:
-        from .elementwise import astype
-
-        v = astype(v, x.dtype)
+    v = _value_for(x, template, arrays, value, "index_update")
     return P.index_update(x, v, *arrays, index=template)
 
 
@@ -99,11 +123,7 @@ def index_add(x, index, value):
     """A copy of ``x`` with ``value`` added at ``index``; repeated indices accumulate."""
     x = as_tensor(x)
     template, arrays = _parse_index(x, index)
-    _, v = binary_args(x, value)
-    if v.dtype != x.dtype:
-        from .elementwise import astype
-
-        v = astype(v, x.dtype)
+    v = _value_for(x, template, arrays, value, "index_add")
     return P.index_add(x, v, *arrays, index=template)
 
 

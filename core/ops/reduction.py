@@ -8,6 +8,9 @@ from ._convert import as_tensor, normalize_axes, normalize_axis
 from .elementwise import abs, astype, exp, log, sqrt, stop_gradient, where
 
 
+_LOW = (_dt.float16, _dt.bfloat16)
+
+
 def sum(x, axis=None, keepdims=False, dtype=None):
     """Sum over ``axis`` (int, tuple or None for all)."""
     x = as_tensor(x)
@@ -30,6 +33,8 @@ def mean(x, axis=None, keepdims=False):
     if not _dt.is_inexact(x.dtype):
         x = astype(x, _dt.default_float)
     axes = normalize_axes(axis, x.ndim, "mean")
+    if x.dtype in _LOW:  # the sum may overflow float16 although the mean does not
+        return astype(mean(astype(x, _dt.float32), axes, keepdims), x.dtype)
     return P.reduce_sum(x, axes=axes, keepdims=bool(keepdims)) * (1.0 / builtins.max(_count(x, axes), 1))
 
 
@@ -88,6 +93,8 @@ def var(x, axis=None, keepdims=False, ddof=0, unbiased=None):
     if unbiased is not None:
         ddof = 1 if unbiased else 0
     axes = normalize_axes(axis, x.ndim, "var")
+    if x.dtype in _LOW:  # computed in float32: squares of float16 overflow early
+        return astype(var(astype(x, _dt.float32), axes, keepdims, ddof), x.dtype)
     mu = mean(x, axes, keepdims=True)
     d = x - mu
     if _dt.is_complex(d.dtype):
@@ -134,6 +141,10 @@ def norm(x, ord=None, axis=None, keepdims=False):
         return P.reduce_min(a, axes=axes, keepdims=bool(keepdims))
     if ord == 1:
         return P.reduce_sum(a, axes=axes, keepdims=bool(keepdims))
+    if ord == 0:  # the number of nonzero entries (no derivative)
+        from .elementwise import not_equal
+
+        return P.reduce_sum(astype(not_equal(x, 0), _dt.real_dtype(x.dtype) if _dt.is_inexact(x.dtype) else _dt.default_float), axes=axes, keepdims=bool(keepdims))
     return P.reduce_sum(a**ord, axes=axes, keepdims=bool(keepdims)) ** (1.0 / ord)
 
 

@@ -6,7 +6,7 @@ from ..prims import shape as P
 from ._convert import as_tensor, normalize_axes, normalize_axis
 
 
-def _resolve_shape(shape, size, name="reshape"):
+def _resolve_shape(shape, size, name="reshape", from_shape=None):
     if isinstance(shape, (int, np.integer)):
         shape = (int(shape),)
     shape = [int(s) for s in shape]
@@ -18,9 +18,20 @@ def _resolve_shape(shape, size, name="reshape"):
             if s != -1:
                 known *= s
         if known == 0 or size % known:
-            raise ValueError(f"{name}: cannot reshape a tensor of {size} elements into {tuple(shape)}")
+            raise ValueError(f"{name}: cannot reshape {_what(size, from_shape)} into {tuple(shape)}")
         shape[shape.index(-1)] = size // known
+    n = 1
+    for s in shape:
+        n *= s
+    if n != size:
+        raise ValueError(f"{name}: cannot reshape {_what(size, from_shape)} into {tuple(shape)}")
     return tuple(shape)
+
+
+def _what(size, from_shape):
+    if from_shape is None:
+        return f"a tensor of {size} elements"
+    return f"a tensor of shape {from_shape} ({size} elements)"
 
 
 def reshape(x, *shape):
@@ -28,7 +39,7 @@ def reshape(x, *shape):
     x = as_tensor(x)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = shape[0]
-    shape = _resolve_shape(shape, x.size)
+    shape = _resolve_shape(shape, x.size, from_shape=tuple(x.shape))
     if tuple(x.shape) == shape:
         return x
     return P.reshape(x, shape=shape)
@@ -83,7 +94,12 @@ def expand_dims(x, axis):
     x = as_tensor(x)
     axis = (axis,) if isinstance(axis, int) else tuple(axis)
     nd = x.ndim + len(axis)
+    for a in axis:
+        if not -nd <= a < nd:
+            raise ValueError(f"expand_dims: axis {a} out of range for a result of rank {nd} (input shape {tuple(x.shape)})")
     axes = sorted(a % nd for a in axis)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"expand_dims: repeated axis in {axis}")
     shape = list(x.shape)
     for a in axes:
         shape.insert(a, 1)
@@ -126,6 +142,8 @@ def sum_to_shape(x, shape):
     shape = tuple(shape)
     if tuple(x.shape) == shape:
         return x
+    if x.ndim < len(shape):  # shape has extra leading 1s (a value numpy assigned after dropping them)
+        x = P.reshape(x, shape=(1,) * (len(shape) - x.ndim) + tuple(x.shape))
     lead = x.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, d in enumerate(shape) if d == 1 and x.shape[lead + i] != 1

@@ -66,13 +66,18 @@ stop_gradient = _unary("stop_gradient", lambda xp, x: x, differentiable=False)
 
 def _logistic(xp, x):
     # 1 / (1 + exp(-x)) overflows for very negative x, and 0.5 tanh(x / 2) + 0.5 rounds tiny
-    # values to 0; with e = exp(-|x|) in (0, 1] both sides keep full relative precision.
+    # values to 0; exp(min(x, 0)) / (1 + exp(-|x|)) keeps full relative precision everywhere
+    # (no where(): both sides are one expression; in-place to save passes over memory)
     if x.dtype.kind == "c":
         half = x.dtype.type(0.5)
         return half * xp.tanh(half * x) + half
-    one = x.dtype.type(1)
-    e = xp.exp(xp.negative(xp.abs(x)))
-    return xp.where(x >= 0, one / (one + e), e / (one + e))
+    num = xp.exp(xp.minimum(x, x.dtype.type(0)))
+    den = xp.abs(x)
+    xp.negative(den, out=den)
+    xp.exp(den, out=den)
+    den += x.dtype.type(1)
+    num /= den
+    return num
 
 
 def_linear_unary(neg, lambda g, out, x: neg(g))

@@ -32,8 +32,37 @@ def _has_arrays(template):
     return any(isinstance(e, tuple) and e[0] == "array" for e in template)
 
 
+def result_shape(x_shape, array_shapes, index):
+    """Shape of ``x[index]`` for a valid index template (numpy's rules), without computing it."""
+    ndim = len(x_shape)
+    consumed = sum(1 for e in index if e is not None and e is not Ellipsis)
+    basic, dim = [], 0
+    for e in index:
+        if e is None:
+            basic.append(1)
+        elif e is Ellipsis:
+            n = ndim - consumed
+            basic.extend(x_shape[dim : dim + n])
+            dim += n
+        elif isinstance(e, tuple) and e[0] == "slice":
+            basic.append(len(range(*slice(e[1], e[2], e[3]).indices(x_shape[dim]))))
+            dim += 1
+        else:
+            dim += 1
+    basic.extend(x_shape[dim:])
+    if not _has_arrays(index):
+        return tuple(basic)
+    k = _advanced_position(index, ndim)
+    return tuple(basic[:k]) + tuple(np.broadcast_shapes(*array_shapes)) + tuple(basic[k:])
+
+
+def _zero_strided(shape, dtype):
+    """A read-only numpy array of ``shape`` that uses one element of memory (for shape rules)."""
+    return np.lib.stride_tricks.as_strided(np.zeros((), dtype), shape=shape, strides=(0,) * len(shape), writeable=False)
+
+
 def _getitem_aval(x, *arrays, index):
-    dummy = np.lib.stride_tricks.as_strided(np.zeros((), x.dtype), shape=x.shape, strides=(0,) * len(x.shape))
+    dummy = _zero_strided(x.shape, x.dtype)
     fake = [np.zeros(a.shape, np.int64) for a in arrays]
     try:
         shape = dummy[realize(index, fake)].shape
@@ -53,6 +82,11 @@ def _index_add_impl(xp, x, v, *arrays, index):
     out = x.copy()
     idx = realize(index, arrays)
     if _has_arrays(index):
+        # numpy 2.x's add.at mis-adds values that broadcast along leading dims (values (2,)
+        # for an index of shape (2, 2) adds them once, not twice): hand it a full-shape view
+        target = result_shape(x.shape, [a.shape for a in arrays], index)
+        if tuple(v.shape) != target:
+            v = xp.broadcast_to(v, target)
         if xp is np:
             np.add.at(out, idx, v)  # accumulates repeated indices, unlike out[idx] += v
         else:
@@ -124,169 +158,92 @@ defjvp(index_update, _index_update_jvp)
 
 
 # ---- batching ---------------------------------------------------------------------------------
-def _basic_template_batch(args, bdims, index, prim):
-    """Only the data operands are batched and the index has no arrays: prepend a full slice."""
-    size = next(a.shape[b] for a, b in zip(args, bdims) if b is not None)
-    from ..vmap import broadcast_batch
+#
+# vmap of x[index]: the batch axis of x goes first. Without index arrays a full slice is
+# prepended to the template. With index arrays, the batch axis becomes one more advanced
+# index, an arange of shape (B, 1, ..., 1) in front of the others: numpy then always puts the
+# broadcast advanced dims (B, *A) first, followed by the basic dims in order, and one
+# transpose moves A to where numpy puts it in the unbatched x[index].
 
-    n_data = 1 if prim is getitem else 2
-    data = list(args[:n_data])
-    data[0] = broadcast_batch(data[0], bdims[0], size)
-    if n_data == 2:
-        v, bv = args[1], bdims[1]
-        if bv is not None:
-            # v broadcasts against x[index]; give it a leading batch axis aligned with x's
-            v = to_front(v, bv)
-            target_rank = len(getitem(data[0], index=((("slice", None, None, None),) + index)).shape)
-            if v.ndim < target_rank:
-                from .. import ops
+_FULL = ("slice", None, None, None)
 
-                v = ops.reshape(v, (v.shape[0],) + (1,) * (target_rank - v.ndim) + tuple(v.shape[1:]))
-        data[1] = v
-    new_index = (("slice", None, None, None),) + tuple(index)
-    return prim(*data, index=new_index), 0
+
+def _is_advanced(e):
+    return isinstance(e, int) or (isinstance(e, tuple) and e[0] == "array")
+
+
+def _advanced_position(index, ndim):
+    """Where numpy puts the broadcast advanced dims among the basic result dims of
+    ``x[index]`` (x of rank ``ndim``, index with arrays; ints then count as advanced): after
+    the basic dims that precede the first advanced entry when all advanced entries are adjacent,
+    else in front (0). Any slice, None or Ellipsis (even an empty one) between them separates."""
+    consumed = sum(1 for e in index if e is not None and e is not Ellipsis)
+    pos, first, gap = 0, None, False
+    for e in index:
+        if _is_advanced(e):
+            if first is None:
+                first = pos
+            elif gap:
+                return 0
+        else:
+            if first is not None:
+                gap = True
+            pos += (ndim - consumed) if e is Ellipsis else 1
+    return first
+
+
+def _unbatched_shape(a, b):
+    return tuple(a.shape) if b is None else tuple(a.shape[:b]) + tuple(a.shape[b + 1 :])
 
 
 def _batch_rule(prim):
+    n_data = 1 if prim is getitem else 2
+
     def rule(args, bdims, index):
-        n_data = 1 if prim is getitem else 2
-        if not _has_arrays(index) or all(b is None for b in bdims[n_data:]):
-            if not _has_arrays(index):
-                return _basic_template_batch(args, bdims, index, prim)
-        return _advanced_batch(prim, args, bdims, index, n_data)
+        from .. import ops
+        from ..vmap import broadcast_batch
+
+        size = next(a.shape[b] for a, b in zip(args, bdims) if b is not None)
+        x = broadcast_batch(args[0], bdims[0], size)  # [B, *x]
+        x_shape = tuple(x.shape[1:])
+        arrays, arr_bdims = args[n_data:], bdims[n_data:]
+        arr_shapes = [_unbatched_shape(a, b) for a, b in zip(arrays, arr_bdims)]
+        result = result_shape(x_shape, arr_shapes, index)  # the unbatched x[index], numpy's order
+        perm = None  # our order (B, *A, *basic) -> numpy's (B, *basic[:k], *A, *basic[k:])
+        if not _has_arrays(index):
+            new_index = (_FULL, *index)
+            new_arrays = []
+        else:
+            n_a = len(np.broadcast_shapes(*arr_shapes))
+            batch_index = ops.reshape(ops.arange(size), (size,) + (1,) * n_a)
+            new_arrays = [batch_index]
+            for a, b, s in zip(arrays, arr_bdims, arr_shapes):
+                if b is not None:
+                    # [B, *a] right-aligned under the arange: [B, 1.., *a]
+                    a = ops.reshape(to_front(a, b), (size,) + (1,) * (n_a - len(s)) + s)
+                new_arrays.append(a)
+            new_index = (("array", 0),) + tuple(
+                ("array", e[1] + 1) if isinstance(e, tuple) and e[0] == "array" else e for e in index
+            )
+            k = _advanced_position(index, len(x_shape))
+            n_basic = len(result) - n_a
+            if k and n_a:
+                perm = (0, *range(1 + n_a, 1 + n_a + k), *range(1, 1 + n_a), *range(1 + n_a + k, 1 + n_a + n_basic))
+        if prim is getitem:
+            out = getitem(x, *new_arrays, index=new_index)
+            return (out if perm is None else ops.transpose(out, perm)), 0
+        v, bv = args[1], bdims[1]
+        # v broadcasts against the unbatched result; give it the batched result's rank and order
+        if bv is None:
+            v = ops.reshape(v, (1,) * (1 + len(result) - v.ndim) + tuple(v.shape))
+        else:
+            v = to_front(v, bv)
+            v = ops.reshape(v, (size,) + (1,) * (len(result) - (v.ndim - 1)) + tuple(v.shape[1:]))
+        if perm is not None:
+            v = ops.transpose(v, tuple(int(i) for i in np.argsort(perm)))
+        return prim(x, v, *new_arrays, index=new_index), 0
 
     return rule
-
-
-def _advanced_batch(prim, args, bdims, index, n_data):
-    """Batch an index with integer arrays: the batch becomes one more advanced index (an arange).
-
-    Every slice is turned into an explicit arange array too, so that numpy puts all indexed
-    dimensions in a predictable order; the result is then transposed into place.
-    """
-    from .. import ops
-    from ..vmap import broadcast_batch
-
-    size = next(a.shape[b] for a, b in zip(args, bdims) if b is not None)
-    x = broadcast_batch(args[0], bdims[0], size)
-    arrays = [broadcast_batch(a, b, size) for a, b in zip(args[n_data:], bdims[n_data:])]
-    # expand Ellipsis and fill missing trailing dims with full slices
-    entries = list(index)
-    n_consumed = sum(1 for e in entries if e is not None and e is not Ellipsis)
-    rank = x.ndim - 1
-    if Ellipsis in entries:
-        k = entries.index(Ellipsis)
-        entries[k : k + 1] = [("slice", None, None, None)] * (rank - n_consumed)
-    else:
-        entries += [("slice", None, None, None)] * (rank - n_consumed)
-    # Build a fully advanced index: batch arange, then one array per remaining entry.
-    # Array entries broadcast together (shape A); each slice dimension adds its own axis.
-    arr_shape = np.broadcast_shapes(*[tuple(a.shape[1:]) for a in arrays]) if arrays else ()
-    slice_dims = []
-    dim = 0
-    for e in entries:
-        if e is None:
-            slice_dims.append(("new", None))
-        elif isinstance(e, tuple) and e[0] == "slice":
-            n = len(range(*slice(e[1], e[2], e[3]).indices(x.shape[1 + dim])))
-            slice_dims.append(("slice", (dim, e, n)))
-            dim += 1
-        else:
-            dim += 1
-    n_slice = len(slice_dims)
-    total = 1 + len(arr_shape) + n_slice  # result rank: batch, array dims, slice/new dims
-    idx = []
-    bshape = [1] * total
-    bshape[0] = size
-    idx.append(ops.reshape(ops.arange(size), bshape))
-    dim = 0
-    s = 0
-    for e in entries:
-        if e is None:
-            s += 1
-            continue
-        if isinstance(e, tuple) and e[0] == "slice":
-            n = len(range(*slice(e[1], e[2], e[3]).indices(x.shape[1 + dim])))
-            start, stop, step = slice(e[1], e[2], e[3]).indices(x.shape[1 + dim])
-            shape = [1] * total
-            shape[1 + len(arr_shape) + s] = n
-            idx.append(ops.reshape(ops.arange(start, stop, step), shape))
-            s += 1
-        elif isinstance(e, tuple) and e[0] == "array":
-            a = arrays[e[1]]
-            a = ops.broadcast_to(a, (size,) + tuple(arr_shape))
-            idx.append(ops.reshape(a, (size,) + tuple(arr_shape) + (1,) * n_slice))
-        else:  # int
-            idx.append(ops.full((1,) * total, e, dtype="int64"))
-        dim += 1
-    # result of x[idx] has shape (B, *A, *slice_dims); new axes (None) need an explicit length-1 dim
-    template = tuple(("array", k) for k in range(len(idx)))
-    has_new = any(kind == "new" for kind, _ in slice_dims)
-    if prim is getitem:
-        out = getitem(x, *idx, index=template)
-        order = _numpy_order(index, arr_shape, slice_dims)
-        return _arrange(out, order, len(arr_shape), has_new), 0
-    v = broadcast_batch(args[1], bdims[1], size)
-    # v must broadcast to the unbatched result of x[index] (numpy order); bring it to ours
-    ref = getitem(args[0] if bdims[0] is None else ops.take(args[0], 0, axis=bdims[0]),
-                  *[a if b is None else ops.take(a, 0, axis=b) for a, b in zip(args[n_data:], bdims[n_data:])],
-                  index=index)
-    v = ops.broadcast_to(ops.reshape(v, (size,) + (1,) * (ref.ndim - (v.ndim - 1)) + tuple(v.shape[1:])),
-                         (size,) + tuple(ref.shape))
-    order = _numpy_order(index, arr_shape, slice_dims)
-    v = _unarrange(v, order, len(arr_shape), slice_dims)
-    return prim(x, v, *idx, index=template), 0
-
-
-def _numpy_order(index, arr_shape, slice_dims):
-    """Where numpy places the broadcast array dims among the slice dims in x[index]."""
-    positions = [i for i, e in enumerate(index) if isinstance(e, tuple) and e[0] == "array" or isinstance(e, int)]
-    if not positions:
-        return 0
-    contiguous = positions == list(range(positions[0], positions[-1] + 1))
-    if not contiguous:
-        return 0
-    # count slice/new entries before the first array entry (Ellipsis expands to slices)
-    before = 0
-    expanded_before = 0
-    for e in index[: positions[0]]:
-        if e is Ellipsis:
-            expanded_before += 1
-        else:
-            before += 1
-    if expanded_before:
-        n_after_arrays = sum(1 for e in index[positions[-1] + 1 :] if e is not Ellipsis)
-        return len(slice_dims) - n_after_arrays - sum(
-            1 for e in index[positions[-1] + 1 :] if isinstance(e, tuple) and e[0] == "slice" and False
-        )
-    return before
-
-
-def _arrange(out, insert_at, n_arr, has_new):
-    from .. import ops
-
-    if insert_at == 0 or n_arr == 0:
-        return out
-    # out: (B, A..., S...) -> (B, S[:insert_at], A..., S[insert_at:])
-    nd = out.ndim
-    arr_axes = list(range(1, 1 + n_arr))
-    sl_axes = list(range(1 + n_arr, nd))
-    perm = [0] + sl_axes[:insert_at] + arr_axes + sl_axes[insert_at:]
-    return ops.transpose(out, tuple(perm))
-
-
-def _unarrange(v, insert_at, n_arr, slice_dims):
-    from .. import ops
-
-    if insert_at == 0 or n_arr == 0:
-        return v
-    nd = v.ndim
-    # v: (B, S[:k], A..., S[k:]) -> (B, A..., S...)
-    k = insert_at
-    sl_before = list(range(1, 1 + k))
-    arr_axes = list(range(1 + k, 1 + k + n_arr))
-    sl_after = list(range(1 + k + n_arr, nd))
-    return ops.transpose(v, tuple([0] + arr_axes + sl_before + sl_after))
 
 
 for _p in (getitem, index_add, index_update):

@@ -5,6 +5,7 @@
 
 import numpy as np
 
+from .. import dtypes as _dt
 from ..autodiff.rules import def_linear_unary, defjvp, defvjp
 from ..primitive import ShapedArray
 from ..vmap import axis_rule, batch_rules
@@ -38,10 +39,26 @@ def _reduce(name, fn, differentiable=True, dtype_fn=None):
     return p
 
 
-reduce_sum = _reduce("reduce_sum", lambda xp, x, axes, keepdims: xp.sum(x, axis=axes, keepdims=keepdims))
+_LOW = (np.dtype("float16"), _dt.bfloat16)
+
+
+def _accumulating(fn):
+    """Run numpy's accumulating reduction ``fn(x, dtype=...)`` with the output dtype of x:
+    numpy would widen int32 to int64 (the shape rule says x.dtype), and float16/bfloat16 are
+    accumulated in float32 (in bfloat16, a sum of 1000 ones is 256)."""
+
+    def impl(xp, x, **params):
+        if x.dtype in _LOW:
+            return fn(xp, x, dtype=np.float32, **params).astype(x.dtype)
+        return fn(xp, x, dtype=x.dtype, **params)
+
+    return impl
+
+
+reduce_sum = _reduce("reduce_sum", _accumulating(lambda xp, x, axes, keepdims, dtype: xp.sum(x, axis=axes, keepdims=keepdims, dtype=dtype)))
 reduce_max = _reduce("reduce_max", lambda xp, x, axes, keepdims: xp.max(x, axis=axes, keepdims=keepdims))
 reduce_min = _reduce("reduce_min", lambda xp, x, axes, keepdims: xp.min(x, axis=axes, keepdims=keepdims))
-reduce_prod = _reduce("reduce_prod", lambda xp, x, axes, keepdims: xp.prod(x, axis=axes, keepdims=keepdims))
+reduce_prod = _reduce("reduce_prod", _accumulating(lambda xp, x, axes, keepdims, dtype: xp.prod(x, axis=axes, keepdims=keepdims, dtype=dtype)))
 
 
 def _keep(g, x, axes, keepdims):
@@ -125,16 +142,18 @@ argmax = _arg("argmax", lambda xp, x, axis, keepdims: xp.argmax(x, axis=axis, ke
 argmin = _arg("argmin", lambda xp, x, axis, keepdims: xp.argmin(x, axis=axis, keepdims=keepdims))
 
 
-def _cumsum_impl(xp, x, axis, reverse):
+@_accumulating
+def _cumsum_impl(xp, x, axis, reverse, dtype):
     if reverse:
-        return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis), axis)
-    return xp.cumsum(x, axis=axis)
+        return xp.flip(xp.cumsum(xp.flip(x, axis), axis=axis, dtype=dtype), axis)
+    return xp.cumsum(x, axis=axis, dtype=dtype)
 
 
-def _cumprod_impl(xp, x, axis, reverse):
+@_accumulating
+def _cumprod_impl(xp, x, axis, reverse, dtype):
     if reverse:
-        return xp.flip(xp.cumprod(xp.flip(x, axis), axis=axis), axis)
-    return xp.cumprod(x, axis=axis)
+        return xp.flip(xp.cumprod(xp.flip(x, axis), axis=axis, dtype=dtype), axis)
+    return xp.cumprod(x, axis=axis, dtype=dtype)
 
 
 cumsum = defprim("cumsum", _cumsum_impl, same_aval)
@@ -144,10 +163,48 @@ batch_rules[cumprod] = axis_rule(cumprod, ("axis",))
 def_linear_unary(cumsum, lambda g, out, x, axis, reverse: cumsum(g, axis=axis, reverse=not reverse))
 
 
+def _shift(x, axis, d, fill, reverse):
+    """``x`` moved ``d`` steps along ``axis`` in scan order: entry k holds ``x[k - d]``
+    (``x[k + d]`` when ``reverse``); the ``d`` entries that enter are ``fill``."""
+    from .. import ops
+
+    n = x.shape[axis]
+    d = min(d, n)
+    edge_shape = tuple(d if i == axis else s for i, s in enumerate(x.shape))
+    edge = ops.full(edge_shape, fill, dtype=x.dtype)
+    if d == n:
+        return edge
+    if reverse:
+        return ops.concat([ops.slice_axis(x, axis, d, n), edge], axis=axis)
+    return ops.concat([edge, ops.slice_axis(x, axis, 0, n - d)], axis=axis)
+
+
+def _linear_scan(a, b, axis, reverse):
+    """``s_k = a_k * s_{k-1} + b_k`` along ``axis`` (``s_{k+1}`` when ``reverse``), starting
+    from 0. Hillis-Steele doubling: ceil(log2 n) vectorized steps of mul/add on shifted copies,
+    so the result has exact derivatives of any order (no division, exact with zeros)."""
+    n = a.shape[axis]
+    d = 1
+    while d < n:
+        b = a * _shift(b, axis, d, 0.0, reverse) + b
+        a = a * _shift(a, axis, d, 1.0, reverse)
+        d *= 2
+    return b
+
+
+def _cumprod_jvp(ts, out, x, axis, reverse):
+    # out_k = out_{k-1} x_k  =>  s_k = x_k s_{k-1} + out_{k-1} t_k (a linear recurrence)
+    before = _shift(out, axis, 1, 1.0, reverse)
+    return _linear_scan(x, before * ts[0], axis, reverse)
+
+
 def _cumprod_vjp(g, out, x, axis, reverse):
-    # d out_k / d x_i = out_k / x_i for i <= k (inputs must be nonzero for this rule)
-    return (cumsum(g * out, axis=axis, reverse=not reverse) / x,)
+    # transpose of the recurrence above: u_i = g_i + x_{i+1} u_{i+1};  xbar_i = out_{i-1} u_i.
+    # Exact when some x are zero (unlike cumsum(g * out) / x).
+    before = _shift(out, axis, 1, 1.0, reverse)
+    after = _shift(x, axis, 1, 0.0, not reverse)
+    return (before * _linear_scan(after, g, axis, not reverse),)
 
 
 defvjp(cumprod, _cumprod_vjp)
-defjvp(cumprod, lambda ts, out, x, axis, reverse: out * cumsum(ts[0] / x, axis=axis, reverse=reverse))
+defjvp(cumprod, _cumprod_jvp)

@@ -1,0 +1,961 @@
+"""Every primitive from one table (as JAX's ``lax_autodiff_test``): value against numpy,
+derivatives of order 1 and 2 in reverse and forward mode against finite differences (float64),
+vmap against a per-example loop, and the abstract (shape/dtype) rule against the eager output.
+
+A coverage test keeps the rule tables complete for every primitive in ``core.prims.ALL``.
+"""
+
+import functools
+
+import numpy as np
+import pytest
+import scipy.special as sps
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import core
+from core import ops
+from core.autodiff.forward import jvp_rules
+from core.autodiff.reverse import vjp_rules
+from core.primitive import ShapedArray
+from core.prims import ALL
+from core.prims import elementwise as E
+from core.prims import indexing as IX
+from core.prims import linalg as LA
+from core.prims import reduction as R
+from core.prims import shape as S
+from core.testing import gradcheck
+from core.vmap import batch_rules
+
+
+# ---- input generators: rng -> numpy array ------------------------------------------------------
+def normal(*shape):
+    return lambda rng: rng.standard_normal(shape)
+
+
+def positive(*shape):
+    return lambda rng: rng.uniform(0.5, 2.0, shape)
+
+
+def unit(*shape):
+    return lambda rng: rng.uniform(-0.8, 0.8, shape)
+
+
+def away_from_zero(*shape):
+    """Normal samples pushed away from 0 (kinks of abs, sign)."""
+    return lambda rng: rng.uniform(0.3, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+def distinct(*shape):
+    """Values with no ties and gaps >= 0.1 (max/min/argmax are smooth there)."""
+    n = int(np.prod(shape))
+    return lambda rng: (rng.permutation(n) * 0.37 - n * 0.15 + rng.uniform(0, 0.05, n)).reshape(
+        shape
+    )
+
+
+def offset(gen, delta):
+    """``gen`` shifted by ``delta``: with ``distinct`` (a grid of step 0.37) no value of one
+    input comes within 0.1 of the other's."""
+    return lambda rng: gen(rng) + delta
+
+
+def cnormal(*shape):
+    return lambda rng: rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
+
+
+def ints(lo, hi, *shape):
+    return lambda rng: rng.integers(lo, hi, shape)
+
+
+def bools(*shape):
+    return lambda rng: rng.random(shape) < 0.5
+
+
+def with_zeros(*shape):
+    """Normal values with one or two exact zeros (products must differentiate exactly)."""
+
+    def make(rng):
+        a = rng.standard_normal(shape)
+        flat = a.reshape(-1)
+        flat[rng.integers(0, flat.size)] = 0.0
+        return a
+
+    return make
+
+
+class Case:
+    """One row of the table.
+
+    Args:
+        prim: the primitive.
+        args: generators of the inputs.
+        params: static params passed to the primitive.
+        ref: numpy reference ``ref(*arrays) -> array``.
+        grad: run gradcheck (order 1 and 2, reverse and forward).
+        vmap_axes: in_axes variants to test (None = only the default ``0`` for all args).
+        id: test id.
+    """
+
+    def __init__(
+        self,
+        prim,
+        args,
+        ref,
+        params=None,
+        grad=True,
+        vmap_axes=None,
+        id=None,
+        rtol=1e-10,
+        order2=True,
+        fn=None,
+    ):
+        self.prim = prim
+        self._fn = fn
+        self.args = args
+        self.params = params or {}
+        self.ref = ref
+        self.grad = grad and prim.differentiable
+        self.vmap_axes = vmap_axes
+        self.id = id or prim.name
+        self.rtol = rtol
+        self.order2 = order2
+
+    def make(self, seed=0):
+        rng = np.random.default_rng(seed)
+        return [g(rng) for g in self.args]
+
+    def fn(self, *xs):
+        if self._fn is not None:
+            return self._fn(*xs)
+        return self.prim(*xs, **self.params)
+
+
+def _np_scalar_fn(f):
+    return lambda *a: np.asarray(f(*a))
+
+
+U, B = (2, 3), (3,)  # a small unary shape and a broadcasting partner
+UNARY = [
+    Case(E.neg, [normal(*U)], np.negative),
+    Case(E.exp, [normal(*U)], np.exp),
+    Case(E.exp, [cnormal(*U)], np.exp, id="exp_complex"),
+    Case(E.expm1, [normal(*U)], np.expm1),
+    Case(E.log, [positive(*U)], np.log),
+    Case(E.log, [cnormal(*U)], np.log, id="log_complex"),
+    Case(E.log1p, [positive(*U)], np.log1p),
+    Case(E.sqrt, [positive(*U)], np.sqrt),
+    Case(E.sin, [normal(*U)], np.sin),
+    Case(E.sin, [cnormal(*U)], np.sin, id="sin_complex"),
+    Case(E.cos, [normal(*U)], np.cos),
+    Case(E.cos, [cnormal(*U)], np.cos, id="cos_complex"),
+    Case(E.sqrt, [cnormal(*U)], np.sqrt, id="sqrt_complex"),
+    Case(E.tanh, [cnormal(*U)], np.tanh, id="tanh_complex"),
+    Case(E.expm1, [cnormal(*U)], np.expm1, id="expm1_complex"),
+    Case(E.log1p, [cnormal(*U)], np.log1p, id="log1p_complex"),
+    Case(E.erf, [cnormal(*U)], sps.erf, id="erf_complex"),
+    Case(E.logistic, [cnormal(*U)], lambda z: 1 / (1 + np.exp(-z)), id="logistic_complex"),
+    Case(E.neg, [cnormal(*U)], np.negative, id="neg_complex"),
+    Case(E.tanh, [normal(*U)], np.tanh),
+    Case(E.logistic, [normal(*U)], sps.expit),
+    Case(E.erf, [normal(*U)], sps.erf),
+    Case(E.abs, [away_from_zero(*U)], np.abs),
+    Case(E.abs, [cnormal(*U)], np.abs, id="abs_complex"),
+    Case(E.sign, [away_from_zero(*U)], np.sign),
+    Case(E.floor, [normal(*U)], np.floor),
+    Case(E.ceil, [normal(*U)], np.ceil),
+    Case(E.round, [normal(*U)], np.round),
+    Case(E.logical_not, [bools(*U)], np.logical_not),
+    Case(E.bitwise_not, [ints(-5, 5, *U)], np.invert),
+    Case(
+        E.isfinite,
+        [lambda rng: np.array([1.0, np.inf, -np.inf, np.nan, 0.0, 2.0]).reshape(U)],
+        np.isfinite,
+    ),
+    Case(E.stop_gradient, [normal(*U)], lambda x: x),
+    Case(E.real, [cnormal(*U)], np.real),
+    Case(E.imag, [cnormal(*U)], np.imag),
+    Case(E.real, [normal(*U)], np.real, id="real_of_real"),
+    Case(E.imag, [normal(*U)], np.imag, id="imag_of_real", grad=False),
+    Case(E.conj, [cnormal(*U)], np.conj),
+    Case(
+        E.convert,
+        [normal(*U)],
+        lambda x: x.astype(np.complex128),
+        params={"dtype": np.dtype("complex128")},
+        id="convert_to_complex",
+    ),
+    Case(
+        E.convert,
+        [cnormal(*U)],
+        lambda x: x.real,
+        params={"dtype": np.dtype("float64")},
+        id="convert_complex_to_real",
+    ),
+    Case(
+        E.convert,
+        [normal(*U)],
+        lambda x: x.astype(np.float32),
+        params={"dtype": np.dtype("float32")},
+        id="convert_to_f32",
+        grad=False,
+    ),
+    Case(
+        E.convert,
+        [normal(*U)],
+        lambda x: x.astype(np.int32),
+        params={"dtype": np.dtype("int32")},
+        id="convert_to_int",
+        grad=False,
+    ),
+]
+
+BINARY = [
+    Case(E.add, [normal(*U), normal(*B)], np.add),
+    Case(E.add, [cnormal(*U), cnormal(*U)], np.add, id="add_complex"),
+    Case(E.sub, [normal(2, 1), normal(1, 3)], np.subtract),
+    Case(E.sub, [cnormal(2, 1), cnormal(1, 3)], np.subtract, id="sub_complex"),
+    Case(E.pow, [cnormal(*U), cnormal(*B)], np.power, id="pow_complex"),
+    Case(E.select, [bools(*U), cnormal(*U), cnormal(*B)], np.where, id="select_complex"),
+    Case(E.mul, [normal(*U), normal(*B)], np.multiply),
+    Case(E.mul, [cnormal(*U), cnormal(*B)], np.multiply, id="mul_complex"),
+    Case(E.div, [normal(*U), positive(*B)], np.true_divide),
+    Case(E.div, [cnormal(*U), cnormal(*U)], np.true_divide, id="div_complex"),
+    Case(E.pow, [positive(*U), normal(*B)], np.power),
+    # a negative base with a constant integer exponent (no derivative in the exponent there)
+    Case(
+        E.pow,
+        [normal(*U)],
+        lambda x: np.power(x, [2.0, 3.0, 1.0]),
+        id="pow_integer_exponent",
+        fn=lambda x: E.pow(x, core.Tensor(np.array([2.0, 3.0, 1.0]))),
+    ),
+    Case(
+        E.pow,
+        [
+            lambda rng: np.array([[0.0, 1.5, 0.7], [2.0, 0.0, 1.2]]),
+            lambda rng: np.array([2.5, 3.0, 1.5]),
+        ],
+        np.power,
+        id="pow_zero_base",
+        grad=False,
+    ),
+    Case(E.maximum, [distinct(*U), offset(distinct(*U), 0.18)], np.maximum),
+    Case(E.minimum, [distinct(*U), offset(distinct(*B), 0.18)], np.minimum),
+    Case(E.atan2, [normal(*U), positive(*U)], np.arctan2),
+    Case(E.rem, [positive(*U), lambda rng: np.array([0.3, 0.7, 1.1])], np.mod, id="rem"),
+    Case(
+        E.rem,
+        [lambda rng: rng.uniform(-2, 2, U), lambda rng: np.array([-0.7, 0.9, 0.45])],
+        np.mod,
+        id="rem_signs",
+    ),
+    Case(E.floor_divide, [normal(*U), positive(*B)], np.floor_divide),
+    Case(E.floor_divide, [ints(-9, 9, *U), ints(1, 4, *B)], np.floor_divide, id="floor_divide_int"),
+    Case(E.rem, [ints(-9, 9, *U), ints(1, 4, *B)], np.mod, id="rem_int"),
+    Case(E.equal, [ints(0, 2, *U), ints(0, 2, *B)], np.equal),
+    Case(E.not_equal, [ints(0, 2, *U), ints(0, 2, *B)], np.not_equal),
+    Case(E.less, [normal(*U), normal(*B)], np.less),
+    Case(E.less_equal, [ints(0, 3, *U), ints(0, 3, *B)], np.less_equal),
+    Case(E.greater, [normal(*U), normal(*B)], np.greater),
+    Case(E.greater_equal, [ints(0, 3, *U), ints(0, 3, *B)], np.greater_equal),
+    Case(E.logical_and, [bools(*U), bools(*B)], np.logical_and),
+    Case(E.logical_or, [bools(*U), bools(*B)], np.logical_or),
+    Case(E.logical_xor, [bools(*U), bools(*B)], np.logical_xor),
+    Case(E.bitwise_and, [ints(0, 16, *U), ints(0, 16, *B)], np.bitwise_and),
+    Case(E.bitwise_or, [ints(0, 16, *U), ints(0, 16, *B)], np.bitwise_or),
+    Case(E.bitwise_xor, [ints(0, 16, *U), ints(0, 16, *B)], np.bitwise_xor),
+    Case(E.select, [bools(*U), normal(*U), normal(*B)], np.where),
+    Case(E.complex, [normal(*U), normal(*B)], lambda a, b: a + 1j * b),
+]
+
+REDUCTION = [
+    Case(
+        R.reduce_sum,
+        [normal(2, 3, 2)],
+        lambda x: np.sum(x, axis=(0, 2)),
+        params={"axes": (0, 2), "keepdims": False},
+    ),
+    Case(
+        R.reduce_sum,
+        [normal(2, 3)],
+        lambda x: np.sum(x, axis=1, keepdims=True),
+        params={"axes": (1,), "keepdims": True},
+        id="reduce_sum_keepdims",
+    ),
+    Case(
+        R.reduce_sum,
+        [normal(2, 3)],
+        lambda x: np.sum(x, axis=()),
+        params={"axes": (), "keepdims": False},
+        id="reduce_sum_no_axes",
+    ),
+    Case(
+        R.reduce_sum,
+        [cnormal(2, 3)],
+        lambda x: np.sum(x, axis=(0, 1)),
+        params={"axes": (0, 1), "keepdims": False},
+        id="reduce_sum_complex",
+    ),
+    Case(
+        R.reduce_max,
+        [distinct(2, 3, 2)],
+        lambda x: np.max(x, axis=(1,)),
+        params={"axes": (1,), "keepdims": False},
+    ),
+    Case(
+        R.reduce_max,
+        [distinct(2, 3)],
+        lambda x: np.max(x, axis=(0, 1), keepdims=True),
+        params={"axes": (0, 1), "keepdims": True},
+        id="reduce_max_all_keepdims",
+    ),
+    Case(
+        R.reduce_min,
+        [distinct(2, 3, 2)],
+        lambda x: np.min(x, axis=(0, 2)),
+        params={"axes": (0, 2), "keepdims": False},
+    ),
+    Case(
+        R.reduce_prod,
+        [normal(2, 3, 2)],
+        lambda x: np.prod(x, axis=(1,)),
+        params={"axes": (1,), "keepdims": False},
+    ),
+    Case(
+        R.reduce_prod,
+        [with_zeros(2, 3)],
+        lambda x: np.prod(x, axis=(0, 1)),
+        params={"axes": (0, 1), "keepdims": False},
+        id="reduce_prod_with_zero",
+    ),
+    Case(
+        R.reduce_prod,
+        [lambda rng: np.array([[0.0, 0.0, 1.5], [0.7, -1.2, 2.0]])],
+        lambda x: np.prod(x, axis=(1,), keepdims=True),
+        params={"axes": (1,), "keepdims": True},
+        id="reduce_prod_two_zeros",
+    ),
+    Case(
+        R.reduce_prod,
+        [cnormal(2, 3)],
+        lambda x: np.prod(x, axis=(1,)),
+        params={"axes": (1,), "keepdims": False},
+        id="reduce_prod_complex",
+    ),
+    Case(
+        R.reduce_sum,
+        [lambda rng: rng.integers(-5, 5, (2, 3)).astype(np.int32)],
+        lambda x: np.sum(x, axis=(1,), dtype=np.int32),
+        params={"axes": (1,), "keepdims": False},
+        id="reduce_sum_int32",
+    ),
+    Case(
+        R.reduce_prod,
+        [lambda rng: rng.integers(-5, 5, (2, 3)).astype(np.int32)],
+        lambda x: np.prod(x, axis=(0,), dtype=np.int32),
+        params={"axes": (0,), "keepdims": False},
+        id="reduce_prod_int32",
+    ),
+    Case(
+        R.reduce_max,
+        [lambda rng: rng.integers(-5, 5, (2, 3)).astype(np.int32)],
+        lambda x: np.max(x, axis=(0, 1)),
+        params={"axes": (0, 1), "keepdims": False},
+        id="reduce_max_int32",
+    ),
+    Case(
+        R.cumsum,
+        [lambda rng: rng.integers(-5, 5, (2, 3)).astype(np.int32)],
+        lambda x: np.cumsum(x, axis=1, dtype=np.int32),
+        params={"axis": 1, "reverse": False},
+        id="cumsum_int32",
+    ),
+    Case(
+        R.cumprod,
+        [lambda rng: rng.integers(-5, 5, (2, 3)).astype(np.int32)],
+        lambda x: np.cumprod(x[::-1], axis=0, dtype=np.int32)[::-1],
+        params={"axis": 0, "reverse": True},
+        id="cumprod_int32",
+    ),
+    Case(
+        R.argmax,
+        [distinct(2, 3, 4)],
+        lambda x: np.argmax(x, axis=1),
+        params={"axis": 1, "keepdims": False},
+    ),
+    Case(
+        R.argmin,
+        [distinct(2, 3)],
+        lambda x: np.argmin(x, axis=0, keepdims=True),
+        params={"axis": 0, "keepdims": True},
+    ),
+    Case(
+        R.cumsum,
+        [normal(2, 3)],
+        lambda x: np.cumsum(x, axis=1),
+        params={"axis": 1, "reverse": False},
+    ),
+    Case(
+        R.cumsum,
+        [normal(3, 2)],
+        lambda x: np.cumsum(x[::-1], axis=0)[::-1],
+        params={"axis": 0, "reverse": True},
+        id="cumsum_reverse",
+    ),
+    Case(
+        R.cumprod,
+        [away_from_zero(2, 3)],
+        lambda x: np.cumprod(x, axis=1),
+        params={"axis": 1, "reverse": False},
+    ),
+    Case(
+        R.cumprod,
+        [away_from_zero(3, 2)],
+        lambda x: np.cumprod(x[::-1], axis=0)[::-1],
+        params={"axis": 0, "reverse": True},
+        id="cumprod_reverse",
+    ),
+    Case(
+        R.cumprod,
+        [with_zeros(2, 5)],
+        lambda x: np.cumprod(x, axis=1),
+        params={"axis": 1, "reverse": False},
+        id="cumprod_with_zero",
+    ),
+    Case(
+        R.cumprod,
+        [lambda rng: np.array([[1.2, 0.0, -0.7, 0.0, 1.1]])],
+        lambda x: np.cumprod(x[:, ::-1], axis=1)[:, ::-1],
+        params={"axis": 1, "reverse": True},
+        id="cumprod_reverse_two_zeros",
+    ),
+    Case(
+        R.cumprod,
+        [cnormal(3, 2)],
+        lambda x: np.cumprod(x, axis=0),
+        params={"axis": 0, "reverse": False},
+        id="cumprod_complex",
+    ),
+    Case(
+        R.cumprod,
+        [normal(1, 2)],
+        lambda x: np.cumprod(x, axis=0),
+        params={"axis": 0, "reverse": False},
+        id="cumprod_length_one",
+    ),
+]
+
+SHAPE = [
+    Case(S.reshape, [normal(2, 3)], lambda x: x.reshape(3, 1, 2), params={"shape": (3, 1, 2)}),
+    Case(
+        S.reshape,
+        [normal(1, 1)],
+        lambda x: x.reshape(()),
+        params={"shape": ()},
+        id="reshape_to_scalar",
+    ),
+    Case(
+        S.transpose, [normal(2, 3, 4)], lambda x: x.transpose(2, 0, 1), params={"perm": (2, 0, 1)}
+    ),
+    Case(
+        S.broadcast_to,
+        [normal(3, 1)],
+        lambda x: np.broadcast_to(x, (2, 3, 4)),
+        params={"shape": (2, 3, 4)},
+    ),
+    Case(
+        S.concatenate,
+        [normal(2, 1), normal(2, 3), normal(2, 2)],
+        lambda *xs: np.concatenate(xs, axis=1),
+        params={"axis": 1},
+    ),
+    Case(
+        S.pad,
+        [normal(2, 3)],
+        lambda x: np.pad(x, ((1, 0), (2, 1)), constant_values=0.5),
+        params={"pads": ((1, 0), (2, 1)), "value": 0.5},
+    ),
+    Case(LA.matmul, [normal(2, 3), normal(3, 4)], np.matmul),
+    Case(LA.matmul, [normal(2, 2, 3), normal(3, 2)], np.matmul, id="matmul_batched"),
+    Case(LA.matmul, [normal(2, 1, 2, 3), normal(3, 3, 2)], np.matmul, id="matmul_broadcast"),
+    Case(LA.matmul, [cnormal(2, 3), cnormal(3, 2)], np.matmul, id="matmul_complex"),
+]
+
+
+def _index_case(prim, x_shape, index, id, v_shape=None, index_gens=None, vmap_axes=None):
+    """A getitem/index_add/index_update case for ``index`` (with ``ArrayGen`` entries)."""
+    gens = index_gens or []
+    template = []
+    k = 0
+    for e in index:
+        if e == "A":
+            template.append(("array", k))
+            k += 1
+        elif isinstance(e, slice):
+            template.append(("slice", e.start, e.stop, e.step))
+        else:
+            template.append(e)
+    template = tuple(template)
+    if prim is IX.getitem:
+        args = [normal(*x_shape), *gens]
+
+        def ref(x, *arrays):
+            return x[IX.realize(template, arrays)]
+    else:
+        args = [normal(*x_shape), normal(*v_shape), *gens]
+
+        def ref(x, v, *arrays):
+            out = x.copy()
+            idx = IX.realize(template, arrays)
+            if prim is IX.index_add:
+                np.add.at(out, idx, np.broadcast_to(v, x[idx].shape))
+            else:
+                out[IX.realize(template, arrays)] = v
+            return out
+
+    return Case(prim, args, ref, params={"index": template}, id=id, vmap_axes=vmap_axes)
+
+
+S_ = slice
+INDEXING = [
+    _index_case(IX.getitem, (4, 3), (1,), "getitem_int"),
+    _index_case(IX.getitem, (4, 3), (S_(1, None, 2), -1), "getitem_slice_int"),
+    _index_case(
+        IX.getitem, (4, 3, 2), (Ellipsis, None, S_(None, None, -1)), "getitem_ellipsis_newaxis_flip"
+    ),
+    _index_case(IX.getitem, (4, 3), ("A",), "getitem_array", index_gens=[ints(-4, 4, 2, 3)]),
+    _index_case(
+        IX.getitem,
+        (4, 3),
+        ("A",),
+        "getitem_array_repeats",
+        index_gens=[lambda rng: np.array([1, 1, 3, 1])],
+    ),
+    _index_case(
+        IX.getitem,
+        (4, 3, 5),
+        (S_(None), "A", S_(1, 4)),
+        "getitem_slice_array_slice",
+        index_gens=[ints(0, 3, 2)],
+    ),
+    _index_case(
+        IX.getitem,
+        (4, 3, 5),
+        ("A", S_(None), "A"),
+        "getitem_separated_arrays",
+        index_gens=[ints(0, 4, 2, 1), ints(0, 5, 3)],
+    ),
+    _index_case(
+        IX.getitem,
+        (4, 3, 5),
+        (S_(None), "A", "A"),
+        "getitem_adjacent_arrays",
+        index_gens=[ints(0, 3, 2, 1), ints(0, 5, 1, 2)],
+    ),
+    _index_case(
+        IX.getitem,
+        (4, 3, 5),
+        (S_(None), 1, "A"),
+        "getitem_int_array_adjacent",
+        index_gens=[ints(0, 5, 2)],
+    ),
+    _index_case(
+        IX.getitem,
+        (4, 3, 5),
+        ("A", S_(None), 0),
+        "getitem_array_int_separated",
+        index_gens=[ints(0, 4, 2)],
+    ),
+    _index_case(
+        IX.getitem,
+        (4, 3, 5),
+        (None, "A", Ellipsis, "A"),
+        "getitem_newaxis_ellipsis_arrays",
+        index_gens=[ints(0, 4, 2), ints(0, 5, 2)],
+    ),
+    _index_case(
+        IX.getitem,
+        (4, 3, 5),
+        (S_(None), "A", None, S_(None, 2)),
+        "getitem_array_then_newaxis",
+        index_gens=[ints(0, 3, 2, 2)],
+    ),
+    _index_case(IX.index_add, (4, 3), (S_(1, 3),), "index_add_slice", v_shape=(3,)),
+    _index_case(
+        IX.index_add,
+        (4, 3),
+        ("A",),
+        "index_add_repeats",
+        v_shape=(5, 3),
+        index_gens=[lambda rng: np.array([0, 2, 0, 3, 0])],
+    ),
+    _index_case(
+        IX.index_add,
+        (4, 3, 5),
+        (S_(None), "A", "A"),
+        "index_add_adjacent_arrays",
+        v_shape=(4, 2, 2),
+        index_gens=[ints(0, 3, 2, 1), ints(0, 5, 2)],
+    ),
+    _index_case(
+        IX.index_add,
+        (4, 3, 5),
+        ("A", S_(None), "A"),
+        "index_add_separated_arrays",
+        v_shape=(2, 3),
+        index_gens=[ints(0, 4, 2), ints(0, 5, 2)],
+    ),
+    _index_case(
+        IX.index_add,
+        (4, 3, 5),
+        (S_(None), 2, "A"),
+        "index_add_int_array",
+        v_shape=(1,),
+        index_gens=[ints(0, 5, 3)],
+    ),
+    # values that broadcast along a leading dim of x[index] (numpy 2.x's add.at gets this wrong)
+    _index_case(
+        IX.index_add,
+        (2,),
+        ("A",),
+        "index_add_leading_broadcast",
+        v_shape=(2,),
+        index_gens=[lambda rng: np.zeros((2, 2), np.int64)],
+    ),
+    _index_case(IX.index_update, (4, 3), (S_(None), 1), "index_update_column", v_shape=(1,)),
+    _index_case(
+        IX.index_update,
+        (4, 3),
+        ("A",),
+        "index_update_rows",
+        v_shape=(2, 3),
+        index_gens=[lambda rng: rng.permutation(4)[:2]],
+    ),
+    _index_case(
+        IX.index_update,
+        (4, 3, 5),
+        (S_(None), "A", S_(1, 3)),
+        "index_update_array_middle",
+        v_shape=(2, 2),
+        index_gens=[lambda rng: rng.permutation(3)[:2]],
+    ),
+    _index_case(
+        IX.index_update,
+        (4, 3, 5),
+        ("A", Ellipsis, "A"),
+        "index_update_ellipsis_arrays",
+        v_shape=(2, 3),
+        index_gens=[lambda rng: rng.permutation(4)[:2], lambda rng: rng.permutation(5)[:2]],
+    ),
+]
+
+TABLE = UNARY + BINARY + REDUCTION + SHAPE + INDEXING
+
+
+def _cases(kind=None):
+    return [pytest.param(c, id=c.id) for c in TABLE]
+
+
+def _tensors(arrays):
+    return [core.Tensor(a) for a in arrays]
+
+
+def _assert_matches(out, ref, rtol=1e-10, atol=1e-12, check_dtype=True):
+    got = out.asnumpy()
+    ref = np.asarray(ref)
+    assert got.shape == ref.shape, f"shape {got.shape} != numpy {ref.shape}"
+    if check_dtype:
+        assert got.dtype == ref.dtype, f"dtype {got.dtype} != numpy {ref.dtype}"
+    np.testing.assert_allclose(got, ref, rtol=rtol, atol=atol, equal_nan=True)
+
+
+# ---- the table tests ---------------------------------------------------------------------------
+@pytest.mark.parametrize("case", _cases())
+def test_value_against_numpy(case):
+    arrays = case.make()
+    out = case.fn(*_tensors(arrays))
+    _assert_matches(out, case.ref(*[a.copy() for a in arrays]), rtol=case.rtol)
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_abstract_rule_matches_eager(case):
+    arrays = case.make()
+    tensors = _tensors(arrays)
+    out = case.fn(*tensors)
+    aval = case.prim.abstract(*[ShapedArray(t.shape, t.dtype) for t in tensors], **case.params)
+    assert aval == ShapedArray(out.shape, out.dtype), (
+        f"abstract {aval} != eager {out.dtype}{list(out.shape)}"
+    )
+
+
+GRAD_CASES = [pytest.param(c, id=c.id) for c in TABLE if c.grad]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES)
+def test_gradcheck_order1(case):
+    gradcheck(case.fn, _tensors(case.make()), order=1)
+
+
+@pytest.mark.parametrize("case", [p for p in GRAD_CASES if p.values[0].order2])
+def test_gradcheck_order2(case):
+    gradcheck(case.fn, _tensors(case.make()), order=2)
+
+
+def _vmap_variants(case, n_args):
+    if case.vmap_axes is not None:
+        return case.vmap_axes
+    variants = [(0,) * n_args]
+    if n_args > 1:
+        variants.append((0,) + (None,) * (n_args - 1))
+        variants.append((None,) * (n_args - 1) + (0,))
+    variants.append(("last",) + (None,) * (n_args - 1))
+    return variants
+
+
+@pytest.mark.parametrize("case", _cases())
+def test_vmap_against_loop(case):
+    n_batch = 3
+    examples = [case.make(seed) for seed in range(n_batch)]
+    n_args = len(examples[0])
+    for axes in _vmap_variants(case, n_args):
+        in_axes, batched_args = [], []
+        for i in range(n_args):
+            ax = axes[i]
+            if ax is None:
+                in_axes.append(None)
+                batched_args.append(core.Tensor(examples[0][i]))
+                continue
+            if ax == "last":
+                ax = examples[0][i].ndim
+            in_axes.append(ax)
+            batched_args.append(core.Tensor(np.stack([ex[i] for ex in examples], axis=ax)))
+        out = core.vmap(case.fn, in_axes=tuple(in_axes))(*batched_args)
+        expected = []
+        for k in range(n_batch):
+            args = [examples[0][i] if in_axes[i] is None else examples[k][i] for i in range(n_args)]
+            expected.append(case.fn(*_tensors(args)).asnumpy())
+        try:
+            _assert_matches(out, np.stack(expected))
+        except AssertionError as err:
+            raise AssertionError(f"vmap with in_axes={tuple(in_axes)}: {err}") from None
+
+
+def test_pow_derivatives_at_zero_base():
+    # x**y at x == 0 with y > 1: d/dx = y x^(y-1) = 0, and d/dy is defined as the limit 0
+    x = core.Tensor(np.array([0.0, 0.0, 2.0]))
+    y = core.Tensor(np.array([2.5, 1.0, 1.5]))
+    gx, gy = core.grad(lambda x, y: E.pow(x, y).sum(), (0, 1))(x, y)
+    np.testing.assert_allclose(gx.asnumpy(), [0.0, 1.0, 1.5 * np.sqrt(2.0)])
+    np.testing.assert_allclose(gy.asnumpy(), [0.0, 0.0, 2.0**1.5 * np.log(2.0)])
+    assert np.all(np.isfinite(core.hessian(lambda x: E.pow(x, y).sum())(x).asnumpy()))
+
+
+# ---- dtypes: every float dtype keeps its dtype through unary math ------------------------------
+FLOAT_UNARY = [
+    E.neg,
+    E.exp,
+    E.expm1,
+    E.log,
+    E.log1p,
+    E.sqrt,
+    E.sin,
+    E.cos,
+    E.tanh,
+    E.logistic,
+    E.erf,
+    E.abs,
+]
+NP_OF = {
+    "neg": np.negative,
+    "exp": np.exp,
+    "expm1": np.expm1,
+    "log": np.log,
+    "log1p": np.log1p,
+    "sqrt": np.sqrt,
+    "sin": np.sin,
+    "cos": np.cos,
+    "tanh": np.tanh,
+    "logistic": sps.expit,
+    "erf": sps.erf,
+    "abs": np.abs,
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("prim", FLOAT_UNARY, ids=lambda p: p.name)
+def test_unary_keeps_low_precision_dtype(prim, dtype):
+    dt = core.dtypes.canonical(dtype)
+    x64 = np.random.default_rng(1).uniform(0.5, 2.0, (5,))
+    x = core.Tensor(x64.astype(dt))
+    out = prim(x)
+    assert out.dtype == dt
+    assert prim.abstract(ShapedArray(x.shape, x.dtype)) == ShapedArray(out.shape, out.dtype)
+    tol = {"float16": 3e-3, "bfloat16": 2e-2, "float32": 1e-6}[dtype]
+    ref = NP_OF[prim.name](x.asnumpy().astype(np.float64))
+    np.testing.assert_allclose(out.asnumpy().astype(np.float64), ref, rtol=tol, atol=tol)
+
+
+# ---- coverage: every primitive has all of its rules --------------------------------------------
+@pytest.mark.parametrize("prim", ALL, ids=lambda p: p.name)
+def test_every_primitive_has_all_rules(prim):
+    missing = []
+    if prim.differentiable:
+        if prim not in vjp_rules:
+            missing.append("VJP")
+        if prim not in jvp_rules:
+            missing.append("JVP")
+    if prim not in batch_rules:
+        missing.append("batching")
+    if not callable(prim.abstract):
+        missing.append("abstract")
+    assert not missing, f"primitive {prim.name} has no {', '.join(missing)} rule"
+
+
+def test_table_covers_every_primitive_of_these_families():
+    families = {E, R, S, IX}
+    declared = {
+        p
+        for p in ALL
+        if any(p is getattr(m, p.name, None) or p in vars(m).values() for m in families)
+    }
+    declared.add(LA.matmul)
+    tested = {c.prim for c in TABLE}
+    untested = sorted(p.name for p in declared - tested)
+    assert not untested, f"primitives without a table entry: {untested}"
+
+
+def test_primitive_names_are_unique():
+    names = [p.name for p in ALL]
+    dups = sorted({n for n in names if names.count(n) > 1})
+    assert not dups, f"primitive names declared twice: {dups}"
+
+
+# ---- hypothesis: shapes that vary --------------------------------------------------------------
+@st.composite
+def broadcastable_pair(draw):
+    rank = draw(st.integers(0, 3))
+    shape = draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank))
+    a, b = list(shape), list(shape)
+    for i in range(rank):
+        which = draw(st.integers(0, 2))
+        if which == 1:
+            a[i] = 1
+        elif which == 2:
+            b[i] = 1
+    a = a[draw(st.integers(0, rank)) :]
+    b = b[draw(st.integers(0, rank)) :]
+    return tuple(a), tuple(b)
+
+
+BROADCAST_PRIMS = [
+    (E.add, np.add),
+    (E.sub, np.subtract),
+    (E.mul, np.multiply),
+    (E.div, np.true_divide),
+    (E.atan2, np.arctan2),
+    (E.maximum, np.maximum),
+]
+
+
+@settings(max_examples=15, deadline=None)
+@given(
+    shapes=broadcastable_pair(),
+    which=st.integers(0, len(BROADCAST_PRIMS) - 1),
+    seed=st.integers(0, 100),
+)
+def test_broadcasting_binary(shapes, which, seed):
+    prim, ref = BROADCAST_PRIMS[which]
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shapes[0])
+    b = rng.uniform(0.5, 2.0, shapes[1]) * rng.choice([-1.0, 1.0], shapes[1])
+    out = prim(core.Tensor(a), core.Tensor(b))
+    _assert_matches(out, ref(a, b))
+    if prim is not E.maximum:
+        gradcheck(prim, [core.Tensor(a), core.Tensor(b)], order=1)
+    # vmap over the first operand only, against a loop
+    stacked = np.stack([a, a * 0.5 + 1.0])
+    vm = core.vmap(prim, in_axes=(0, None))(core.Tensor(stacked), core.Tensor(b))
+    _assert_matches(vm, np.stack([ref(s, b) for s in stacked]))
+
+
+@st.composite
+def shape_and_axes(draw):
+    rank = draw(st.integers(1, 4))
+    shape = tuple(draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank)))
+    axes = tuple(sorted(draw(st.sets(st.integers(0, rank - 1)))))
+    return shape, axes, draw(st.booleans())
+
+
+REDUCE_PRIMS = [
+    (R.reduce_sum, np.sum),
+    (R.reduce_max, np.max),
+    (R.reduce_min, np.min),
+    (R.reduce_prod, np.prod),
+]
+
+
+@settings(max_examples=15, deadline=None)
+@given(spec=shape_and_axes(), which=st.integers(0, len(REDUCE_PRIMS) - 1))
+def test_reduction_over_random_axes(spec, which):
+    shape, axes, keepdims = spec
+    prim, ref = REDUCE_PRIMS[which]
+    x = distinct(*shape)(np.random.default_rng(len(axes)))
+    fn = functools.partial(prim, axes=axes, keepdims=keepdims)
+    _assert_matches(fn(core.Tensor(x)), ref(x, axis=axes, keepdims=keepdims))
+    gradcheck(fn, [core.Tensor(x)], order=1)
+    stacked = np.stack([x, -x + 0.01], axis=-1)
+    vm = core.vmap(fn, in_axes=-1)(core.Tensor(stacked))
+    _assert_matches(
+        vm,
+        np.stack(
+            [ref(x, axis=axes, keepdims=keepdims), ref(-x + 0.01, axis=axes, keepdims=keepdims)]
+        ),
+    )
+
+
+@settings(max_examples=15, deadline=None)
+@given(shape=st.lists(st.integers(1, 3), min_size=0, max_size=4), data=st.data())
+def test_reshape_and_transpose_random(shape, data):
+    shape = tuple(shape)
+    x = np.random.default_rng(0).standard_normal(shape)
+    perm = tuple(data.draw(st.permutations(range(len(shape)))))
+    n = int(np.prod(shape))
+    divisors = [d for d in range(1, n + 1) if n % d == 0]
+    first = data.draw(st.sampled_from(divisors))
+    new_shape = (first, n // first)
+    for fn, ref in (
+        (functools.partial(S.transpose, perm=perm), lambda a: a.transpose(perm)),
+        (functools.partial(S.reshape, shape=new_shape), lambda a: a.reshape(new_shape)),
+    ):
+        out = fn(core.Tensor(x))
+        _assert_matches(out, ref(x))
+        # linear map: <vjp(g), x> == <g, f(x)>
+        g = np.random.default_rng(1).standard_normal(out.shape)
+        _, pull = core.vjp(fn, core.Tensor(x))
+        (gx,) = pull(core.Tensor(g))
+        np.testing.assert_allclose(
+            np.sum(gx.asnumpy() * x), np.sum(g * ref(x)), rtol=1e-10, atol=1e-12
+        )
+        stacked = np.stack([x, 2 * x], axis=0)
+        _assert_matches(core.vmap(fn)(core.Tensor(stacked)), np.stack([ref(x), ref(2 * x)]))
+
+
+# ---- the checker itself: a wrong rule must fail it ----------------------------------------------
+@pytest.mark.parametrize("mode", ["vjp", "jvp", "vjp_second", "jvp_second"])
+def test_gradcheck_detects_wrong_rules(mode, monkeypatch):
+    x = [core.Tensor(np.random.default_rng(0).standard_normal((2, 3)))]
+    if mode == "vjp":
+        monkeypatch.setitem(vjp_rules, E.sin, lambda g, out, x, **kw: (g * E.cos(x) * 1.001,))
+    elif mode == "jvp":
+        monkeypatch.setitem(jvp_rules, E.sin, lambda ts, out, x: ts[0] * E.cos(x) * 1.001)
+    elif mode == "vjp_second":  # right first derivative, wrong second
+        monkeypatch.setitem(
+            vjp_rules, E.sin, lambda g, out, x, **kw: (g * ops.stop_gradient(E.cos(x)),)
+        )
+    else:
+        monkeypatch.setitem(
+            jvp_rules, E.sin, lambda ts, out, x: ts[0] * ops.stop_gradient(E.cos(x))
+        )
+    with pytest.raises(AssertionError, match="gradcheck"):
+        gradcheck(E.sin, x, order=1 if mode in ("vjp", "jvp") else 2)

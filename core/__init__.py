@@ -1,18 +1,20 @@
 """diffsci core: tensors, primitives, autodiff of any order, vmap, backends.
 
-    import core
-    x = core.tensor([[1.0, 2.0]])
-    core.grad(lambda x: (x ** 2).sum())(x)
+import core
+x = core.tensor([[1.0, 2.0]])
+core.grad(lambda x: (x ** 2).sum())(x)
 """
 
-from . import tensor as _tensor_module
 from . import ops as ops
+from . import tensor as _tensor_module
 
 _tensor_module._ops = ops
 
-from . import prims as _prims  # noqa: E402  (registers every primitive)
+from . import nn as nn  # noqa: E402
+from . import prims as _prims  # noqa: E402, F401  (registers every primitive)
 from . import random as random  # noqa: E402
 from . import testing as testing  # noqa: E402
+from . import train as train  # noqa: E402
 from .autodiff.api import custom_vjp as custom_vjp  # noqa: E402
 from .autodiff.api import grad as grad  # noqa: E402
 from .autodiff.api import hessian as hessian  # noqa: E402
@@ -25,6 +27,7 @@ from .autodiff.api import vjp as vjp  # noqa: E402
 from .backend import available_devices as available_devices  # noqa: E402
 from .backend import get_device as get_device  # noqa: E402
 from .backend import set_device as set_device  # noqa: E402
+from .chunk import chunk_map as chunk_map  # noqa: E402
 from .dtypes import bfloat16 as bfloat16  # noqa: E402
 from .dtypes import bool_ as bool_  # noqa: E402
 from .dtypes import complex64 as complex64  # noqa: E402
@@ -38,8 +41,6 @@ from .dtypes import int32 as int32  # noqa: E402
 from .dtypes import int64 as int64  # noqa: E402
 from .dtypes import uint8 as uint8  # noqa: E402
 from .jit import jit as jit  # noqa: E402
-from .recompute import recompute as recompute  # noqa: E402
-from .chunk import chunk_map as chunk_map  # noqa: E402
 from .ops import arange as arange  # noqa: E402
 from .ops import eye as eye  # noqa: E402
 from .ops import full as full  # noqa: E402
@@ -53,13 +54,12 @@ from .ops import zeros as zeros  # noqa: E402
 from .ops import zeros_like as zeros_like  # noqa: E402
 from .primitive import set_debug_nans as set_debug_nans  # noqa: E402
 from .random import set_seed as set_seed  # noqa: E402
+from .recompute import recompute as recompute  # noqa: E402
 from .serialization import load_checkpoint as load_checkpoint  # noqa: E402
 from .serialization import load_param_into_net as load_param_into_net  # noqa: E402
 from .serialization import save_checkpoint as save_checkpoint  # noqa: E402
 from .tensor import Parameter as Parameter  # noqa: E402
 from .tensor import Tensor as Tensor  # noqa: E402
 from .vmap import vmap as vmap  # noqa: E402
-from . import nn as nn  # noqa: E402
-from . import train as train  # noqa: E402
 
 bool = bool_

@@ -26,7 +26,9 @@ def chunk_map(fn, chunk_size, in_axes=0, out_axes=0):
     def wrapper(*args):
         axes = list(in_axes) if isinstance(in_axes, (tuple, list)) else [in_axes] * len(args)
         if len(axes) != len(args):
-            raise ValueError(f"chunk_map: in_axes has {len(axes)} entries for {len(args)} arguments")
+            raise ValueError(
+                f"chunk_map: in_axes has {len(axes)} entries for {len(args)} arguments"
+            )
         sizes = {a.shape[ax] for a, ax in zip(args, axes, strict=True) if ax is not None}
         if not sizes:
             raise ValueError("chunk_map: in_axes slices no argument")
@@ -38,7 +40,10 @@ def chunk_map(fn, chunk_size, in_axes=0, out_axes=0):
         pieces = []
         for start in range(0, n, chunk_size):
             stop = min(start + chunk_size, n)
-            sliced = [a if ax is None else ops.slice_axis(a, ax, start, stop) for a, ax in zip(args, axes, strict=True)]
+            sliced = [
+                a if ax is None else ops.slice_axis(a, ax, start, stop)
+                for a, ax in zip(args, axes, strict=True)
+            ]
             pieces.append(_tree.flatten(fn(*sliced)))
         treedef = pieces[0][1]
         n_leaves = len(pieces[0][0])

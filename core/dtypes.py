@@ -6,8 +6,8 @@ numpy's: mixing an integer tensor with a float tensor gives that float dtype (no
 and Python scalars are *weak* (``float32_tensor * 2.0`` stays float32).
 """
 
-import numpy as np
 import ml_dtypes
+import numpy as np
 
 bool_ = np.dtype("bool")
 int8 = np.dtype("int8")

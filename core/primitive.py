@@ -34,7 +34,10 @@ class ShapedArray:
         return f"{self.dtype.name}{list(self.shape)}"
 
     def __eq__(self, other):
-        return isinstance(other, ShapedArray) and (self.shape, self.dtype) == (other.shape, other.dtype)
+        return isinstance(other, ShapedArray) and (self.shape, self.dtype) == (
+            other.shape,
+            other.dtype,
+        )
 
     def __hash__(self):
         return hash((self.shape, self.dtype))
@@ -221,7 +224,12 @@ def _check_same_device(prim, vals):
         )
     if len(data_devices) == 1:
         target = _backend.get_backend(data_devices.pop())
-        vals = [target.asarray(v) if type(v) is np.ndarray and v.ndim == 0 and target.array_type is not np.ndarray else v for v in vals]
+        vals = [
+            target.asarray(v)
+            if type(v) is np.ndarray and v.ndim == 0 and target.array_type is not np.ndarray
+            else v
+            for v in vals
+        ]
     return vals
 
 

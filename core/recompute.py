@@ -114,7 +114,12 @@ def recompute(fn):
             _primitive.param_log[0] = saved_log
         params, seen = [], set()
         for p in read:
-            if id(p) not in seen and p._subs and type(p._subs[-1]) is VJPTracer and p._subs[-1]._trace is trace:
+            if (
+                id(p) not in seen
+                and p._subs
+                and type(p._subs[-1]) is VJPTracer
+                and p._subs[-1]._trace is trace
+            ):
                 seen.add(id(p))
                 params.append(p)
         arg_primals, parents = [], []

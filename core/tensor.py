@@ -50,7 +50,7 @@ class Tensor:
     def __init__(self, data=None, dtype=None):
         dtype = _dt.canonical(dtype)
         if isinstance(data, Tensor):
-            data = data.asnumpy() if not type(data) is Tensor else data._value
+            data = data.asnumpy() if type(data) is not Tensor else data._value
         self._value = _array_from(data, dtype)
 
     # ---- metadata -------------------------------------------------------------------
@@ -182,38 +182,101 @@ class Tensor:
         return id(self)
 
     # ---- operators ----------------------------------------------------------------------
-    def __add__(self, o): return _ops.add(self, o)
-    def __radd__(self, o): return _ops.add(o, self)
-    def __sub__(self, o): return _ops.sub(self, o)
-    def __rsub__(self, o): return _ops.sub(o, self)
-    def __mul__(self, o): return _ops.mul(self, o)
-    def __rmul__(self, o): return _ops.mul(o, self)
-    def __truediv__(self, o): return _ops.div(self, o)
-    def __rtruediv__(self, o): return _ops.div(o, self)
-    def __floordiv__(self, o): return _ops.floor_divide(self, o)
-    def __rfloordiv__(self, o): return _ops.floor_divide(o, self)
-    def __mod__(self, o): return _ops.mod(self, o)
-    def __rmod__(self, o): return _ops.mod(o, self)
-    def __pow__(self, o): return _ops.pow(self, o)
-    def __rpow__(self, o): return _ops.pow(o, self)
-    def __matmul__(self, o): return _ops.matmul(self, o)
-    def __rmatmul__(self, o): return _ops.matmul(o, self)
-    def __neg__(self): return _ops.neg(self)
-    def __pos__(self): return self
-    def __abs__(self): return _ops.abs(self)
-    def __invert__(self): return _ops.logical_not(self) if self.dtype == _dt.bool_ else _ops.bitwise_not(self)
-    def __and__(self, o): return _ops.logical_and(self, o)
-    def __rand__(self, o): return _ops.logical_and(o, self)
-    def __or__(self, o): return _ops.logical_or(self, o)
-    def __ror__(self, o): return _ops.logical_or(o, self)
-    def __xor__(self, o): return _ops.logical_xor(self, o)
-    def __rxor__(self, o): return _ops.logical_xor(o, self)
-    def __eq__(self, o): return _ops.equal(self, o)
-    def __ne__(self, o): return _ops.not_equal(self, o)
-    def __lt__(self, o): return _ops.less(self, o)
-    def __le__(self, o): return _ops.less_equal(self, o)
-    def __gt__(self, o): return _ops.greater(self, o)
-    def __ge__(self, o): return _ops.greater_equal(self, o)
+    def __add__(self, o):
+        return _ops.add(self, o)
+
+    def __radd__(self, o):
+        return _ops.add(o, self)
+
+    def __sub__(self, o):
+        return _ops.sub(self, o)
+
+    def __rsub__(self, o):
+        return _ops.sub(o, self)
+
+    def __mul__(self, o):
+        return _ops.mul(self, o)
+
+    def __rmul__(self, o):
+        return _ops.mul(o, self)
+
+    def __truediv__(self, o):
+        return _ops.div(self, o)
+
+    def __rtruediv__(self, o):
+        return _ops.div(o, self)
+
+    def __floordiv__(self, o):
+        return _ops.floor_divide(self, o)
+
+    def __rfloordiv__(self, o):
+        return _ops.floor_divide(o, self)
+
+    def __mod__(self, o):
+        return _ops.mod(self, o)
+
+    def __rmod__(self, o):
+        return _ops.mod(o, self)
+
+    def __pow__(self, o):
+        return _ops.pow(self, o)
+
+    def __rpow__(self, o):
+        return _ops.pow(o, self)
+
+    def __matmul__(self, o):
+        return _ops.matmul(self, o)
+
+    def __rmatmul__(self, o):
+        return _ops.matmul(o, self)
+
+    def __neg__(self):
+        return _ops.neg(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _ops.abs(self)
+
+    def __invert__(self):
+        return _ops.logical_not(self) if self.dtype == _dt.bool_ else _ops.bitwise_not(self)
+
+    def __and__(self, o):
+        return _ops.logical_and(self, o)
+
+    def __rand__(self, o):
+        return _ops.logical_and(o, self)
+
+    def __or__(self, o):
+        return _ops.logical_or(self, o)
+
+    def __ror__(self, o):
+        return _ops.logical_or(o, self)
+
+    def __xor__(self, o):
+        return _ops.logical_xor(self, o)
+
+    def __rxor__(self, o):
+        return _ops.logical_xor(o, self)
+
+    def __eq__(self, o):
+        return _ops.equal(self, o)
+
+    def __ne__(self, o):
+        return _ops.not_equal(self, o)
+
+    def __lt__(self, o):
+        return _ops.less(self, o)
+
+    def __le__(self, o):
+        return _ops.less_equal(self, o)
+
+    def __gt__(self, o):
+        return _ops.greater(self, o)
+
+    def __ge__(self, o):
+        return _ops.greater_equal(self, o)
 
     def __getitem__(self, index):
         return _ops.getitem(self, index)
@@ -257,7 +320,11 @@ class Parameter(Tensor):
 
     def __init__(self, data, name=None, requires_grad=True, dtype=None):
         if isinstance(data, Tensor):
-            data = data.asnumpy() if type(data) is not Tensor and type(data) is not Parameter else data._value
+            data = (
+                data.asnumpy()
+                if type(data) is not Tensor and type(data) is not Parameter
+                else data._value
+            )
         super().__init__(data, dtype)
         self.name = name
         self.requires_grad = requires_grad
@@ -339,7 +406,9 @@ def _alias_class(cls):
     """A subclass of ``cls`` with its memory layout (so that ``__class__`` can be assigned)."""
     alias = _ALIAS_CLASSES.get(cls)
     if alias is None:
-        alias = type(cls.__name__ + "Alias", (_AliasMixin, cls), {"__slots__": (), "_alias_of": cls})
+        alias = type(
+            cls.__name__ + "Alias", (_AliasMixin, cls), {"__slots__": (), "_alias_of": cls}
+        )
         _ALIAS_CLASSES[cls] = alias
     return alias
 

@@ -129,11 +129,19 @@ def gradcheck(fn, inputs, order=1, eps=1e-6, atol=1e-6, rtol=1e-5, seed=0, check
         grads = analytic_grad(*tensors())
         for i in diff:
             num = _numeric_grad(f, arrays, i, eps)
-            _assert_close(grads[i].asnumpy(), num, atol, rtol, f"reverse-mode gradient of input {i}")
+            _assert_close(
+                grads[i].asnumpy(), num, atol, rtol, f"reverse-mode gradient of input {i}"
+            )
             if check_forward:
                 v = direction(i)
                 _, t_out = jvp(f, tuple(tensors()), tangents_for(i, v))
-                _assert_close(t_out.asnumpy(), along(v)(num), atol, rtol, f"forward-mode derivative along input {i}")
+                _assert_close(
+                    t_out.asnumpy(),
+                    along(v)(num),
+                    atol,
+                    rtol,
+                    f"forward-mode derivative along input {i}",
+                )
     if order >= 2:
         atol2, rtol2, eps2 = max(atol, 1e-5) * 10, rtol * 100, 1e-4
         for i in diff:
@@ -146,22 +154,37 @@ def gradcheck(fn, inputs, order=1, eps=1e-6, atol=1e-6, rtol=1e-5, seed=0, check
             second = pull2(Tensor(np.ones((), np.float64)))
             for j in diff:
                 num2 = _numeric_grad(gv, arrays, j, eps=eps2)
-                _assert_close(second[j].asnumpy(), num2, atol2, rtol2,
-                              f"second-order (reverse-over-reverse) derivative d/d input {j} of <grad_{i}, v>")
+                _assert_close(
+                    second[j].asnumpy(),
+                    num2,
+                    atol2,
+                    rtol2,
+                    f"second-order (reverse-over-reverse) derivative d/d input {j} of <grad_{i}, v>",
+                )
                 if not check_forward:
                     continue
                 u = direction(j)
                 _, t2 = jvp(gv, tuple(tensors()), tangents_for(j, u))
-                _assert_close(t2.asnumpy(), along(u)(num2), atol2, rtol2,
-                              f"second-order (forward-over-reverse) derivative along input {j} of <grad_{i}, v>")
+                _assert_close(
+                    t2.asnumpy(),
+                    along(u)(num2),
+                    atol2,
+                    rtol2,
+                    f"second-order (forward-over-reverse) derivative along input {j} of <grad_{i}, v>",
+                )
 
                 def fv(*args, i=i, v=v):
                     return jvp(f, tuple(args), tangents_for(i, v))[1]
 
                 _, t3 = jvp(fv, tuple(tensors()), tangents_for(j, u))
                 expected = _directional(fv, arrays, j, u, eps2)
-                _assert_close(t3.asnumpy(), expected, atol2, rtol2,
-                              f"second-order (forward-over-forward) derivative along inputs {i} and {j}")
+                _assert_close(
+                    t3.asnumpy(),
+                    expected,
+                    atol2,
+                    rtol2,
+                    f"second-order (forward-over-forward) derivative along inputs {i} and {j}",
+                )
     return True
 
 
@@ -169,7 +192,9 @@ def _assert_close(actual, expected, atol, rtol, what):
     actual = np.asarray(actual)
     expected = np.asarray(expected)
     if actual.shape != expected.shape:
-        raise AssertionError(f"gradcheck: {what}: shape {actual.shape} != expected {expected.shape}")
+        raise AssertionError(
+            f"gradcheck: {what}: shape {actual.shape} != expected {expected.shape}"
+        )
     err = np.abs(actual - expected)
     tol = atol + rtol * np.abs(expected)
     if not np.all(err <= tol):

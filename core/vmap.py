@@ -64,7 +64,9 @@ class BatchTrace(Trace):
             if type(err) not in (ValueError, IndexError, TypeError):
                 raise
             shapes = ", ".join(str(tuple(a.shape)) for a in args)
-            raise type(err)(f"{err} [inside core.vmap: {prim.name} of per-example shapes {shapes}]") from err
+            raise type(err)(
+                f"{err} [inside core.vmap: {prim.name} of per-example shapes {shapes}]"
+            ) from err
         if out_bdim is None:
             return out
         return BatchTracer(self, out, out_bdim)
@@ -192,7 +194,9 @@ def vmap(fn, in_axes=0, out_axes=0):
                 leaf = leaf if isinstance(leaf, Tensor) else Tensor(leaf)
                 shape = tuple(leaf.shape)
                 if not -len(shape) <= lax < len(shape):
-                    raise ValueError(f"vmap: in_axes {lax} is out of range for an argument of shape {shape}")
+                    raise ValueError(
+                        f"vmap: in_axes {lax} is out of range for an argument of shape {shape}"
+                    )
                 n = shape[lax]
                 if size is not None and n != size:
                     raise ValueError(f"vmap: mapped axes have different sizes {size} and {n}")
@@ -208,7 +212,10 @@ def vmap(fn, in_axes=0, out_axes=0):
                 if all(lax is None for lax in leaf_axes):
                     wrapped.append(a)
                     continue
-                tr = [t if lax is None else BatchTracer(trace, t, lax % t.ndim) for t, lax in zip(tensors, leaf_axes)]
+                tr = [
+                    t if lax is None else BatchTracer(trace, t, lax % t.ndim)
+                    for t, lax in zip(tensors, leaf_axes)
+                ]
                 wrapped.append(_tree.unflatten(treedef, tr))
             out = _tree.tree_map(resolve, fn(*wrapped))
         finally:
@@ -223,7 +230,9 @@ def vmap(fn, in_axes=0, out_axes=0):
                 val, b = o, None
             if oax is None:
                 if b is not None:
-                    raise ValueError(f"vmap: out_axes None for an output that depends on the mapped axis (shape {tuple(o.shape)})")
+                    raise ValueError(
+                        f"vmap: out_axes None for an output that depends on the mapped axis (shape {tuple(o.shape)})"
+                    )
                 res.append(val)
                 continue
             val = broadcast_batch(val if isinstance(val, Tensor) else Tensor(val), b, size)

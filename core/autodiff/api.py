@@ -91,7 +91,9 @@ class _Reverse:
             if type(o) is VJPTracer and o._trace is self.trace:
                 c = _as_tensor(c)
                 if tuple(c.shape) != tuple(o.shape):
-                    raise ValueError(f"vjp: cotangent shape {tuple(c.shape)} != output shape {tuple(o.shape)}")
+                    raise ValueError(
+                        f"vjp: cotangent shape {tuple(c.shape)} != output shape {tuple(o.shape)}"
+                    )
                 roots.append(o.node)
                 seeds.append(c)
         leaf_cts = backward(roots, seeds) if roots else {}
@@ -173,8 +175,10 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
         raise ValueError("value_and_grad: grad_position is None and no weights were given")
 
     def wrapper(*args):
-        positions = () if grad_position is None else (
-            (grad_position,) if isinstance(grad_position, int) else tuple(grad_position)
+        positions = (
+            ()
+            if grad_position is None
+            else ((grad_position,) if isinstance(grad_position, int) else tuple(grad_position))
         )
         for p in positions:
             if not -len(args) <= p < len(args):
@@ -189,7 +193,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
             return fn(*full)
 
         rev = _Reverse(inner, diff_args, weights_list)
-        out, aux = rev.split_aux(has_aux)
+        out, _ = rev.split_aux(has_aux)
         if not isinstance(out, Tensor):
             raise TypeError(f"grad: fn must return a Tensor, got {type(out).__name__}")
         if out.size != 1:
@@ -259,7 +263,9 @@ def jvp(fn, primals, tangents, has_aux=False):
             for x, dx in zip(pl, tl):
                 x, dx = _as_tensor(x), _as_tensor(dx)
                 if tuple(x.shape) != tuple(dx.shape):
-                    raise ValueError(f"jvp: tangent shape {tuple(dx.shape)} != primal shape {tuple(x.shape)}")
+                    raise ValueError(
+                        f"jvp: tangent shape {tuple(dx.shape)} != primal shape {tuple(x.shape)}"
+                    )
                 if dx.dtype != x.dtype:
                     dx = ops.astype(dx, x.dtype)
                 tr.append(JVPTracer(trace, x, dx))
@@ -371,10 +377,15 @@ def jacrev(fn, grad_position=0, has_aux=False):
                 rows = [ops.stack([r[k] for r in pulled]) for k in range(len(diff))]
         blocks, start = [], 0
         for o, s in zip(outs, sizes):
-            blocks.append([
-                ops.reshape(r if len(outs) == 1 else r[start : start + s], tuple(o.shape) + tuple(x.shape))
-                for r, x in zip(rows, diff)
-            ])
+            blocks.append(
+                [
+                    ops.reshape(
+                        r if len(outs) == 1 else r[start : start + s],
+                        tuple(o.shape) + tuple(x.shape),
+                    )
+                    for r, x in zip(rows, diff)
+                ]
+            )
             start += s
         jac = _per_output(out, blocks, grad_position)
         return (jac, res[2]) if has_aux else jac
@@ -415,7 +426,9 @@ def jacfwd(fn, grad_position=0, has_aux=False):
 
             if x.size == 0:
                 captured[:] = [jvp(fn, primals, tuple(zeros), has_aux=has_aux)]
-                cols = _tree.tree_map(lambda o: ops.zeros((0, *tuple(o.shape)), dtype=o.dtype), captured[0][0])
+                cols = _tree.tree_map(
+                    lambda o: ops.zeros((0, *tuple(o.shape)), dtype=o.dtype), captured[0][0]
+                )
             else:
                 basis = _basis(x.shape, x.dtype)  # [n, *x]
                 try:
@@ -426,10 +439,14 @@ def jacfwd(fn, grad_position=0, has_aux=False):
             res = captured[0]
             if _escaped(res[0]) or (has_aux and _escaped(res[2])):
                 res = jvp(fn, primals, tuple(zeros), has_aux=has_aux)
-            per_position.append([
-                ops.reshape(ops.moveaxis(c, 0, -1) if c.ndim > 1 else c, tuple(o.shape) + tuple(x.shape))
-                for c, o in zip(_tree.flatten(cols)[0], _tree.flatten(res[0])[0])
-            ])
+            per_position.append(
+                [
+                    ops.reshape(
+                        ops.moveaxis(c, 0, -1) if c.ndim > 1 else c, tuple(o.shape) + tuple(x.shape)
+                    )
+                    for c, o in zip(_tree.flatten(cols)[0], _tree.flatten(res[0])[0])
+                ]
+            )
         blocks = [list(b) for b in zip(*per_position)]  # [output leaf][position]
         jac = _per_output(res[0], blocks, grad_position)
         return (jac, res[2]) if has_aux else jac
@@ -501,4 +518,3 @@ class custom_vjp:
         out = resolve(out)
         call = CustomVJPCall(self.__name__, self.bwd, residuals)
         return VJPTracer(top, out, Node(call, parents, tuple(primals), out, {}))
-

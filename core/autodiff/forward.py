@@ -58,7 +58,9 @@ class JVPTrace(Trace):
             return out
         rule = jvp_rules.get(prim)
         if rule is None:
-            raise NotImplementedError(f"forward-mode derivative of primitive {prim.name} is not defined")
+            raise NotImplementedError(
+                f"forward-mode derivative of primitive {prim.name} is not defined"
+            )
         t = rule(tangents, out, *primals, **params)
         if t is None:
             return out

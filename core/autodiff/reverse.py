@@ -163,7 +163,9 @@ def backward(roots, cotangents, order=None):
             if isinstance(prim, CustomVJPCall):
                 in_cts = prim.backward(g)
             else:
-                raise NotImplementedError(f"reverse-mode derivative of primitive {prim.name} is not defined")
+                raise NotImplementedError(
+                    f"reverse-mode derivative of primitive {prim.name} is not defined"
+                )
         elif prim in masked:
             needed = tuple([p is not None for p in node.parents])
             in_cts = rule(g, node.out, *node.primals, _needed=needed, **node.params)
@@ -211,5 +213,7 @@ class CustomVJPCall:
     def backward(self, g):
         cts = self.bwd(self.residuals, g)
         if not isinstance(cts, (tuple, list)):
-            raise TypeError(f"custom_vjp {self.name}: bwd must return a tuple of cotangents, got {type(cts).__name__}")
+            raise TypeError(
+                f"custom_vjp {self.name}: bwd must return a tuple of cotangents, got {type(cts).__name__}"
+            )
         return tuple(cts)

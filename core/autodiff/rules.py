@@ -37,7 +37,9 @@ def def_partials(prim, *partials):
     def vjp(g, out, *xs, _needed=None, **params):
         mul = _mul()  # a primitive call: g and the partial share a dtype
         return tuple(
-            None if d is None or (_needed is not None and not _needed[i]) else mul(g, d(out, *xs, **params))
+            None
+            if d is None or (_needed is not None and not _needed[i])
+            else mul(g, d(out, *xs, **params))
             for i, d in enumerate(partials)
         )
 

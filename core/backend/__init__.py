@@ -4,7 +4,8 @@
 tensor knows its device from its array type; an op whose inputs live on two devices raises.
 """
 
-from .base import Backend as Backend, check_complete as check_complete
+from .base import Backend as Backend
+from .base import check_complete as check_complete
 from .numpy_backend import NumpyBackend
 
 _FACTORIES = {

@@ -50,7 +50,9 @@ class Backend:
         raise NotImplementedError
 
 
-REQUIRED = [name for name, value in vars(Backend).items() if callable(value) and not name.startswith("_")]
+REQUIRED = [
+    name for name, value in vars(Backend).items() if callable(value) and not name.startswith("_")
+]
 
 
 def check_complete(backend):

@@ -52,10 +52,16 @@ class CupyBackend(Backend):
     def fuse_elementwise(self, kernel):
         """A cupy ElementwiseKernel for ``kernel`` (core.jit.fusion.FusedKernel)."""
         cp = self.xp
-        ctype = {np.dtype("float32"): "float32", np.dtype("float64"): "float64", np.dtype("bool"): "bool"}
+        ctype = {
+            np.dtype("float32"): "float32",
+            np.dtype("float64"): "float64",
+            np.dtype("bool"): "bool",
+        }
         in_params = ", ".join(f"{ctype[d]} {n}" for n, d in zip(kernel.names, kernel.in_dtypes))
         out_params = f"{ctype[np.dtype(kernel.out_dtype)]} out"
-        elementwise = cp.ElementwiseKernel(in_params, out_params, f"out = {kernel.c_src};", "diffsci_fused")
+        elementwise = cp.ElementwiseKernel(
+            in_params, out_params, f"out = {kernel.c_src};", "diffsci_fused"
+        )
 
         def run(*arrays, out=None):
             return elementwise(*arrays, out) if out is not None else elementwise(*arrays)

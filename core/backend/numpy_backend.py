@@ -47,9 +47,14 @@ class NumpyBackend(Backend):
         """A numexpr program for ``kernel`` (core.jit.fusion.FusedKernel): ``f(*arrays, out=None)``."""
         import numexpr
 
-        kinds = {np.dtype("float32"): float, np.dtype("float64"): np.float64, np.dtype("bool"): bool}
+        kinds = {
+            np.dtype("float32"): float,
+            np.dtype("float64"): np.float64,
+            np.dtype("bool"): bool,
+        }
         program = numexpr.NumExpr(
-            kernel.numexpr_src, signature=[(n, kinds[d]) for n, d in zip(kernel.names, kernel.in_dtypes)]
+            kernel.numexpr_src,
+            signature=[(n, kinds[d]) for n, d in zip(kernel.names, kernel.in_dtypes)],
         )
 
         def run(*arrays, out=None):

@@ -30,7 +30,10 @@ class _Entry:
     def still_valid(self):
         """False when a Parameter changed shape/dtype, or a Cell the function reaches changed
         training mode or had a Parameter or sub-cell replaced."""
-        if tuple((tuple(p._value.shape), p._value.dtype) for p in self.params_read) != self.param_sig:
+        if (
+            tuple((tuple(p._value.shape), p._value.dtype) for p in self.params_read)
+            != self.param_sig
+        ):
             return False
         return _cell_state(self.cells) == self.cell_state
 
@@ -39,7 +42,11 @@ class _Entry:
         results = self.lowered.fn(*arrays)
         outs = results[: self.n_out]
         for p, value in zip(self.params_written, results[self.n_out :], strict=True):
-            p._value = value if isinstance(value, np.ndarray) or type(value) is not np.generic else np.asarray(value)
+            p._value = (
+                value
+                if isinstance(value, np.ndarray) or type(value) is not np.generic
+                else np.asarray(value)
+            )
             if not hasattr(p._value, "shape") or isinstance(p._value, np.generic):
                 p._value = np.asarray(p._value)
         leaves, k = [], 0
@@ -70,8 +77,12 @@ class JitFunction:
 
     def __init__(self, fn, static_argnums=(), static_argnames=(), passes=None):
         self.fn = fn
-        self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        self.static_argnums = (
+            (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+        )
+        self.static_argnames = (
+            (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
+        )
         self.passes = passes
         self._cache = {}  # key -> [_Entry] (several when Parameter shapes or Cell modes differ)
         self.trace_count = 0
@@ -162,7 +173,10 @@ class JitFunction:
                     new_parts.append(rest[0])
                 else:
                     treedef, leaves = rest
-                    new_leaves = [next(it) if isinstance(leaf, (Tensor, np.ndarray)) else leaf for leaf in leaves]
+                    new_leaves = [
+                        next(it) if isinstance(leaf, (Tensor, np.ndarray)) else leaf
+                        for leaf in leaves
+                    ]
                     new_parts.append(_tree.unflatten(treedef, new_leaves))
             new_args = new_parts[: len(args)]
             new_kwargs = dict(zip(sorted(kwargs), new_parts[len(args) :], strict=True))
@@ -186,7 +200,9 @@ class JitFunction:
         graph = run_passes(graph, self.passes)
         backend = _backend.backend_of(dyn[0]._value) if dyn else _backend.current()
         lowered = lower(graph, backend)
-        entry = _Entry(lowered, params_read, [p for p, _ in written], out_treedef, out_static, len(out_vars))
+        entry = _Entry(
+            lowered, params_read, [p for p, _ in written], out_treedef, out_static, len(out_vars)
+        )
         entry.cells = cells
         entry.cell_state = _cell_state(cells)
         self._cache.setdefault(key, []).append(entry)
@@ -261,7 +277,8 @@ def _cell_state(cells):
     """What of the Cells a graph depends on beyond its inputs: training mode, and which
     Parameter and sub-cell objects they hold (replacing one must retrace)."""
     return tuple(
-        (c.training, tuple(map(id, c._params.values())), tuple(map(id, c._cells.values()))) for c in cells
+        (c.training, tuple(map(id, c._params.values())), tuple(map(id, c._cells.values())))
+        for c in cells
     )
 
 
@@ -292,7 +309,9 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), passes=None):
         >>> print(f.lower(core.ones((3,))).as_text())
     """
     if fn is None:
-        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames, passes=passes)
+        return functools.partial(
+            jit, static_argnums=static_argnums, static_argnames=static_argnames, passes=passes
+        )
     if isinstance(fn, JitFunction):
         return fn
     from ..nn.cell import Cell

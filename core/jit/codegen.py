@@ -15,16 +15,49 @@ from .fusion import fused
 
 # primitive -> ufunc name in the array namespace; these accept ``out=``
 _UFUNCS = {
-    E.add: "add", E.sub: "subtract", E.mul: "multiply", E.div: "true_divide", E.neg: "negative",
-    E.exp: "exp", E.expm1: "expm1", E.log: "log", E.log1p: "log1p", E.sqrt: "sqrt", E.sin: "sin",
-    E.cos: "cos", E.tanh: "tanh", E.abs: "absolute", E.pow: "power", E.maximum: "maximum",
-    E.minimum: "minimum", E.atan2: "arctan2", E.equal: "equal", E.not_equal: "not_equal",
-    E.less: "less", E.less_equal: "less_equal", E.greater: "greater",
-    E.greater_equal: "greater_equal", E.logical_and: "logical_and", E.logical_or: "logical_or",
-    E.floor: "floor", E.ceil: "ceil", E.sign: "sign",
+    E.add: "add",
+    E.sub: "subtract",
+    E.mul: "multiply",
+    E.div: "true_divide",
+    E.neg: "negative",
+    E.exp: "exp",
+    E.expm1: "expm1",
+    E.log: "log",
+    E.log1p: "log1p",
+    E.sqrt: "sqrt",
+    E.sin: "sin",
+    E.cos: "cos",
+    E.tanh: "tanh",
+    E.abs: "absolute",
+    E.pow: "power",
+    E.maximum: "maximum",
+    E.minimum: "minimum",
+    E.atan2: "arctan2",
+    E.equal: "equal",
+    E.not_equal: "not_equal",
+    E.less: "less",
+    E.less_equal: "less_equal",
+    E.greater: "greater",
+    E.greater_equal: "greater_equal",
+    E.logical_and: "logical_and",
+    E.logical_or: "logical_or",
+    E.floor: "floor",
+    E.ceil: "ceil",
+    E.sign: "sign",
 }
 # primitives whose result never aliases an input (a fresh buffer we may later overwrite)
-_FRESH = set(_UFUNCS) | {fused, L.matmul, E.select, E.convert, S.concatenate, S.pad, R.reduce_max, R.reduce_min, R.reduce_prod, R.cumsum}
+_FRESH = set(_UFUNCS) | {
+    fused,
+    L.matmul,
+    E.select,
+    E.convert,
+    S.concatenate,
+    S.pad,
+    R.reduce_max,
+    R.reduce_min,
+    R.reduce_prod,
+    R.cumsum,
+}
 
 
 def _fmt(v):
@@ -69,7 +102,7 @@ def lower(graph, backend=None):
     # alias roots: a view shares its input's buffer
     root = {}
     fresh = set()
-    for i, e in enumerate(graph.eqns):
+    for e in graph.eqns:
         if e.prim in _FRESH:
             root[e.out.id] = e.out.id
             fresh.add(e.out.id)
@@ -91,8 +124,12 @@ def lower(graph, backend=None):
         for v in e.inputs:
             r = root.get(v.id)
             if (
-                r == v.id and v.id in fresh and r not in out_roots and root_last.get(r) == i
-                and key_of(v) == key_of(e.out) and _no_broadcast(e, v)
+                r == v.id
+                and v.id in fresh
+                and r not in out_roots
+                and root_last.get(r) == i
+                and key_of(v) == key_of(e.out)
+                and _no_broadcast(e, v)
                 # a view of the same buffer read by this equation (x * x.T) would be
                 # overwritten while it is read: numexpr kernels do not guard against that
                 and all(w.id == v.id or root.get(w.id) != r for w in e.inputs)
@@ -155,8 +192,12 @@ def lower(graph, backend=None):
                 r = root.get(vid)
                 v = var_of.get(vid)
                 if (
-                    v is not None and r == vid and vid in fresh and r not in out_roots
-                    and root_last.get(r) == i and demand.get(key_of(v), 0) > len(pool.get(key_of(v), []))
+                    v is not None
+                    and r == vid
+                    and vid in fresh
+                    and r not in out_roots
+                    and root_last.get(r) == i
+                    and demand.get(key_of(v), 0) > len(pool.get(key_of(v), []))
                 ):
                     pool.setdefault(key_of(v), []).append(d)
                     continue

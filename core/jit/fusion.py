@@ -8,8 +8,8 @@ stay as plain numpy calls, where the per-call overhead of a kernel would dominat
 import numpy as np
 
 from .. import backend as _backend
-from ..prims import elementwise as E
 from ..primitive import Primitive, ShapedArray
+from ..prims import elementwise as E
 from .ir import Eqn, Var
 
 # primitive -> (numexpr template, C template, positions that must be plain names)
@@ -32,8 +32,16 @@ _TEMPLATES = {
     E.logistic: ("(1 / (1 + exp(-{0})))", "(1 / (1 + exp(-{0})))", ()),
     E.pow: ("({0} ** {1})", "pow({0}, {1})", ()),
     # NaN propagates as in numpy's maximum/minimum (a NaN in {1} fails the comparison)
-    E.maximum: ("where({0} != {0}, {0}, where({0} > {1}, {0}, {1}))", "(({0} != {0} || {0} > {1}) ? {0} : {1})", (0, 1)),
-    E.minimum: ("where({0} != {0}, {0}, where({0} < {1}, {0}, {1}))", "(({0} != {0} || {0} < {1}) ? {0} : {1})", (0, 1)),
+    E.maximum: (
+        "where({0} != {0}, {0}, where({0} > {1}, {0}, {1}))",
+        "(({0} != {0} || {0} > {1}) ? {0} : {1})",
+        (0, 1),
+    ),
+    E.minimum: (
+        "where({0} != {0}, {0}, where({0} < {1}, {0}, {1}))",
+        "(({0} != {0} || {0} < {1}) ? {0} : {1})",
+        (0, 1),
+    ),
     E.select: ("where({0}, {1}, {2})", "({0} ? {1} : {2})", ()),
     E.greater: ("({0} > {1})", "({0} > {1})", ()),
     E.greater_equal: ("({0} >= {1})", "({0} >= {1})", ()),
@@ -113,7 +121,7 @@ class _Pending:
 def _shift(src, offset, count):
     # renumber leaf placeholders {L0..L(count-1)} by offset, highest first so names never clash
     for k in range(count - 1, -1, -1):
-        src = src.replace("{L%d}" % k, "{L%d}" % (k + offset))
+        src = src.replace(f"{{L{k}}}", f"{{L{k + offset}}}")
     return src
 
 
@@ -148,13 +156,17 @@ def fuse_elementwise(graph):
         c_src = pend.c.format_map(_Names(names))
         root = pend.root
         kernel = FusedKernel(
-            ne_src, c_src, [f"x{k}" for k in range(len(unique))], [v.aval.dtype for v in unique],
-            root.out.aval.dtype, len(pend.eqns),
+            ne_src,
+            c_src,
+            [f"x{k}" for k in range(len(unique))],
+            [v.aval.dtype for v in unique],
+            root.out.aval.dtype,
+            len(pend.eqns),
         )
         new_eqns.append(Eqn(fused, unique, {"kernel": kernel}, root.out, root.tag))
 
     order = {id(e): i for i, e in enumerate(graph.eqns)}
-    for i, e in enumerate(graph.eqns):
+    for e in graph.eqns:
         if not (_fusable(e) and _float_dtype(e) != "mixed"):
             for v in e.inputs:
                 if v.id in pending:
@@ -165,7 +177,12 @@ def fuse_elementwise(graph):
         leaves, eqns, ne_args, c_args = [], [e], [], []
         for k, v in enumerate(e.inputs):
             pend = pending.get(v.id)
-            if pend is not None and k not in name_only and _can_merge(pend, e) and len(leaves) + len(pend.leaves) <= _MAX_INPUTS:
+            if (
+                pend is not None
+                and k not in name_only
+                and _can_merge(pend, e)
+                and len(leaves) + len(pend.leaves) <= _MAX_INPUTS
+            ):
                 pending.pop(v.id)
                 offset = len(leaves)
                 ne_args.append(_shift(pend.ne, offset, len(pend.leaves)))
@@ -179,8 +196,8 @@ def fuse_elementwise(graph):
             if idx is None:
                 idx = len(leaves)
                 leaves.append(v)
-            ne_args.append("{L%d}" % idx)
-            c_args.append("{L%d}" % idx)
+            ne_args.append(f"{{L{idx}}}")
+            c_args.append(f"{{L{idx}}}")
         pend = _Pending(e, ne_t.format(*ne_args), c_t.format(*c_args), leaves, eqns)
         cs = consumers.get(e.out.id, [])
         if e.out.id not in out_ids and len(cs) == 1:

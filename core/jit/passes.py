@@ -95,7 +95,12 @@ def fold_constants(graph):
     mapping = {}
     for e in graph.eqns:
         e.inputs = [mapping.get(v.id, v) for v in e.inputs]
-        if e.inputs and all(v.const is not None for v in e.inputs) and e.out.aval.shape is not None and _size(e.out.aval.shape) <= _FOLD_LIMIT:
+        if (
+            e.inputs
+            and all(v.const is not None for v in e.inputs)
+            and e.out.aval.shape is not None
+            and _size(e.out.aval.shape) <= _FOLD_LIMIT
+        ):
             arrays = [v.const for v in e.inputs]
             xp = _backend.backend_of(arrays[0]).xp
             value = e.prim.impl(xp, *arrays, **e.params)
@@ -203,11 +208,27 @@ def run_passes(graph, passes=None):
     from .fusion import fuse_elementwise
 
     if passes is None:  # an empty sequence means "no passes" (the raw trace)
-        passes = (simplify, fold_constants, common_subexpressions, simplify, dead_code, fuse_elementwise, dead_code)
+        passes = (
+            simplify,
+            fold_constants,
+            common_subexpressions,
+            simplify,
+            dead_code,
+            fuse_elementwise,
+            dead_code,
+        )
     for fn in passes:
         graph = fn(graph)
         graph.verify()
     return graph
 
 
-__all__ = ["Eqn", "Graph", "common_subexpressions", "dead_code", "fold_constants", "run_passes", "simplify"]
+__all__ = [
+    "Eqn",
+    "Graph",
+    "common_subexpressions",
+    "dead_code",
+    "fold_constants",
+    "run_passes",
+    "simplify",
+]

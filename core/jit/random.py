@@ -23,7 +23,12 @@ def _draw(kind):
             return b.uniform(shape, params["low"], params["high"], dtype)
         return b.randint(params["low"], params["high"], shape, dtype)
 
-    prim = Primitive(f"random_{kind}", impl, lambda shape, dtype, **p: ShapedArray(shape, dtype), differentiable=False)
+    prim = Primitive(
+        f"random_{kind}",
+        impl,
+        lambda shape, dtype, **p: ShapedArray(shape, dtype),
+        differentiable=False,
+    )
     RANDOM_PRIMS.add(prim)
     return prim
 
@@ -102,6 +107,10 @@ class RandomTape:
             self.pos += 1
             return value
         parent = self.parent
-        value = parent.draw(kind, shape, dtype, params) if parent is not None else _fresh(kind, shape, dtype, params)
+        value = (
+            parent.draw(kind, shape, dtype, params)
+            if parent is not None
+            else _fresh(kind, shape, dtype, params)
+        )
         self.values.append((key, value))
         return value

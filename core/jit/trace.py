@@ -129,7 +129,9 @@ class JitTrace(Trace):
             )
         if type(value) is not JitTracer:
             if isinstance(value, Tracer):
-                raise RuntimeError(f"core.jit: cannot assign a {type(value).__name__} to Parameter {p.name!r}")
+                raise RuntimeError(
+                    f"core.jit: cannot assign a {type(value).__name__} to Parameter {p.name!r}"
+                )
             value = JitTracer(self, self.const(value))
         if value.dtype != p.dtype:
             from .. import ops
@@ -150,7 +152,9 @@ class JitTrace(Trace):
         return self
 
     def _no_assign(self, p, value):
-        raise RuntimeError(f"core.jit: Parameter {p.name!r} cannot be assigned inside a while_loop body")
+        raise RuntimeError(
+            f"core.jit: Parameter {p.name!r} cannot be assigned inside a while_loop body"
+        )
 
     def __exit__(self, *exc):
         _primitive.param_reader[0], _tensor._assign_hook[0] = self._saved

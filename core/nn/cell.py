@@ -36,7 +36,9 @@ class Cell:
     # ---- registration -------------------------------------------------------------------------
     def __setattr__(self, name, value):
         if "_params" not in self.__dict__:
-            raise AttributeError(f"{type(self).__name__}: call super().__init__() before assigning {name!r}")
+            raise AttributeError(
+                f"{type(self).__name__}: call super().__init__() before assigning {name!r}"
+            )
         params, cells = self.__dict__["_params"], self.__dict__["_cells"]
         # replacing a registered value keeps its position (OrderedDict assignment)
         if isinstance(value, Parameter):

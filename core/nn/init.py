@@ -53,8 +53,16 @@ def calculate_gain(nonlinearity, param=None):
             'selu' (3/4).
         param: the negative slope of 'leaky_relu' (default 0.01).
     """
-    linear = {"linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-              "conv_transpose3d", "sigmoid"}
+    linear = {
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+        "sigmoid",
+    }
     if nonlinearity in linear:
         return 1.0
     if nonlinearity == "tanh":
@@ -300,16 +308,24 @@ class Orthogonal(Initializer):
 
 
 _ALIASES = {
-    "zeros": Zero, "zero": Zero,
-    "ones": One, "one": One,
+    "zeros": Zero,
+    "zero": Zero,
+    "ones": One,
+    "one": One,
     "normal": Normal,
     "uniform": Uniform,
-    "truncatednormal": TruncatedNormal, "truncated_normal": TruncatedNormal,
-    "xavieruniform": XavierUniform, "xavier_uniform": XavierUniform,
-    "xaviernormal": XavierNormal, "xavier_normal": XavierNormal,
-    "heuniform": HeUniform, "he_uniform": HeUniform,
-    "henormal": HeNormal, "he_normal": HeNormal,
-    "identity": Identity, "eye": Identity,
+    "truncatednormal": TruncatedNormal,
+    "truncated_normal": TruncatedNormal,
+    "xavieruniform": XavierUniform,
+    "xavier_uniform": XavierUniform,
+    "xaviernormal": XavierNormal,
+    "xavier_normal": XavierNormal,
+    "heuniform": HeUniform,
+    "he_uniform": HeUniform,
+    "henormal": HeNormal,
+    "he_normal": HeNormal,
+    "identity": Identity,
+    "eye": Identity,
     "orthogonal": Orthogonal,
 }
 

@@ -132,13 +132,16 @@ class CrossEntropyLoss(LossBase):
     def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
         super().__init__(reduction)
         if not 0.0 <= label_smoothing <= 1.0:
-            raise ValueError(f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}")
+            raise ValueError(
+                f"CrossEntropyLoss: label_smoothing must be in [0, 1], got {label_smoothing}"
+            )
         self.weight, self.ignore_index = weight, int(ignore_index)
         self.label_smoothing = float(label_smoothing)
 
     def construct(self, logits, labels):
-        return ops.cross_entropy(logits, labels, self.weight, self.ignore_index, self.reduction,
-                                 self.label_smoothing)
+        return ops.cross_entropy(
+            logits, labels, self.weight, self.ignore_index, self.reduction, self.label_smoothing
+        )
 
     def extend_repr(self):
         return f"ignore_index={self.ignore_index}, reduction={self.reduction}, label_smoothing={self.label_smoothing}"

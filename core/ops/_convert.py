@@ -20,7 +20,11 @@ def scalar_like(value, like_dtype):
     elif isinstance(value, float):
         dtype = like_dtype if kind in "fc" or like_dtype == _dt.bfloat16 else _dt.default_float
     else:
-        dtype = like_dtype if kind == "c" else _dt.complex_dtype(like_dtype if kind == "f" else _dt.float32)
+        dtype = (
+            like_dtype
+            if kind == "c"
+            else _dt.complex_dtype(like_dtype if kind == "f" else _dt.float32)
+        )
     # 0.0 == -0.0 (same hash): the sign of a zero is part of the key (1 / (x * -0.0) is -inf)
     key = (value, dtype, type(value), value == 0 and str(value))
     t = _const_cache.get(key)

@@ -41,7 +41,9 @@ def cond(pred, true_fn, false_fn, *operands):
     out = []
     for t, f in zip(t_leaves, f_leaves, strict=True):
         if tuple(t.shape) != tuple(f.shape) or t.dtype != f.dtype:
-            raise ValueError(f"cond: branch outputs differ: {t.dtype}{list(t.shape)} vs {f.dtype}{list(f.shape)}")
+            raise ValueError(
+                f"cond: branch outputs differ: {t.dtype}{list(t.shape)} vs {f.dtype}{list(f.shape)}"
+            )
         out.append(where(pred, t, f))
     return _tree.unflatten(t_def, out)
 
@@ -137,7 +139,8 @@ def _while_impl(xp, *arrays, cond, body, n_carry, n_cond):
     # A result may be one of our inputs (zero trips, a carry the body passes through, a captured
     # value): copy those, since the compiled caller may reuse a dead input's buffer in place.
     return tuple(
-        xp.array(c, copy=True) if any(xp.may_share_memory(c, a) for a in arrays) else c for c in carry
+        xp.array(c, copy=True) if any(xp.may_share_memory(c, a) for a in arrays) else c
+        for c in carry
     )
 
 
@@ -201,6 +204,8 @@ def _staged_while(trace, cond_fun, body_fun, leaves, treedef):
         if (a.shape, a.dtype) != (o.aval.shape, o.aval.dtype):
             raise ValueError(f"while_loop: body_fun changes a carried value from {a} to {o.aval}")
     args = [JitTracer(trace, v) for v in carry + cond_env + body_env]
-    tup = trace.process(while_p, args, dict(cond=cond_low, body=body_low, n_carry=len(carry), n_cond=len(cond_env)))
+    tup = trace.process(
+        while_p, args, dict(cond=cond_low, body=body_low, n_carry=len(carry), n_cond=len(cond_env))
+    )
     outs = [trace.process(tuple_index_p, [tup], dict(index=k)) for k in range(len(carry))]
     return _tree.unflatten(treedef, outs)

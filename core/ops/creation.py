@@ -44,7 +44,11 @@ def ones(*shape, dtype=None):
 def full(shape, fill_value, dtype=None):
     b = _backend.current()
     if dtype is None:
-        dtype = _dt.dtype_of_python_scalar(fill_value) if isinstance(fill_value, (bool, int, float, complex)) else None
+        dtype = (
+            _dt.dtype_of_python_scalar(fill_value)
+            if isinstance(fill_value, (bool, int, float, complex))
+            else None
+        )
     return Tensor._wrap(b.xp.full(_shape(shape), fill_value, dtype=_dt.canonical(dtype)))
 
 
@@ -71,14 +75,22 @@ def arange(start, stop=None, step=1, dtype=None):
     if stop is None:
         start, stop = 0, start
     if dtype is None:
-        dtype = _dt.default_int if all(isinstance(v, (int, np.integer)) for v in (start, stop, step)) else _dt.default_float
+        dtype = (
+            _dt.default_int
+            if all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+            else _dt.default_float
+        )
     b = _backend.current()
     return Tensor._wrap(b.xp.arange(start, stop, step, dtype=_dt.canonical(dtype)))
 
 
 def linspace(start, stop, num=50, endpoint=True, dtype=None):
     b = _backend.current()
-    return Tensor._wrap(b.xp.linspace(start, stop, num, endpoint=endpoint, dtype=_dt.canonical(dtype) or _dt.default_float))
+    return Tensor._wrap(
+        b.xp.linspace(
+            start, stop, num, endpoint=endpoint, dtype=_dt.canonical(dtype) or _dt.default_float
+        )
+    )
 
 
 def eye(n, m=None, k=0, dtype=None):

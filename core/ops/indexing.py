@@ -3,8 +3,8 @@
 import numpy as np
 
 from .. import dtypes as _dt
-from ..prims import indexing as P
 from ..primitive import Tracer
+from ..prims import indexing as P
 from ..tensor import Tensor
 from ._convert import as_tensor, normalize_axis
 
@@ -22,11 +22,15 @@ def _parse_index(x, index):
             template.append(e)
             if e is Ellipsis:
                 # the entries after the ellipsis index the last dims
-                after = sum(_bool_rank(f) if _is_bool(f) else 1 for f in index[k + 1 :] if f is not None)
+                after = sum(
+                    _bool_rank(f) if _is_bool(f) else 1 for f in index[k + 1 :] if f is not None
+                )
                 dim = max(x.ndim - after, dim)
             continue
         if isinstance(e, slice):
-            template.append(("slice", _int_or_none(e.start), _int_or_none(e.stop), _int_or_none(e.step)))
+            template.append(
+                ("slice", _int_or_none(e.start), _int_or_none(e.stop), _int_or_none(e.step))
+            )
             dim += 1
             continue
         if isinstance(e, (bool, np.bool_)):
@@ -34,7 +38,9 @@ def _parse_index(x, index):
         if isinstance(e, (int, np.integer)):
             n = x.shape[dim] if dim < x.ndim else None
             if n is not None and not -n <= int(e) < n:
-                raise IndexError(f"getitem: index {int(e)} out of range for axis {dim} of size {n} (shape {tuple(x.shape)})")
+                raise IndexError(
+                    f"getitem: index {int(e)} out of range for axis {dim} of size {n} (shape {tuple(x.shape)})"
+                )
             template.append(int(e))
             dim += 1
             continue
@@ -48,7 +54,9 @@ def _parse_index(x, index):
             mask = t.asnumpy()
             expect = tuple(x.shape[dim : dim + mask.ndim])
             if mask.shape != expect:
-                raise IndexError(f"getitem: boolean mask of shape {mask.shape} does not match {expect} at axis {dim} of {tuple(x.shape)}")
+                raise IndexError(
+                    f"getitem: boolean mask of shape {mask.shape} does not match {expect} at axis {dim} of {tuple(x.shape)}"
+                )
             for idx in np.nonzero(mask):
                 template.append(("array", len(arrays)))
                 arrays.append(Tensor._wrap(idx.astype(np.int64)))
@@ -60,12 +68,16 @@ def _parse_index(x, index):
         arrays.append(t)
         dim += 1
     if dim > x.ndim:
-        raise IndexError(f"getitem: too many indices ({dim}) for a tensor of shape {tuple(x.shape)}")
+        raise IndexError(
+            f"getitem: too many indices ({dim}) for a tensor of shape {tuple(x.shape)}"
+        )
     return tuple(template), arrays
 
 
 def _is_bool(e):
-    return (isinstance(e, Tensor) and e.dtype == _dt.bool_) or (isinstance(e, np.ndarray) and e.dtype == bool)
+    return (isinstance(e, Tensor) and e.dtype == _dt.bool_) or (
+        isinstance(e, np.ndarray) and e.dtype == bool
+    )
 
 
 def _bool_rank(e):
@@ -135,7 +147,9 @@ def take(x, indices, axis=None):
 
         x, axis = reshape(x, (-1,)), 0
     axis = normalize_axis(axis, x.ndim, "take")
-    return getitem(x, (slice(None),) * axis + (indices if not isinstance(indices, int) else int(indices),))
+    return getitem(
+        x, (slice(None),) * axis + (indices if not isinstance(indices, int) else int(indices),)
+    )
 
 
 def _along_axis_index(x, indices, axis):

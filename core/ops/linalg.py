@@ -15,10 +15,14 @@ def matmul(x, y):
     """Matrix product with numpy semantics (rank-1 operands, broadcasting batch dims)."""
     x, y = binary_args(x, y)
     if x.ndim == 0 or y.ndim == 0:
-        raise ValueError(f"matmul: operands must have rank >= 1, got shapes {tuple(x.shape)} and {tuple(y.shape)}")
+        raise ValueError(
+            f"matmul: operands must have rank >= 1, got shapes {tuple(x.shape)} and {tuple(y.shape)}"
+        )
     if x.ndim == 1 and y.ndim == 1:
         if x.shape[0] != y.shape[0]:
-            raise ValueError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} are not aligned")
+            raise ValueError(
+                f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} are not aligned"
+            )
         return reshape(P.matmul(reshape(x, (1, -1)), reshape(y, (-1, 1))), ())
     if x.ndim == 1:
         return squeeze(P.matmul(reshape(x, (1, -1)), y), -2)
@@ -55,7 +59,9 @@ def tensordot(a, b, axes=2):
         ax_b = [x % b.ndim for x in np.atleast_1d(axes[1]).tolist()]
     for i, j in zip(ax_a, ax_b):
         if a.shape[i] != b.shape[j]:
-            raise ValueError(f"tensordot: axis {i} of {tuple(a.shape)} and axis {j} of {tuple(b.shape)} differ")
+            raise ValueError(
+                f"tensordot: axis {i} of {tuple(a.shape)} and axis {j} of {tuple(b.shape)} differ"
+            )
     free_a = [i for i in range(a.ndim) if i not in ax_a]
     free_b = [i for i in range(b.ndim) if i not in ax_b]
     m = int(np.prod([a.shape[i] for i in free_a]))
@@ -70,7 +76,9 @@ def tensordot(a, b, axes=2):
 
 
 def _einsum_error(equation, shapes, msg):
-    return ValueError(f"einsum {equation!r} with operand shapes {[tuple(s) for s in shapes]}: {msg}")
+    return ValueError(
+        f"einsum {equation!r} with operand shapes {[tuple(s) for s in shapes]}: {msg}"
+    )
 
 
 def _parse_equation(equation, shapes):
@@ -82,17 +90,27 @@ def _parse_equation(equation, shapes):
     lhs, out = eq.split("->") if "->" in eq else (eq, None)
     terms = lhs.split(",")
     if len(terms) != len(shapes):
-        raise _einsum_error(equation, shapes, f"the equation names {len(terms)} operands, got {len(shapes)}")
+        raise _einsum_error(
+            equation, shapes, f"the equation names {len(terms)} operands, got {len(shapes)}"
+        )
     letters = set(c for c in eq if c.isalpha())
-    if any(not (c.isalpha() or c in ",.->") for c in eq) or eq.replace("...", "").count(".") or (out and out.count("...") > 1):
-        raise _einsum_error(equation, shapes, "use letters, ',', '->' and at most one '...' per term")
+    if (
+        any(not (c.isalpha() or c in ",.->") for c in eq)
+        or eq.replace("...", "").count(".")
+        or (out and out.count("...") > 1)
+    ):
+        raise _einsum_error(
+            equation, shapes, "use letters, ',', '->' and at most one '...' per term"
+        )
     free = [c for c in string.ascii_letters if c not in letters]
     n_ell = 0
     for t, s in zip(terms, shapes):
         if "..." in t:
             k = len(s) - (len(t) - 3)
             if k < 0:
-                raise _einsum_error(equation, shapes, f"term {t!r} has more indices than its operand has dims")
+                raise _einsum_error(
+                    equation, shapes, f"term {t!r} has more indices than its operand has dims"
+                )
             n_ell = max(n_ell, k)
     ell = "".join(free[:n_ell])
     expanded = []
@@ -101,7 +119,9 @@ def _parse_equation(equation, shapes):
             k = len(s) - (len(t) - 3)
             t = t.replace("...", ell[n_ell - k :])
         if len(t) != len(s):
-            raise _einsum_error(equation, shapes, f"term {t!r} has {len(t)} indices for an operand of rank {len(s)}")
+            raise _einsum_error(
+                equation, shapes, f"term {t!r} has {len(t)} indices for an operand of rank {len(s)}"
+            )
         expanded.append(t)
     if out is None:
         counts = {}
@@ -171,8 +191,14 @@ def _contract_pair(x, tx, y, ty, keep):
     res = batch + x_only + y_only
     dims = lambda cs: [size[c] for c in cs]  # noqa: E731
     if not summed:
-        xt = reshape(transpose(x, [tx.index(c) for c in batch + x_only]), dims(batch + x_only) + [1] * len(y_only))
-        yt = reshape(transpose(y, [ty.index(c) for c in batch + y_only]), dims(batch) + [1] * len(x_only) + dims(y_only))
+        xt = reshape(
+            transpose(x, [tx.index(c) for c in batch + x_only]),
+            dims(batch + x_only) + [1] * len(y_only),
+        )
+        yt = reshape(
+            transpose(y, [ty.index(c) for c in batch + y_only]),
+            dims(batch) + [1] * len(x_only) + dims(y_only),
+        )
         return xt * yt, "".join(res)
     nb, m, k, n = (int(np.prod(dims(cs))) for cs in (batch, x_only, summed, y_only))
     lead = (nb,) if batch else ()

@@ -42,7 +42,12 @@ from .shape import expand_dims, moveaxis, pad, reshape, swapaxes
 
 _SPATIAL = {1: "L", 2: "H, W", 3: "D, H, W"}
 _KERNEL = {1: "kL", 2: "kH, kW", 3: "kD, kH, kW"}
-_PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "circular": "periodic"}
+_PAD_MODES = {
+    "zeros": "constant",
+    "reflect": "reflect",
+    "replicate": "edge",
+    "circular": "periodic",
+}
 
 
 # ---- argument normalization ---------------------------------------------------------------------
@@ -52,7 +57,9 @@ def _ntuple(value, n, name, what):
         return (int(value),) * n
     value = tuple(value)
     if len(value) != n or not all(isinstance(v, (int, np.integer)) for v in value):
-        raise ValueError(f"{name}: {what} {value} must be an int or {n} ints (one per spatial axis)")
+        raise ValueError(
+            f"{name}: {what} {value} must be an int or {n} ints (one per spatial axis)"
+        )
     return tuple(int(v) for v in value)
 
 
@@ -79,7 +86,9 @@ def _pairs(name, padding, n):
             elif len(tuple(p)) == 2:
                 pads.append((int(p[0]), int(p[1])))
             else:
-                raise ValueError(f"{name}: padding entry {p!r} is neither an int nor a (lo, hi) pair")
+                raise ValueError(
+                    f"{name}: padding entry {p!r} is neither an int nor a (lo, hi) pair"
+                )
         pads = tuple(pads)
     if any(lo < 0 or hi < 0 for lo, hi in pads):
         raise ValueError(f"{name}: negative padding {pads}")
@@ -255,7 +264,9 @@ def _conv_transpose(name, nsp, x, weight, bias, stride, padding, output_padding,
                 f"per axis (stride {stride}, dilation {dilation})"
             )
     in_sp = tuple(x.shape[2:])
-    full = tuple((i - 1) * s + d * (k - 1) + 1 for i, s, d, k in zip(in_sp, stride, dilation, kernel))
+    full = tuple(
+        (i - 1) * s + d * (k - 1) + 1 for i, s, d, k in zip(in_sp, stride, dilation, kernel)
+    )
     out_sp = tuple(f - lo - hi + op for f, (lo, hi), op in zip(full, pads, out_pad))
     if any(o <= 0 for o in out_sp):
         raise ValueError(
@@ -267,7 +278,9 @@ def _conv_transpose(name, nsp, x, weight, bias, stride, padding, output_padding,
     w_t = swapaxes(reshape(weight, (groups, c_ig, c_og * kk)), -1, -2)
     cols = matmul(w_t, reshape(x, (n, groups, c_ig, q)))
     cols = reshape(cols, (n, c_out, *kernel, *in_sp))  # [N, C_out, *k, *in]
-    y = P.fold(cols, spatial=full, kernel=kernel, stride=stride, dilation=dilation)  # [N, C_out, *full]
+    y = P.fold(
+        cols, spatial=full, kernel=kernel, stride=stride, dilation=dilation
+    )  # [N, C_out, *full]
     extra = tuple(max(lo + o - f, 0) for (lo, _), o, f in zip(pads, out_sp, full))
     y = _pad_spatial(y, tuple((0, e) for e in extra), nsp)
     if any(lo for lo, _ in pads) or tuple(y.shape[2:]) != out_sp:
@@ -277,7 +290,9 @@ def _conv_transpose(name, nsp, x, weight, bias, stride, padding, output_padding,
     return reshape(y, tuple(y.shape[1:])) if unbatched else y
 
 
-def conv_transpose1d(x, weight, bias=None, stride=1, padding=0, output_padding=0, *, groups=1, dilation=1):
+def conv_transpose1d(
+    x, weight, bias=None, stride=1, padding=0, output_padding=0, *, groups=1, dilation=1
+):
     """1-d transposed convolution (the adjoint of :func:`conv1d` with respect to its input).
 
     Args:
@@ -295,19 +310,29 @@ def conv_transpose1d(x, weight, bias=None, stride=1, padding=0, output_padding=0
         ``[N, C_out, L_out]`` with
         ``L_out = (L - 1) * stride - lo - hi + dilation * (kL - 1) + output_padding + 1``.
     """
-    return _conv_transpose("conv_transpose1d", 1, x, weight, bias, stride, padding, output_padding, groups, dilation)
+    return _conv_transpose(
+        "conv_transpose1d", 1, x, weight, bias, stride, padding, output_padding, groups, dilation
+    )
 
 
-def conv_transpose2d(x, weight, bias=None, stride=1, padding=0, output_padding=0, *, groups=1, dilation=1):
+def conv_transpose2d(
+    x, weight, bias=None, stride=1, padding=0, output_padding=0, *, groups=1, dilation=1
+):
     """2-d transposed convolution: ``x [N, C_in, H, W]``, ``weight [C_in, C_out / groups, kH, kW]``
     -> ``[N, C_out, H_out, W_out]``. Arguments as in :func:`conv_transpose1d`."""
-    return _conv_transpose("conv_transpose2d", 2, x, weight, bias, stride, padding, output_padding, groups, dilation)
+    return _conv_transpose(
+        "conv_transpose2d", 2, x, weight, bias, stride, padding, output_padding, groups, dilation
+    )
 
 
-def conv_transpose3d(x, weight, bias=None, stride=1, padding=0, output_padding=0, *, groups=1, dilation=1):
+def conv_transpose3d(
+    x, weight, bias=None, stride=1, padding=0, output_padding=0, *, groups=1, dilation=1
+):
     """3-d transposed convolution: ``x [N, C_in, D, H, W]``, ``weight [C_in, C_out / groups, kD,
     kH, kW]`` -> ``[N, C_out, D_out, H_out, W_out]``. Arguments as in :func:`conv_transpose1d`."""
-    return _conv_transpose("conv_transpose3d", 3, x, weight, bias, stride, padding, output_padding, groups, dilation)
+    return _conv_transpose(
+        "conv_transpose3d", 3, x, weight, bias, stride, padding, output_padding, groups, dilation
+    )
 
 
 def unfold(x, kernel_size, dilation=1, padding=0, stride=1):
@@ -348,7 +373,9 @@ def fold(cols, output_size, kernel_size, dilation=1, padding=0, stride=1):
         ``[N, C, *output_size]``.
     """
     cols = as_tensor(cols)
-    output_size = tuple(int(o) for o in ((output_size,) * 2 if isinstance(output_size, int) else output_size))
+    output_size = tuple(
+        int(o) for o in ((output_size,) * 2 if isinstance(output_size, int) else output_size)
+    )
     nsp = len(output_size)
     kernel = _positive("fold", "kernel_size", _ntuple(kernel_size, nsp, "fold", "kernel_size"))
     dilation = _positive("fold", "dilation", _ntuple(dilation, nsp, "fold", "dilation"))
@@ -363,7 +390,13 @@ def fold(cols, output_size, kernel_size, dilation=1, padding=0, stride=1):
             f"blocks of kernel {kernel} for output size {output_size}"
         )
     n, c = cols.shape[0], cols.shape[1] // kk
-    x = P.fold(reshape(cols, (n, c, *kernel, *out)), spatial=spatial, kernel=kernel, stride=stride, dilation=dilation)
+    x = P.fold(
+        reshape(cols, (n, c, *kernel, *out)),
+        spatial=spatial,
+        kernel=kernel,
+        stride=stride,
+        dilation=dilation,
+    )
     if any(lo or hi for lo, hi in pads):
         x = _crop(x, pads, output_size)
     return x
@@ -377,7 +410,11 @@ def _pool_windows(name, nsp, x, kernel_size, stride, padding, dilation, fill):
             f"{name}: input of shape {tuple(x.shape)} must be [N, C, {_SPATIAL[nsp]}] or [C, {_SPATIAL[nsp]}]"
         )
     kernel = _positive(name, "kernel_size", _ntuple(kernel_size, nsp, name, "kernel_size"))
-    stride = kernel if stride is None else _positive(name, "stride", _ntuple(stride, nsp, name, "stride"))
+    stride = (
+        kernel
+        if stride is None
+        else _positive(name, "stride", _ntuple(stride, nsp, name, "stride"))
+    )
     dilation = _positive(name, "dilation", _ntuple(dilation, nsp, name, "dilation"))
     pads = _pairs(name, padding, nsp)
     for (lo, hi), k, d in zip(pads, kernel, dilation):
@@ -481,7 +518,9 @@ def _adaptive_matrix(n_in, n_out, dtype):
 def _adaptive_avg_pool(name, nsp, x, output_size):
     x = _float(as_tensor(x))
     if x.ndim < nsp + 1:
-        raise ValueError(f"{name}: input of shape {tuple(x.shape)} must be [N, C, {_SPATIAL[nsp]}] or [C, {_SPATIAL[nsp]}]")
+        raise ValueError(
+            f"{name}: input of shape {tuple(x.shape)} must be [N, C, {_SPATIAL[nsp]}] or [C, {_SPATIAL[nsp]}]"
+        )
     if isinstance(output_size, (int, np.integer)) or output_size is None:
         output_size = (output_size,) * nsp
     output_size = tuple(output_size)
@@ -611,9 +650,15 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
         Tensor of the shape of ``x``.
     """
     x = _float(as_tensor(x))
-    ns = (int(normalized_shape),) if isinstance(normalized_shape, (int, np.integer)) else tuple(int(s) for s in normalized_shape)
+    ns = (
+        (int(normalized_shape),)
+        if isinstance(normalized_shape, (int, np.integer))
+        else tuple(int(s) for s in normalized_shape)
+    )
     if not ns or x.ndim < len(ns) or tuple(x.shape[x.ndim - len(ns) :]) != ns:
-        raise ValueError(f"layer_norm: input of shape {tuple(x.shape)} does not end with normalized_shape {ns}")
+        raise ValueError(
+            f"layer_norm: input of shape {tuple(x.shape)} does not end with normalized_shape {ns}"
+        )
     out = _normalize(x, tuple(range(x.ndim - len(ns), x.ndim)), eps)
     for v, what in ((weight, "weight"), (bias, "bias")):
         if v is not None and tuple(v.shape) != ns:
@@ -643,7 +688,9 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
     n, c = x.shape[:2]
     g = int(num_groups)
     if g < 1 or c % g:
-        raise ValueError(f"group_norm: {c} channels of input {tuple(x.shape)} do not split into {num_groups} groups")
+        raise ValueError(
+            f"group_norm: {c} channels of input {tuple(x.shape)} do not split into {num_groups} groups"
+        )
     y = _normalize(reshape(x, (n, g, -1)), (2,), eps)  # [N, G, C/G * prod(spatial)]
     out = reshape(y, tuple(x.shape))
     nsp = x.ndim - 2
@@ -654,7 +701,9 @@ def group_norm(x, num_groups, weight=None, bias=None, eps=1e-5):
     return out
 
 
-def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+def batch_norm(
+    x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5
+):
     """Batch normalization (Ioffe & Szegedy 2015) over ``N`` and the spatial axes.
 
     Args:
@@ -688,13 +737,17 @@ def batch_norm(x, running_mean, running_var, weight=None, bias=None, training=Fa
 
     if not training:
         if running_mean is None or running_var is None:
-            raise ValueError("batch_norm: running_mean and running_var are needed when training=False")
+            raise ValueError(
+                "batch_norm: running_mean and running_var are needed when training=False"
+            )
         rm = _channel_view(running_mean, c, nsp, "batch_norm", "running_mean")
         rv = _channel_view(running_var, c, nsp, "batch_norm", "running_var")
         return affine((x - rm) * rsqrt(rv + eps))
     count = _prod(x.shape[a] for a in axes)
     if count < 2:
-        raise ValueError(f"batch_norm: expected more than 1 value per channel when training, got input {tuple(x.shape)}")
+        raise ValueError(
+            f"batch_norm: expected more than 1 value per channel when training, got input {tuple(x.shape)}"
+        )
     mu = mean(x, axis=axes, keepdims=True)
     d = x - mu
     var = mean(d * d, axis=axes, keepdims=True)
@@ -746,13 +799,17 @@ def linear(x, weight, bias=None):
     """
     x, weight = binary_args(x, weight)
     if weight.ndim != 2 or x.ndim < 1 or x.shape[-1] != weight.shape[1]:
-        raise ValueError(f"linear: input of shape {tuple(x.shape)} does not match weight [out, in] of shape {tuple(weight.shape)}")
+        raise ValueError(
+            f"linear: input of shape {tuple(x.shape)} does not match weight [out, in] of shape {tuple(weight.shape)}"
+        )
     lead = tuple(x.shape[:-1])
     y = matmul(reshape(x, (-1, weight.shape[1])), swapaxes(weight, 0, 1))  # [prod(lead), out]
     y = reshape(y, (*lead, weight.shape[0]))
     if bias is not None:
         if tuple(bias.shape) != (weight.shape[0],):
-            raise ValueError(f"linear: bias of shape {tuple(bias.shape)} should be ({weight.shape[0]},)")
+            raise ValueError(
+                f"linear: bias of shape {tuple(bias.shape)} should be ({weight.shape[0]},)"
+            )
         y = y + bias
     return y
 
@@ -778,7 +835,13 @@ def scaled_dot_product_attention(q, k, v, bias=None, mask=None, scale=None, *, i
     dtype = _dt.promote_types(_dt.promote_types(q.dtype, k.dtype), v.dtype)
     dtype = dtype if _dt.is_inexact(dtype) else _dt.default_float
     q, k, v = astype(q, dtype), astype(k, dtype), astype(v, dtype)
-    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2 or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]:
+    if (
+        q.ndim < 2
+        or k.ndim < 2
+        or v.ndim < 2
+        or q.shape[-1] != k.shape[-1]
+        or k.shape[-2] != v.shape[-2]
+    ):
         raise ValueError(
             f"scaled_dot_product_attention: q {tuple(q.shape)}, k {tuple(k.shape)}, v "
             f"{tuple(v.shape)} must be [..., L, d], [..., S, d], [..., S, d_v]"
@@ -794,7 +857,9 @@ def scaled_dot_product_attention(q, k, v, bias=None, mask=None, scale=None, *, i
     if mask is not None:
         mask = as_tensor(mask)
         if mask.dtype != _dt.bool_:
-            raise TypeError(f"scaled_dot_product_attention: mask must be boolean (True = attend), got {mask.dtype}; pass additive masks as bias")
+            raise TypeError(
+                f"scaled_dot_product_attention: mask must be boolean (True = attend), got {mask.dtype}; pass additive masks as bias"
+            )
         s = where(mask, s, float(ml_dtypes.finfo(s.dtype).min))
     p = softmax(s, axis=-1)
     return matmul(p, v)  # [..., L, d_v]
@@ -815,7 +880,9 @@ def _diff(name, input, target):
     input, target = binary_args(input, target)
     input, target = _float(input), _float(target)
     if tuple(input.shape) != tuple(target.shape):
-        raise ValueError(f"{name}: input of shape {tuple(input.shape)} and target of shape {tuple(target.shape)} differ")
+        raise ValueError(
+            f"{name}: input of shape {tuple(input.shape)} and target of shape {tuple(target.shape)} differ"
+        )
     return input - target
 
 
@@ -855,14 +922,18 @@ def _nll(name, logp, target, weight, ignore_index, reduction, label_smoothing):
     n_cls = logp.shape[c_axis]
     expect = tuple(d for i, d in enumerate(logp.shape) if i != c_axis)
     if tuple(target.shape) != expect:
-        raise ValueError(f"{name}: target of shape {tuple(target.shape)} should be {expect} for input {tuple(logp.shape)}")
+        raise ValueError(
+            f"{name}: target of shape {tuple(target.shape)} should be {expect} for input {tuple(logp.shape)}"
+        )
     _check_class_range(name, target, n_cls, ignore_index)
     wb = None
     if weight is not None:
         weight = astype(as_tensor(weight), logp.dtype)
         if tuple(weight.shape) != (n_cls,):
             raise ValueError(f"{name}: weight of shape {tuple(weight.shape)} should be ({n_cls},)")
-        wb = reshape(weight, (n_cls,) + (1,) * (logp.ndim - c_axis - 1))  # broadcasts on the class axis
+        wb = reshape(
+            weight, (n_cls,) + (1,) * (logp.ndim - c_axis - 1)
+        )  # broadcasts on the class axis
     valid = not_equal(target, ignore_index)
     hot = moveaxis(one_hot(where(valid, target, 0), n_cls, dtype=logp.dtype), -1, c_axis)
     validf = astype(valid, logp.dtype)
@@ -893,7 +964,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return _nll("nll_loss", logp, as_tensor(target), weight, ignore_index, reduction, 0.0)
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+def cross_entropy(
+    input, target, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0
+):
     """Cross entropy between ``softmax(input)`` over the class axis and ``target``
     (MindSpore/PyTorch ``cross_entropy``).
 
@@ -922,7 +995,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if not _dt.is_inexact(target.dtype):
         return _nll("cross_entropy", logp, target, weight, ignore_index, reduction, label_smoothing)
     if tuple(target.shape) != tuple(logits.shape):
-        raise ValueError(f"cross_entropy: probability target of shape {tuple(target.shape)} should match input {tuple(logits.shape)}")
+        raise ValueError(
+            f"cross_entropy: probability target of shape {tuple(target.shape)} should match input {tuple(logits.shape)}"
+        )
     n_cls = logits.shape[c_axis]
     t = astype(target, logp.dtype)
     if label_smoothing > 0.0:
@@ -931,7 +1006,9 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     if weight is not None:
         weight = astype(as_tensor(weight), logp.dtype)
         if tuple(weight.shape) != (n_cls,):
-            raise ValueError(f"cross_entropy: weight of shape {tuple(weight.shape)} should be ({n_cls},)")
+            raise ValueError(
+                f"cross_entropy: weight of shape {tuple(weight.shape)} should be ({n_cls},)"
+            )
         prod = prod * reshape(weight, (n_cls,) + (1,) * (logits.ndim - c_axis - 1))
     return _reduce(-_sum(prod, axis=c_axis), reduction, "cross_entropy")
 

@@ -7,7 +7,6 @@ from ..prims import reduction as P
 from ._convert import as_tensor, normalize_axes, normalize_axis
 from .elementwise import abs, astype, exp, log, sqrt, stop_gradient, where
 
-
 _LOW = (_dt.float16, _dt.bfloat16)
 
 
@@ -35,7 +34,9 @@ def mean(x, axis=None, keepdims=False):
     axes = normalize_axes(axis, x.ndim, "mean")
     if x.dtype in _LOW:  # the sum may overflow float16 although the mean does not
         return astype(mean(astype(x, _dt.float32), axes, keepdims), x.dtype)
-    return P.reduce_sum(x, axes=axes, keepdims=bool(keepdims)) * (1.0 / builtins.max(_count(x, axes), 1))
+    return P.reduce_sum(x, axes=axes, keepdims=bool(keepdims)) * (
+        1.0 / builtins.max(_count(x, axes), 1)
+    )
 
 
 def prod(x, axis=None, keepdims=False):
@@ -144,7 +145,14 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if ord == 0:  # the number of nonzero entries (no derivative)
         from .elementwise import not_equal
 
-        return P.reduce_sum(astype(not_equal(x, 0), _dt.real_dtype(x.dtype) if _dt.is_inexact(x.dtype) else _dt.default_float), axes=axes, keepdims=bool(keepdims))
+        return P.reduce_sum(
+            astype(
+                not_equal(x, 0),
+                _dt.real_dtype(x.dtype) if _dt.is_inexact(x.dtype) else _dt.default_float,
+            ),
+            axes=axes,
+            keepdims=bool(keepdims),
+        )
     return P.reduce_sum(a**ord, axes=axes, keepdims=bool(keepdims)) ** (1.0 / ord)
 
 
@@ -166,11 +174,25 @@ def all(x, axis=None, keepdims=False):
     from .elementwise import not_equal
 
     x = as_tensor(x)
-    return P.reduce_min(astype(not_equal(x, 0), _dt.int32), axes=normalize_axes(axis, x.ndim, "all"), keepdims=keepdims) > 0
+    return (
+        P.reduce_min(
+            astype(not_equal(x, 0), _dt.int32),
+            axes=normalize_axes(axis, x.ndim, "all"),
+            keepdims=keepdims,
+        )
+        > 0
+    )
 
 
 def any(x, axis=None, keepdims=False):
     from .elementwise import not_equal
 
     x = as_tensor(x)
-    return P.reduce_max(astype(not_equal(x, 0), _dt.int32), axes=normalize_axes(axis, x.ndim, "any"), keepdims=keepdims) > 0
+    return (
+        P.reduce_max(
+            astype(not_equal(x, 0), _dt.int32),
+            axes=normalize_axes(axis, x.ndim, "any"),
+            keepdims=keepdims,
+        )
+        > 0
+    )

@@ -18,7 +18,9 @@ def _resolve_shape(shape, size, name="reshape", from_shape=None):
             if s != -1:
                 known *= s
         if known == 0 or size % known:
-            raise ValueError(f"{name}: cannot reshape {_what(size, from_shape)} into {tuple(shape)}")
+            raise ValueError(
+                f"{name}: cannot reshape {_what(size, from_shape)} into {tuple(shape)}"
+            )
         shape[shape.index(-1)] = size // known
     n = 1
     for s in shape:
@@ -96,7 +98,9 @@ def expand_dims(x, axis):
     nd = x.ndim + len(axis)
     for a in axis:
         if not -nd <= a < nd:
-            raise ValueError(f"expand_dims: axis {a} out of range for a result of rank {nd} (input shape {tuple(x.shape)})")
+            raise ValueError(
+                f"expand_dims: axis {a} out of range for a result of rank {nd} (input shape {tuple(x.shape)})"
+            )
     axes = sorted(a % nd for a in axis)
     if len(set(axes)) != len(axes):
         raise ValueError(f"expand_dims: repeated axis in {axis}")
@@ -117,7 +121,9 @@ def squeeze(x, axis=None):
         axes = normalize_axes(axis, x.ndim, "squeeze")
         for a in axes:
             if x.shape[a] != 1:
-                raise ValueError(f"squeeze: axis {a} of shape {tuple(x.shape)} has size {x.shape[a]}, not 1")
+                raise ValueError(
+                    f"squeeze: axis {a} of shape {tuple(x.shape)} has size {x.shape[a]}, not 1"
+                )
     if not axes:
         return x
     return P.reshape(x, shape=tuple(d for i, d in enumerate(x.shape) if i not in axes))
@@ -142,7 +148,9 @@ def sum_to_shape(x, shape):
     shape = tuple(shape)
     if tuple(x.shape) == shape:
         return x
-    if x.ndim < len(shape):  # shape has extra leading 1s (a value numpy assigned after dropping them)
+    if x.ndim < len(
+        shape
+    ):  # shape has extra leading 1s (a value numpy assigned after dropping them)
         x = P.reshape(x, shape=(1,) * (len(shape) - x.ndim) + tuple(x.shape))
     lead = x.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
@@ -208,7 +216,9 @@ def split(x, split_size_or_sections, axis=0):
     else:
         sizes = list(split_size_or_sections)
         if sum(sizes) != n:
-            raise ValueError(f"split: sizes {sizes} do not add up to {n} (axis {axis} of {tuple(x.shape)})")
+            raise ValueError(
+                f"split: sizes {sizes} do not add up to {n} (axis {axis} of {tuple(x.shape)})"
+            )
     out, start = [], 0
     for s in sizes:
         out.append(slice_axis(x, axis, start, start + s))
@@ -267,7 +277,9 @@ def flip(x, axis=None):
 
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim, "flip")
-    return getitem(x, tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim)))
+    return getitem(
+        x, tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(x.ndim))
+    )
 
 
 def roll(x, shifts, axis=None):
@@ -311,7 +323,9 @@ def pad(x, pad_width, mode="constant", value=0.0):
         n = x.shape[a]
         if mode == "reflect":
             if lo >= n or hi >= n:
-                raise ValueError(f"pad: reflect padding ({lo}, {hi}) needs axis {a} longer than that, got {n}")
+                raise ValueError(
+                    f"pad: reflect padding ({lo}, {hi}) needs axis {a} longer than that, got {n}"
+                )
             left = flip(slice_axis(x, a, 1, lo + 1), a)
             right = flip(slice_axis(x, a, n - 1 - hi, n - 1), a)
         elif mode in ("edge", "replicate"):
@@ -319,7 +333,9 @@ def pad(x, pad_width, mode="constant", value=0.0):
             right = repeat(slice_axis(x, a, n - 1, n), hi, axis=a) if hi else None
         elif mode in ("periodic", "wrap", "circular"):
             if lo > n or hi > n:
-                raise ValueError(f"pad: periodic padding ({lo}, {hi}) longer than axis {a} of size {n}")
+                raise ValueError(
+                    f"pad: periodic padding ({lo}, {hi}) longer than axis {a} of size {n}"
+                )
             left = slice_axis(x, a, n - lo, n)
             right = slice_axis(x, a, 0, hi)
         else:

@@ -65,6 +65,8 @@ def topk(x, k, axis=-1, largest=True, sorted=True):
     axis = normalize_axis(axis, x.ndim, "topk")
     n = x.shape[axis]
     if not 0 <= int(k) <= n:
-        raise ValueError(f"topk: k={k} out of range for axis {axis} of size {n} (shape {tuple(x.shape)})")
+        raise ValueError(
+            f"topk: k={k} out of range for axis {axis} of size {n} (shape {tuple(x.shape)})"
+        )
     idx = slice_axis(argsort(x, axis, descending=bool(largest)), axis, 0, int(k))
     return take_along_axis(x, idx, axis), idx

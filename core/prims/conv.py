@@ -68,7 +68,9 @@ def _unfold_aval(x, kernel, stride, dilation):
     _check_params("unfold", kernel, stride, dilation)
     nsp = len(kernel)
     if len(x.shape) < nsp:
-        raise ValueError(f"unfold: input of shape {tuple(x.shape)} has fewer than {nsp} spatial axes")
+        raise ValueError(
+            f"unfold: input of shape {tuple(x.shape)} has fewer than {nsp} spatial axes"
+        )
     lead, spatial = tuple(x.shape[: len(x.shape) - nsp]), tuple(x.shape[len(x.shape) - nsp :])
     out = window_out_sizes("unfold", spatial, kernel, stride, dilation)
     return ShapedArray(lead + tuple(kernel) + out, x.dtype)
@@ -135,7 +137,8 @@ def _fold_impl(xp, cols, spatial, kernel, stride, dilation):
     tail = (slice(None),) * nsp
     for offs in itertools.product(*[range(k) for k in kernel]):
         dst = tuple(
-            slice(o * d, o * d + s * (n - 1) + 1, s) for o, d, s, n in zip(offs, dilation, stride, out)
+            slice(o * d, o * d + s * (n - 1) + 1, s)
+            for o, d, s, n in zip(offs, dilation, stride, out)
         )
         x[(Ellipsis, *dst)] += cols[(Ellipsis, *offs, *tail)]
     return x
@@ -159,6 +162,8 @@ def_linear_unary(fold, _fold_t)
 
 
 # ---- batching: the batch axis becomes one more leading axis ------------------------------------
-batch_rules[unfold] = lambda args, bdims, **params: (unfold(to_front(args[0], bdims[0]), **params), 0)
+batch_rules[unfold] = lambda args, bdims, **params: (
+    unfold(to_front(args[0], bdims[0]), **params),
+    0,
+)
 batch_rules[fold] = lambda args, bdims, **params: (fold(to_front(args[0], bdims[0]), **params), 0)
-

@@ -51,7 +51,9 @@ cos = _unary("cos", lambda xp, x: xp.cos(x))
 tanh = _unary("tanh", lambda xp, x: xp.tanh(x))  # one fused libm call, stable for large |x|
 logistic = _unary("logistic", lambda xp, x: _logistic(xp, x))  # stable sigmoid
 erf = _unary("erf", _erf)
-abs = defprim("abs", lambda xp, x: xp.abs(x), lambda x: ShapedArray(x.shape, _dt.real_dtype(x.dtype)))
+abs = defprim(
+    "abs", lambda xp, x: xp.abs(x), lambda x: ShapedArray(x.shape, _dt.real_dtype(x.dtype))
+)
 batch_rules[abs] = elementwise_rule(abs)
 sign = _unary("sign", lambda xp, x: xp.sign(x), differentiable=False)
 floor = _unary("floor", lambda xp, x: xp.floor(x), differentiable=False)
@@ -59,7 +61,9 @@ ceil = _unary("ceil", lambda xp, x: xp.ceil(x), differentiable=False)
 round = _unary("round", lambda xp, x: xp.round(x), differentiable=False)
 logical_not = _unary("logical_not", lambda xp, x: xp.logical_not(x), differentiable=False)
 bitwise_not = _unary("bitwise_not", lambda xp, x: xp.invert(x), differentiable=False)
-isfinite = defprim("isfinite", lambda xp, x: xp.isfinite(x), lambda x: ShapedArray(x.shape, _BOOL), False)
+isfinite = defprim(
+    "isfinite", lambda xp, x: xp.isfinite(x), lambda x: ShapedArray(x.shape, _BOOL), False
+)
 batch_rules[isfinite] = elementwise_rule(isfinite)
 stop_gradient = _unary("stop_gradient", lambda xp, x: x, differentiable=False)
 
@@ -129,12 +133,25 @@ rem = _binary("rem", lambda xp, x, y: xp.mod(x, y))  # Python semantics: sign of
 floor_divide = _binary("floor_divide", lambda xp, x, y: xp.floor_divide(x, y), differentiable=False)
 
 defvjp(add, lambda g, out, x, y: (g, g))
-defjvp(add, lambda ts, out, x, y: ts[1] if ts[0] is None else (ts[0] if ts[1] is None else ts[0] + ts[1]))
-defvjp(sub, lambda g, out, x, y, _needed=(True, True): (g, neg(g) if _needed[1] else None), masked=True)
-defjvp(sub, lambda ts, out, x, y: neg(ts[1]) if ts[0] is None else (ts[0] if ts[1] is None else ts[0] - ts[1]))
+defjvp(
+    add,
+    lambda ts, out, x, y: ts[1] if ts[0] is None else (ts[0] if ts[1] is None else ts[0] + ts[1]),
+)
+defvjp(
+    sub, lambda g, out, x, y, _needed=(True, True): (g, neg(g) if _needed[1] else None), masked=True
+)
+defjvp(
+    sub,
+    lambda ts, out, x, y: (
+        neg(ts[1]) if ts[0] is None else (ts[0] if ts[1] is None else ts[0] - ts[1])
+    ),
+)
 defvjp(
     mul,
-    lambda g, out, x, y, _needed=(True, True): (g * y if _needed[0] else None, g * x if _needed[1] else None),
+    lambda g, out, x, y, _needed=(True, True): (
+        g * y if _needed[0] else None,
+        g * x if _needed[1] else None,
+    ),
     masked=True,
 )
 
@@ -201,7 +218,9 @@ def _max_partials(pick_x):
 
 def_partials(maximum, *_max_partials(lambda a, b: greater(a, b)))
 def_partials(minimum, *_max_partials(lambda a, b: less(a, b)))
-def_partials(atan2, lambda out, y, x: x / (x * x + y * y), lambda out, y, x: neg(y) / (x * x + y * y))
+def_partials(
+    atan2, lambda out, y, x: x / (x * x + y * y), lambda out, y, x: neg(y) / (x * x + y * y)
+)
 def_partials(rem, lambda out, x, y: _ones(x), lambda out, x, y: neg(floor(x / y)))
 
 
@@ -256,12 +275,19 @@ def _real_aval(x):
 
 
 real = defprim("real", lambda xp, x: xp.real(x).copy() if x.dtype.kind == "c" else x, _real_aval)
-imag = defprim("imag", lambda xp, x: xp.imag(x).copy() if x.dtype.kind == "c" else xp.zeros_like(x), _real_aval)
+imag = defprim(
+    "imag", lambda xp, x: xp.imag(x).copy() if x.dtype.kind == "c" else xp.zeros_like(x), _real_aval
+)
 conj = _unary("conj", lambda xp, x: xp.conj(x))
 complex = defprim(
     "complex",
-    lambda xp, re, im: xp.asarray(re + 1j * im if re.dtype == np.float64 else (re + np.complex64(1j) * im), dtype=_dt.complex_dtype(re.dtype)),
-    lambda re, im: ShapedArray(np.broadcast_shapes(re.shape, im.shape), _dt.complex_dtype(re.dtype)),
+    lambda xp, re, im: xp.asarray(
+        re + 1j * im if re.dtype == np.float64 else (re + np.complex64(1j) * im),
+        dtype=_dt.complex_dtype(re.dtype),
+    ),
+    lambda re, im: ShapedArray(
+        np.broadcast_shapes(re.shape, im.shape), _dt.complex_dtype(re.dtype)
+    ),
 )
 for _p in (real, imag, complex):
     batch_rules[_p] = elementwise_rule(_p)
@@ -271,8 +297,12 @@ def _complex_of(re, im):
     return complex(re, im)
 
 
-def_linear_unary(real, lambda g, out, x: _complex_of(g, _zeros(g)) if _dt.is_complex(x.dtype) else g)
-def_linear_unary(imag, lambda g, out, x: _complex_of(_zeros(g), neg(g)) if _dt.is_complex(x.dtype) else None)
+def_linear_unary(
+    real, lambda g, out, x: _complex_of(g, _zeros(g)) if _dt.is_complex(x.dtype) else g
+)
+def_linear_unary(
+    imag, lambda g, out, x: _complex_of(_zeros(g), neg(g)) if _dt.is_complex(x.dtype) else None
+)
 def_linear_unary(conj, lambda g, out, x: conj(g))
 defvjp(complex, lambda g, out, re, im: (real(g), neg(imag(g))))
 

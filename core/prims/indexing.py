@@ -58,7 +58,9 @@ def result_shape(x_shape, array_shapes, index):
 
 def _zero_strided(shape, dtype):
     """A read-only numpy array of ``shape`` that uses one element of memory (for shape rules)."""
-    return np.lib.stride_tricks.as_strided(np.zeros((), dtype), shape=shape, strides=(0,) * len(shape), writeable=False)
+    return np.lib.stride_tricks.as_strided(
+        np.zeros((), dtype), shape=shape, strides=(0,) * len(shape), writeable=False
+    )
 
 
 def _getitem_aval(x, *arrays, index):
@@ -123,7 +125,12 @@ def _getitem_vjp(g, out, x, *arrays, index):
 
 
 defvjp(getitem, _getitem_vjp)
-defjvp(getitem, lambda ts, out, x, *arrays, index: None if ts[0] is None else getitem(ts[0], *arrays, index=index))
+defjvp(
+    getitem,
+    lambda ts, out, x, *arrays, index: (
+        None if ts[0] is None else getitem(ts[0], *arrays, index=index)
+    ),
+)
 
 
 def _index_add_vjp(g, out, x, v, *arrays, index):
@@ -223,12 +230,18 @@ def _batch_rule(prim):
                     a = ops.reshape(to_front(a, b), (size,) + (1,) * (n_a - len(s)) + s)
                 new_arrays.append(a)
             new_index = (("array", 0),) + tuple(
-                ("array", e[1] + 1) if isinstance(e, tuple) and e[0] == "array" else e for e in index
+                ("array", e[1] + 1) if isinstance(e, tuple) and e[0] == "array" else e
+                for e in index
             )
             k = _advanced_position(index, len(x_shape))
             n_basic = len(result) - n_a
             if k and n_a:
-                perm = (0, *range(1 + n_a, 1 + n_a + k), *range(1, 1 + n_a), *range(1 + n_a + k, 1 + n_a + n_basic))
+                perm = (
+                    0,
+                    *range(1 + n_a, 1 + n_a + k),
+                    *range(1, 1 + n_a),
+                    *range(1 + n_a + k, 1 + n_a + n_basic),
+                )
         if prim is getitem:
             out = getitem(x, *new_arrays, index=new_index)
             return (out if perm is None else ops.transpose(out, perm)), 0

@@ -29,7 +29,9 @@ def _blas_ready(xp, a):
         return a
     s0, s1 = a.strides[-2], a.strides[-1]
     item = a.itemsize
-    if (s1 == item and s0 >= item * max(a.shape[-1], 1)) or (s0 == item and s1 >= item * max(a.shape[-2], 1)):
+    if (s1 == item and s0 >= item * max(a.shape[-1], 1)) or (
+        s0 == item and s1 >= item * max(a.shape[-2], 1)
+    ):
         return a
     return xp.ascontiguousarray(a)
 

@@ -55,10 +55,24 @@ def _accumulating(fn):
     return impl
 
 
-reduce_sum = _reduce("reduce_sum", _accumulating(lambda xp, x, axes, keepdims, dtype: xp.sum(x, axis=axes, keepdims=keepdims, dtype=dtype)))
-reduce_max = _reduce("reduce_max", lambda xp, x, axes, keepdims: xp.max(x, axis=axes, keepdims=keepdims))
-reduce_min = _reduce("reduce_min", lambda xp, x, axes, keepdims: xp.min(x, axis=axes, keepdims=keepdims))
-reduce_prod = _reduce("reduce_prod", _accumulating(lambda xp, x, axes, keepdims, dtype: xp.prod(x, axis=axes, keepdims=keepdims, dtype=dtype)))
+reduce_sum = _reduce(
+    "reduce_sum",
+    _accumulating(
+        lambda xp, x, axes, keepdims, dtype: xp.sum(x, axis=axes, keepdims=keepdims, dtype=dtype)
+    ),
+)
+reduce_max = _reduce(
+    "reduce_max", lambda xp, x, axes, keepdims: xp.max(x, axis=axes, keepdims=keepdims)
+)
+reduce_min = _reduce(
+    "reduce_min", lambda xp, x, axes, keepdims: xp.min(x, axis=axes, keepdims=keepdims)
+)
+reduce_prod = _reduce(
+    "reduce_prod",
+    _accumulating(
+        lambda xp, x, axes, keepdims, dtype: xp.prod(x, axis=axes, keepdims=keepdims, dtype=dtype)
+    ),
+)
 
 
 def _keep(g, x, axes, keepdims):
@@ -114,16 +128,23 @@ def _prod_others(x, axes):
     flat = ops.reshape(xt, lead + (n,))
     ones = ops.ones_like(flat[..., :1])
     left = ops.cumprod(ops.concat([ones, flat[..., :-1]], axis=-1), axis=-1)
-    right = ops.flip(ops.cumprod(ops.flip(ops.concat([flat[..., 1:], ones], axis=-1), -1), axis=-1), -1)
+    right = ops.flip(
+        ops.cumprod(ops.flip(ops.concat([flat[..., 1:], ones], axis=-1), -1), axis=-1), -1
+    )
     others = ops.reshape(left * right, xt.shape)
     inv = tuple(np.argsort(perm))
     return ops.transpose(others, inv)
 
 
-defvjp(reduce_prod, lambda g, out, x, axes, keepdims: (_keep(g, x, axes, keepdims) * _prod_others(x, axes),))
+defvjp(
+    reduce_prod,
+    lambda g, out, x, axes, keepdims: (_keep(g, x, axes, keepdims) * _prod_others(x, axes),),
+)
 defjvp(
     reduce_prod,
-    lambda ts, out, x, axes, keepdims: reduce_sum(ts[0] * _prod_others(x, axes), axes=axes, keepdims=keepdims),
+    lambda ts, out, x, axes, keepdims: reduce_sum(
+        ts[0] * _prod_others(x, axes), axes=axes, keepdims=keepdims
+    ),
 )
 
 
@@ -133,7 +154,12 @@ def _arg_aval(x, axis, keepdims):
 
 
 def _arg(name, fn):
-    p = defprim(name, lambda xp, x, axis, keepdims: fn(xp, x, axis, keepdims).astype(np.int64), _arg_aval, False)
+    p = defprim(
+        name,
+        lambda xp, x, axis, keepdims: fn(xp, x, axis, keepdims).astype(np.int64),
+        _arg_aval,
+        False,
+    )
     batch_rules[p] = axis_rule(p, ("axis",))
     return p
 

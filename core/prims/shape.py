@@ -30,12 +30,16 @@ batch_rules[reshape] = lambda args, bdims, shape: (
 # ---- transpose ----------------------------------------------------------------------------
 def _transpose_aval(x, perm):
     if sorted(perm) != list(range(len(x.shape))):
-        raise ValueError(f"transpose: perm {perm} is not a permutation of the axes of {tuple(x.shape)}")
+        raise ValueError(
+            f"transpose: perm {perm} is not a permutation of the axes of {tuple(x.shape)}"
+        )
     return ShapedArray(tuple(x.shape[p] for p in perm), x.dtype)
 
 
 transpose = defprim("transpose", lambda xp, x, perm: xp.transpose(x, perm), _transpose_aval)
-def_linear_unary(transpose, lambda g, out, x, perm: transpose(g, perm=tuple(int(i) for i in np.argsort(perm))))
+def_linear_unary(
+    transpose, lambda g, out, x, perm: transpose(g, perm=tuple(int(i) for i in np.argsort(perm)))
+)
 batch_rules[transpose] = lambda args, bdims, perm: (
     transpose(to_front(args[0], bdims[0]), perm=(0,) + tuple(p + 1 for p in perm)),
     0,
@@ -54,7 +58,9 @@ def _broadcast_aval(x, shape):
     return ShapedArray(shape, x.dtype)
 
 
-broadcast_to = defprim("broadcast_to", lambda xp, x, shape: xp.broadcast_to(x, shape), _broadcast_aval)
+broadcast_to = defprim(
+    "broadcast_to", lambda xp, x, shape: xp.broadcast_to(x, shape), _broadcast_aval
+)
 
 
 def _broadcast_t(g, out, x, shape):
@@ -91,7 +97,9 @@ def _concat_aval(*xs, axis):
     return ShapedArray(shape, first.dtype)
 
 
-concatenate = defprim("concatenate", lambda xp, *xs, axis: xp.concatenate(xs, axis=axis), _concat_aval)
+concatenate = defprim(
+    "concatenate", lambda xp, *xs, axis: xp.concatenate(xs, axis=axis), _concat_aval
+)
 
 
 def _concat_vjp(g, out, *xs, axis):

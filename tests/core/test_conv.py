@@ -33,7 +33,9 @@ def ref_conv(x, w, b=None, stride=1, pads=0, dilation=1, groups=1, padding_mode=
     pads = ((pads, pads),) * nsp if isinstance(pads, int) else pads
     xp = np.pad(x, ((0, 0), (0, 0), *pads), mode=_NP_MODES[padding_mode])
     kernel = w.shape[2:]
-    out = [(n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(xp.shape[2:], kernel, stride, dilation)]
+    out = [
+        (n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(xp.shape[2:], kernel, stride, dilation)
+    ]
     n, c_in = x.shape[:2]
     c_out = w.shape[0]
     cg, og = c_in // groups, c_out // groups
@@ -41,9 +43,14 @@ def ref_conv(x, w, b=None, stride=1, pads=0, dilation=1, groups=1, padding_mode=
     for g in range(groups):
         xg, wg = xp[:, g * cg : (g + 1) * cg], w[g * og : (g + 1) * og]
         for offs in itertools.product(*[range(k) for k in kernel]):
-            sl = tuple(slice(o * d, o * d + s * (m - 1) + 1, s) for o, d, s, m in zip(offs, dilation, stride, out))
+            sl = tuple(
+                slice(o * d, o * d + s * (m - 1) + 1, s)
+                for o, d, s, m in zip(offs, dilation, stride, out)
+            )
             patch = xg[(slice(None), slice(None), *sl)]  # [n, cg, *out]
-            y[:, g * og : (g + 1) * og] += np.einsum("nc...,oc->no...", patch, wg[(slice(None), slice(None), *offs)])
+            y[:, g * og : (g + 1) * og] += np.einsum(
+                "nc...,oc->no...", patch, wg[(slice(None), slice(None), *offs)]
+            )
     if b is not None:
         y += b.reshape((-1,) + (1,) * nsp)
     return y
@@ -59,12 +66,17 @@ def ref_conv_transpose(x, w, b=None, stride=1, pads=0, out_pad=0, dilation=1, gr
     n, c_in = x.shape[:2]
     og = w.shape[1]
     cg = c_in // groups
-    full = [(i - 1) * s + d * (k - 1) + 1 for i, s, d, k in zip(x.shape[2:], stride, dilation, kernel)]
+    full = [
+        (i - 1) * s + d * (k - 1) + 1 for i, s, d, k in zip(x.shape[2:], stride, dilation, kernel)
+    ]
     y = np.zeros((n, og * groups, *[f + p for f, p in zip(full, out_pad)]))
     for g in range(groups):
         xg, wg = x[:, g * cg : (g + 1) * cg], w[g * cg : (g + 1) * cg]
         for offs in itertools.product(*[range(k) for k in kernel]):
-            sl = tuple(slice(o * d, o * d + s * (m - 1) + 1, s) for o, d, s, m in zip(offs, dilation, stride, x.shape[2:]))
+            sl = tuple(
+                slice(o * d, o * d + s * (m - 1) + 1, s)
+                for o, d, s, m in zip(offs, dilation, stride, x.shape[2:])
+            )
             y[(slice(None), slice(g * og, (g + 1) * og), *sl)] += np.einsum(
                 "nc...,co->no...", xg, wg[(slice(None), slice(None), *offs)]
             )
@@ -79,10 +91,16 @@ def ref_pool(x, kernel, stride, pads, reducer, fill, dilation=None):
     nsp = len(kernel)
     dilation = dilation or (1,) * nsp
     xp = np.pad(x, ((0, 0),) * (x.ndim - nsp) + tuple(pads), constant_values=fill)
-    out = [(n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(xp.shape[-nsp:], kernel, stride, dilation)]
+    out = [
+        (n - d * (k - 1) - 1) // s + 1
+        for n, k, s, d in zip(xp.shape[-nsp:], kernel, stride, dilation)
+    ]
     windows = []
     for offs in itertools.product(*[range(k) for k in kernel]):
-        sl = tuple(slice(o * d, o * d + s * (m - 1) + 1, s) for o, d, s, m in zip(offs, dilation, stride, out))
+        sl = tuple(
+            slice(o * d, o * d + s * (m - 1) + 1, s)
+            for o, d, s, m in zip(offs, dilation, stride, out)
+        )
         windows.append(xp[(Ellipsis, *sl)])
     return reducer(np.stack(windows), axis=0)
 
@@ -111,7 +129,9 @@ def test_unfold_values_and_fold_adjoint(lead, spatial, kernel, stride, dilation)
             np.testing.assert_array_equal(cols[(Ellipsis, *offs, *pos)], x[(Ellipsis, *src)])
     # fold is the adjoint: <unfold(x), c> == <x, fold(c)>
     c = rng.standard_normal(cols.shape)
-    folded = C.fold(_t(c), spatial=spatial, kernel=kernel, stride=stride, dilation=dilation).asnumpy()
+    folded = C.fold(
+        _t(c), spatial=spatial, kernel=kernel, stride=stride, dilation=dilation
+    ).asnumpy()
     assert folded.shape == x.shape
     np.testing.assert_allclose(np.sum(cols * c), np.sum(x * folded), rtol=1e-12)
 
@@ -124,7 +144,9 @@ def test_abstract_rules_match_eager(lead, spatial, kernel, stride, dilation):
     aval = C.unfold.abstract(core.primitive.ShapedArray(x.shape, x.dtype), **params)
     assert (aval.shape, aval.dtype) == (cols.shape, cols.dtype)
     back = C.fold(cols, spatial=spatial, **params)
-    aval = C.fold.abstract(core.primitive.ShapedArray(cols.shape, cols.dtype), spatial=spatial, **params)
+    aval = C.fold.abstract(
+        core.primitive.ShapedArray(cols.shape, cols.dtype), spatial=spatial, **params
+    )
     assert (aval.shape, aval.dtype) == (back.shape, back.dtype) == (x.shape, x.dtype)
 
 
@@ -135,7 +157,9 @@ def test_fold_matches_scatter_loop():
     c = rng.standard_normal((2, 3, *kernel, *out))
     ref = np.zeros((2, 3, *spatial))
     for i, j, p, q in itertools.product(range(2), range(3), range(out[0]), range(out[1])):
-        ref[..., p * stride[0] + i * dilation[0], q * stride[1] + j * dilation[1]] += c[..., i, j, p, q]
+        ref[..., p * stride[0] + i * dilation[0], q * stride[1] + j * dilation[1]] += c[
+            ..., i, j, p, q
+        ]
     got = C.fold(_t(c), spatial=spatial, kernel=kernel, stride=stride, dilation=dilation).asnumpy()
     np.testing.assert_allclose(got, ref, rtol=1e-12)
 
@@ -147,7 +171,11 @@ def test_unfold_fold_gradcheck(lead, spatial, kernel, stride, dilation):
     x = rng.standard_normal(lead + spatial)
     gradcheck(lambda a: C.unfold(a, **params) ** 2, [x], order=2)
     cols = C.unfold(_t(x), **params).asnumpy()
-    gradcheck(lambda c: C.fold(c, spatial=spatial, **params) ** 2, [rng.standard_normal(cols.shape)], order=2)
+    gradcheck(
+        lambda c: C.fold(c, spatial=spatial, **params) ** 2,
+        [rng.standard_normal(cols.shape)],
+        order=2,
+    )
 
 
 def test_unfold_fold_vmap():
@@ -167,16 +195,32 @@ def test_unfold_shape_errors_name_the_op():
     with pytest.raises(ValueError, match=r"unfold.*larger than"):
         C.unfold(_t(np.zeros((1, 1, 2, 2))), kernel=(3, 3), stride=(1, 1), dilation=(1, 1))
     with pytest.raises(ValueError, match="unfold"):
-        C._unfold_aval(core.primitive.ShapedArray((4,), np.float32), kernel=(2, 2), stride=(1, 1), dilation=(1, 1))
+        C._unfold_aval(
+            core.primitive.ShapedArray((4,), np.float32),
+            kernel=(2, 2),
+            stride=(1, 1),
+            dilation=(1, 1),
+        )
     with pytest.raises(ValueError, match=r"fold: cols of shape \(1, 2, 2, 2, 3\)"):
-        C._fold_aval(core.primitive.ShapedArray((1, 2, 2, 2, 3), np.float32), spatial=(4, 4), kernel=(2, 2), stride=(1, 1), dilation=(1, 1))
+        C._fold_aval(
+            core.primitive.ShapedArray((1, 2, 2, 2, 3), np.float32),
+            spatial=(4, 4),
+            kernel=(2, 2),
+            stride=(1, 1),
+            dilation=(1, 1),
+        )
 
 
 def test_unfold_and_fold_ops_torch_layout():
     rng = _rng(4)
     x = rng.standard_normal((2, 3, 6, 5))
     cols = ops.unfold(_t(x), (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)).asnumpy()
-    ref = C.unfold(_t(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))), kernel=(2, 3), stride=(1, 2), dilation=(2, 1))
+    ref = C.unfold(
+        _t(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))),
+        kernel=(2, 3),
+        stride=(1, 2),
+        dilation=(2, 1),
+    )
     np.testing.assert_array_equal(cols, ref.asnumpy().reshape(2, 18, -1))
     c = rng.standard_normal(cols.shape)
     back = ops.fold(_t(c), (6, 5), (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)).asnumpy()
@@ -194,7 +238,11 @@ CONV_CASES = [
     ((2, 2, 5, 5), (3, 2, 1, 1), dict()),  # 1x1: no window copy
     ((1, 2, 6, 6), (2, 2, 2, 2), dict(padding="valid", stride=2, padding_mode="circular")),
     ((1, 2, 5, 6), (2, 2, 3, 3), dict(padding=1, padding_mode="replicate", stride=(1, 2))),
-    ((1, 2, 5, 4, 6), (2, 1, 2, 3, 2), dict(groups=2, stride=(1, 2, 2), padding=(1, 0, 1), dilation=(2, 1, 1))),
+    (
+        (1, 2, 5, 4, 6),
+        (2, 1, 2, 3, 2),
+        dict(groups=2, stride=(1, 2, 2), padding=(1, 0, 1), dilation=(2, 1, 1)),
+    ),
     ((2, 3, 4, 4), (2, 3, 3, 3), dict(padding="same", stride=2)),  # TF/MindSpore 'same' with stride
 ]
 _CONV = {3: ops.conv1d, 4: ops.conv2d, 5: ops.conv3d}
@@ -223,11 +271,21 @@ def _ref_pads(x_shape, w_shape, kw):
 @pytest.mark.parametrize("x_shape,w_shape,kw", CONV_CASES)
 def test_conv_matches_direct_loop(x_shape, w_shape, kw):
     rng = _rng(5)
-    x, w, b = rng.standard_normal(x_shape), rng.standard_normal(w_shape), rng.standard_normal(w_shape[0])
+    x, w, b = (
+        rng.standard_normal(x_shape),
+        rng.standard_normal(w_shape),
+        rng.standard_normal(w_shape[0]),
+    )
     got = _CONV[len(x_shape)](_t(x), _t(w), _t(b), **kw).asnumpy()
     ref = ref_conv(
-        x, w, b, kw.get("stride", 1), _ref_pads(x_shape, w_shape, kw), kw.get("dilation", 1),
-        kw.get("groups", 1), kw.get("padding_mode", "zeros"),
+        x,
+        w,
+        b,
+        kw.get("stride", 1),
+        _ref_pads(x_shape, w_shape, kw),
+        kw.get("dilation", 1),
+        kw.get("groups", 1),
+        kw.get("padding_mode", "zeros"),
     )
     assert got.shape == ref.shape
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
@@ -252,7 +310,10 @@ def test_conv2d_matches_scipy_correlate():
 
 def test_conv_unbatched_input_and_dtype():
     rng = _rng(8)
-    x, w = rng.standard_normal((2, 6, 5)).astype(np.float32), rng.standard_normal((3, 2, 2, 2)).astype(np.float32)
+    x, w = (
+        rng.standard_normal((2, 6, 5)).astype(np.float32),
+        rng.standard_normal((3, 2, 2, 2)).astype(np.float32),
+    )
     y = ops.conv2d(_t(x), _t(w), padding=1)
     assert y.shape == (3, 7, 6) and y.dtype == np.float32
     np.testing.assert_allclose(y.asnumpy(), ops.conv2d(_t(x[None]), _t(w), padding=1).asnumpy()[0])
@@ -280,11 +341,17 @@ def test_conv2d_random_shapes(n, groups, cg, og, k, s, d, p, extra):
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("x_shape,w_shape,kw", [CONV_CASES[0], CONV_CASES[3], CONV_CASES[4], CONV_CASES[8]])
+@pytest.mark.parametrize(
+    "x_shape,w_shape,kw", [CONV_CASES[0], CONV_CASES[3], CONV_CASES[4], CONV_CASES[8]]
+)
 def test_conv_gradcheck(x_shape, w_shape, kw):
     rng = _rng(10)
     # small copies of the shapes keep the second-order finite differences cheap
-    x, w, b = rng.standard_normal(x_shape), rng.standard_normal(w_shape), rng.standard_normal(w_shape[0])
+    x, w, b = (
+        rng.standard_normal(x_shape),
+        rng.standard_normal(w_shape),
+        rng.standard_normal(w_shape[0]),
+    )
     conv = _CONV[len(x_shape)]
     order = 2 if len(x_shape) < 5 else 1
     gradcheck(lambda x, w, b: conv(x, w, b, **kw), [x[:1], w, b], order=order)
@@ -295,10 +362,22 @@ CONVT_CASES = [
     ((2, 3, 5), (3, 2, 3), dict(stride=2, padding=1, output_padding=1)),
     ((1, 4, 4), (4, 1, 2), dict(stride=3, dilation=2, groups=2, output_padding=(1,))),
     ((2, 2, 3, 4), (2, 3, 3, 2), dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2))),
-    ((1, 4, 3, 3), (4, 2, 2, 2), dict(stride=2, groups=2, padding=((0, 1), (1, 0)), output_padding=1)),
-    ((1, 2, 3, 2, 3), (2, 2, 2, 2, 2), dict(stride=(2, 1, 2), padding=(1, 0, 0), output_padding=(1, 0, 0))),
+    (
+        (1, 4, 3, 3),
+        (4, 2, 2, 2),
+        dict(stride=2, groups=2, padding=((0, 1), (1, 0)), output_padding=1),
+    ),
+    (
+        (1, 2, 3, 2, 3),
+        (2, 2, 2, 2, 2),
+        dict(stride=(2, 1, 2), padding=(1, 0, 0), output_padding=(1, 0, 0)),
+    ),
     ((1, 2, 2, 2), (2, 2, 3, 3), dict(stride=1, padding=1)),
-    ((1, 2, 3, 3), (2, 1, 1, 1), dict(stride=1, dilation=3, padding=0, output_padding=2)),  # output_padding past the fold
+    (
+        (1, 2, 3, 3),
+        (2, 1, 1, 1),
+        dict(stride=1, dilation=3, padding=0, output_padding=2),
+    ),  # output_padding past the fold
 ]
 _CONVT = {3: ops.conv_transpose1d, 4: ops.conv_transpose2d, 5: ops.conv_transpose3d}
 
@@ -310,10 +389,21 @@ def test_conv_transpose_matches_direct_loop(x_shape, w_shape, kw):
     b = rng.standard_normal(w_shape[1] * kw.get("groups", 1))
     nsp = len(x_shape) - 2
     padding = kw.get("padding", 0)
-    pads = ((padding, padding),) * nsp if isinstance(padding, int) else tuple((p, p) if isinstance(p, int) else p for p in padding)
+    pads = (
+        ((padding, padding),) * nsp
+        if isinstance(padding, int)
+        else tuple((p, p) if isinstance(p, int) else p for p in padding)
+    )
     got = _CONVT[len(x_shape)](_t(x), _t(w), _t(b), **kw).asnumpy()
     ref = ref_conv_transpose(
-        x, w, b, kw.get("stride", 1), pads, kw.get("output_padding", 0), kw.get("dilation", 1), kw.get("groups", 1)
+        x,
+        w,
+        b,
+        kw.get("stride", 1),
+        pads,
+        kw.get("output_padding", 0),
+        kw.get("dilation", 1),
+        kw.get("groups", 1),
     )
     assert got.shape == ref.shape
     np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12)
@@ -331,13 +421,23 @@ def test_conv_transpose_is_adjoint_of_conv(n, k, stride, padding, dilation, grou
     n = n if nsp < 3 else min(n, 7)
     x = rng.standard_normal((2, c_in) + (n,) * nsp)
     w = rng.standard_normal((c_out, c_in // groups) + (k,) * nsp)
-    y_shape = _CONV[nsp + 2](_t(x), _t(w), stride=stride, padding=padding, dilation=dilation, groups=groups).shape
+    y_shape = _CONV[nsp + 2](
+        _t(x), _t(w), stride=stride, padding=padding, dilation=dilation, groups=groups
+    ).shape
     m = y_shape[2]
     out_pad = n - ((m - 1) * stride - 2 * padding + dilation * (k - 1) + 1)
     y = rng.standard_normal(y_shape)
-    cx = _CONV[nsp + 2](_t(x), _t(w), stride=stride, padding=padding, dilation=dilation, groups=groups).asnumpy()
+    cx = _CONV[nsp + 2](
+        _t(x), _t(w), stride=stride, padding=padding, dilation=dilation, groups=groups
+    ).asnumpy()
     ty = _CONVT[nsp + 2](
-        _t(y), _t(w), stride=stride, padding=padding, output_padding=out_pad, dilation=dilation, groups=groups
+        _t(y),
+        _t(w),
+        stride=stride,
+        padding=padding,
+        output_padding=out_pad,
+        dilation=dilation,
+        groups=groups,
     ).asnumpy()
     assert ty.shape == x.shape
     np.testing.assert_allclose(np.sum(cx * y), np.sum(x * ty), rtol=1e-10)
@@ -361,10 +461,15 @@ def test_conv_vmap_over_inputs_and_weights():
     f = lambda x, w: ops.conv2d(x, w, **kw)  # noqa: E731
     for in_axes, args in [((0, None), (xs, ws[0])), ((None, 0), (xs[0], ws)), ((0, 0), (xs, ws))]:
         got = core.vmap(f, in_axes=in_axes)(*map(_t, args)).asnumpy()
-        ref = np.stack([
-            f(_t(args[0] if in_axes[0] is None else args[0][i]), _t(args[1] if in_axes[1] is None else args[1][i])).asnumpy()
-            for i in range(3)
-        ])
+        ref = np.stack(
+            [
+                f(
+                    _t(args[0] if in_axes[0] is None else args[0][i]),
+                    _t(args[1] if in_axes[1] is None else args[1][i]),
+                ).asnumpy()
+                for i in range(3)
+            ]
+        )
         np.testing.assert_allclose(got, ref, rtol=1e-12)
 
 
@@ -386,8 +491,12 @@ def test_conv_transpose_and_pool_vmap():
 def test_grad_of_vmapped_conv():
     rng = _rng(16)
     xs, w = rng.standard_normal((2, 1, 2, 4, 4)), rng.standard_normal((2, 2, 2, 2))
-    g = core.grad(lambda w: core.vmap(lambda x: ops.conv2d(x, w, padding=1))(_t(xs)).sum())(_t(w)).asnumpy()
-    ref = core.grad(lambda w: ops.conv2d(_t(xs.reshape(2, 2, 4, 4)), w, padding=1).sum())(_t(w)).asnumpy()
+    g = core.grad(lambda w: core.vmap(lambda x: ops.conv2d(x, w, padding=1))(_t(xs)).sum())(
+        _t(w)
+    ).asnumpy()
+    ref = core.grad(lambda w: ops.conv2d(_t(xs.reshape(2, 2, 4, 4)), w, padding=1).sum())(
+        _t(w)
+    ).asnumpy()
     np.testing.assert_allclose(g, ref, rtol=1e-12)
 
 
@@ -429,29 +538,43 @@ def test_pool_values(shape, kernel, stride, pads):
     np.testing.assert_allclose(got, ref_pool(x, kernel, stride, pads, np.mean, 0.0), rtol=1e-12)
     got = _AVGPOOL[nsp](_t(x), kernel, stride, padding, count_include_pad=False).asnumpy()
     count = ref_pool(np.ones_like(x), kernel, stride, pads, np.sum, 0.0)
-    np.testing.assert_allclose(got, ref_pool(x, kernel, stride, pads, np.sum, 0.0) / count, rtol=1e-12)
+    np.testing.assert_allclose(
+        got, ref_pool(x, kernel, stride, pads, np.sum, 0.0) / count, rtol=1e-12
+    )
 
 
 def test_max_pool_dilation_default_stride_and_ints():
     rng = _rng(18)
     x = rng.standard_normal((1, 2, 9, 8))
     got = ops.max_pool2d(_t(x), 2, stride=1, padding=1, dilation=2).asnumpy()
-    np.testing.assert_array_equal(got, ref_pool(x, (2, 2), (1, 1), ((1, 1), (1, 1)), np.max, -np.inf, (2, 2)))
+    np.testing.assert_array_equal(
+        got, ref_pool(x, (2, 2), (1, 1), ((1, 1), (1, 1)), np.max, -np.inf, (2, 2))
+    )
     assert ops.max_pool2d(_t(x), 2).shape == (1, 2, 4, 4)  # stride defaults to the kernel
     xi = rng.integers(-50, 50, (1, 2, 6, 6))
     got = ops.max_pool2d(_t(xi), 3, 2, 1)
     assert got.dtype == np.int64
-    np.testing.assert_array_equal(got.asnumpy(), ref_pool(xi, (3, 3), (2, 2), ((1, 1), (1, 1)), np.max, np.iinfo(np.int64).min))
+    np.testing.assert_array_equal(
+        got.asnumpy(),
+        ref_pool(xi, (3, 3), (2, 2), ((1, 1), (1, 1)), np.max, np.iinfo(np.int64).min),
+    )
 
 
 @pytest.mark.parametrize("shape,kernel,stride,pads", POOL_CASES[:4])
 def test_pool_gradcheck(shape, kernel, stride, pads):
     rng = _rng(19)
-    x = rng.permutation(np.prod(shape[-len(kernel) - 1 :])).reshape(shape[-len(kernel) - 1 :])[None] * 0.1
+    x = (
+        rng.permutation(np.prod(shape[-len(kernel) - 1 :])).reshape(shape[-len(kernel) - 1 :])[None]
+        * 0.1
+    )
     padding = tuple(p[0] for p in pads)
     nsp = len(kernel)
-    gradcheck(lambda x: _MAXPOOL[nsp](x, kernel, stride, padding), [x], order=2)  # distinct values: no ties
-    gradcheck(lambda x: _AVGPOOL[nsp](x, kernel, stride, padding, count_include_pad=False), [x], order=2)
+    gradcheck(
+        lambda x: _MAXPOOL[nsp](x, kernel, stride, padding), [x], order=2
+    )  # distinct values: no ties
+    gradcheck(
+        lambda x: _AVGPOOL[nsp](x, kernel, stride, padding, count_include_pad=False), [x], order=2
+    )
 
 
 def test_max_pool_ties_share_the_gradient():
@@ -459,7 +582,9 @@ def test_max_pool_ties_share_the_gradient():
     g = core.grad(lambda x: ops.max_pool1d(x, 4).sum())(_t(x)).asnumpy()
     np.testing.assert_allclose(g, [[[0.0, 0.5, 0.5, 0.0]]])
     # overlapping windows accumulate through fold
-    g = core.grad(lambda x: ops.max_pool1d(x, 2, 1).sum())(_t(np.array([[[0.0, 2.0, 1.0]]]))).asnumpy()
+    g = core.grad(lambda x: ops.max_pool1d(x, 2, 1).sum())(
+        _t(np.array([[[0.0, 2.0, 1.0]]]))
+    ).asnumpy()
     np.testing.assert_allclose(g, [[[0.0, 2.0, 0.0]]])
 
 
@@ -467,7 +592,9 @@ def test_max_pool_padding_is_finite_under_debug_nans():
     core.set_debug_nans(True)  # the conftest fixture turns it off again
     x = _rng(22).standard_normal((1, 2, 5, 5))
     got = ops.max_pool2d(_t(x), 3, 2, 1).asnumpy()
-    np.testing.assert_array_equal(got, ref_pool(x, (3, 3), (2, 2), ((1, 1), (1, 1)), np.max, -np.inf))
+    np.testing.assert_array_equal(
+        got, ref_pool(x, (3, 3), (2, 2), ((1, 1), (1, 1)), np.max, -np.inf)
+    )
     with pytest.raises(TypeError, match="max_pool1d: complex input"):
         ops.max_pool1d(_t(np.ones((1, 1, 4), np.complex64)), 2)
 
@@ -507,7 +634,9 @@ def test_conv_errors_name_op_and_shapes():
     x, w = _t(np.zeros((1, 3, 5, 5))), _t(np.zeros((4, 2, 3, 3)))
     with pytest.raises(ValueError, match=r"conv2d: input \(1, 3, 5, 5\).*weight \(4, 2, 3, 3\)"):
         ops.conv2d(x, w)
-    with pytest.raises(ValueError, match=r"conv2d: expected input \[N, C_in, H, W\].*got shapes \(3, 5\)"):
+    with pytest.raises(
+        ValueError, match=r"conv2d: expected input \[N, C_in, H, W\].*got shapes \(3, 5\)"
+    ):
         ops.conv2d(_t(np.zeros((1, 1, 3, 5))[0, 0]), w)
     with pytest.raises(ValueError, match=r"conv1d: window of extent 5"):
         ops.conv1d(_t(np.zeros((1, 1, 3))), _t(np.zeros((1, 1, 3))), dilation=2)
@@ -521,7 +650,9 @@ def test_conv_errors_name_op_and_shapes():
         ops.conv2d(x, _t(np.zeros((4, 3, 3, 3))), padding=-1)
     with pytest.raises(ValueError, match="conv_transpose2d: output_padding"):
         ops.conv_transpose2d(x, _t(np.zeros((3, 2, 3, 3))), stride=2, output_padding=2)
-    with pytest.raises(ValueError, match=r"conv_transpose2d: input \(1, 3, 5, 5\).*weight \(4, 2, 3, 3\)"):
+    with pytest.raises(
+        ValueError, match=r"conv_transpose2d: input \(1, 3, 5, 5\).*weight \(4, 2, 3, 3\)"
+    ):
         ops.conv_transpose2d(x, w)
     with pytest.raises(ValueError, match="max_pool2d: padding"):
         ops.max_pool2d(x, 2, padding=2)
@@ -546,7 +677,11 @@ def test_against_torch():
             continue  # torch 'same' needs stride 1
         if kw.get("padding_mode", "zeros") != "zeros":
             continue  # a Conv module option in torch
-        x, w, b = rng.standard_normal(x_shape), rng.standard_normal(w_shape), rng.standard_normal(w_shape[0])
+        x, w, b = (
+            rng.standard_normal(x_shape),
+            rng.standard_normal(w_shape),
+            rng.standard_normal(w_shape[0]),
+        )
         tf = {3: F.conv1d, 4: F.conv2d, 5: F.conv3d}[len(x_shape)]
         close(_CONV[len(x_shape)](_t(x), _t(w), _t(b), **kw), tf(T(x), T(w), T(b), **kw))
     for x_shape, w_shape, kw in CONVT_CASES:
@@ -558,7 +693,10 @@ def test_against_torch():
     for shape, kernel, stride, pads in POOL_CASES:
         x = rng.standard_normal(shape)
         nsp, padding = len(kernel), tuple(p[0] for p in pads)
-        close(_MAXPOOL[nsp](_t(x), kernel, stride, padding), getattr(F, f"max_pool{nsp}d")(T(x), kernel, stride, padding))
+        close(
+            _MAXPOOL[nsp](_t(x), kernel, stride, padding),
+            getattr(F, f"max_pool{nsp}d")(T(x), kernel, stride, padding),
+        )
         for cip in (True, False):
             close(
                 _AVGPOOL[nsp](_t(x), kernel, stride, padding, count_include_pad=cip),
@@ -573,7 +711,12 @@ def test_against_torch():
     # gradients of a strided, dilated, grouped conv2d
     x, w = rng.standard_normal((2, 4, 7, 6)), rng.standard_normal((6, 2, 3, 2))
     y = rng.standard_normal((2, 6, 4, 3))
-    gx, gw = core.grad(lambda x, w: (ops.conv2d(x, w, stride=2, padding=1, dilation=(1, 2), groups=2) * _t(y)).sum(), (0, 1))(_t(x), _t(w))
+    gx, gw = core.grad(
+        lambda x, w: (
+            ops.conv2d(x, w, stride=2, padding=1, dilation=(1, 2), groups=2) * _t(y)
+        ).sum(),
+        (0, 1),
+    )(_t(x), _t(w))
     xt, wt = T(x, requires_grad=True), T(w, requires_grad=True)
     (F.conv2d(xt, wt, stride=2, padding=1, dilation=(1, 2), groups=2) * T(y)).sum().backward()
     close(gx, xt.grad)

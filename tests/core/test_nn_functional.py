@@ -28,8 +28,15 @@ def _np(x):
 @pytest.mark.parametrize("axis", [-1, 0, 1])
 def test_softmax_values(axis):
     x = _rng().standard_normal((3, 4, 5)) * 3
-    np.testing.assert_allclose(_np(ops.softmax(_t(x), axis)), scipy.special.softmax(x, axis), rtol=1e-12)
-    np.testing.assert_allclose(_np(ops.log_softmax(_t(x), axis)), scipy.special.log_softmax(x, axis), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        _np(ops.softmax(_t(x), axis)), scipy.special.softmax(x, axis), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        _np(ops.log_softmax(_t(x), axis)),
+        scipy.special.log_softmax(x, axis),
+        rtol=1e-12,
+        atol=1e-12,
+    )
 
 
 def test_softmax_is_stable_and_handles_inf():
@@ -99,7 +106,10 @@ def test_group_norm_values_and_grad():
     x = rng.standard_normal((2, 6, 3, 2))
     w, b = rng.standard_normal(6), rng.standard_normal(6)
     got = _np(ops.group_norm(_t(x), 3, _t(w), _t(b)))
-    ref = _ref_norm(x.reshape(2, 3, -1), (2,), 1e-5).reshape(x.shape) * w[:, None, None] + b[:, None, None]
+    ref = (
+        _ref_norm(x.reshape(2, 3, -1), (2,), 1e-5).reshape(x.shape) * w[:, None, None]
+        + b[:, None, None]
+    )
     np.testing.assert_allclose(got, ref, rtol=1e-10)
     gradcheck(lambda x, w, b: ops.group_norm(x, 2, w, b), [x[:1, :4, :2], w[:4], b[:4]], order=2)
 
@@ -109,13 +119,19 @@ def test_batch_norm_training_and_eval():
     x = rng.standard_normal((4, 3, 2, 5)) * 2 + 3
     w, b = rng.standard_normal(3), rng.standard_normal(3)
     rm, rv = rng.standard_normal(3), rng.random(3) + 0.5
-    out, new_m, new_v = ops.batch_norm(_t(x), _t(rm), _t(rv), _t(w), _t(b), training=True, momentum=0.2)
+    out, new_m, new_v = ops.batch_norm(
+        _t(x), _t(rm), _t(rv), _t(w), _t(b), training=True, momentum=0.2
+    )
     ref = _ref_norm(x, (0, 2, 3), 1e-5) * w[:, None, None] + b[:, None, None]
     np.testing.assert_allclose(_np(out), ref, rtol=1e-10)
     np.testing.assert_allclose(_np(new_m), 0.8 * rm + 0.2 * x.mean(axis=(0, 2, 3)), rtol=1e-12)
-    np.testing.assert_allclose(_np(new_v), 0.8 * rv + 0.2 * x.var(axis=(0, 2, 3), ddof=1), rtol=1e-12)
+    np.testing.assert_allclose(
+        _np(new_v), 0.8 * rv + 0.2 * x.var(axis=(0, 2, 3), ddof=1), rtol=1e-12
+    )
     out = ops.batch_norm(_t(x), _t(rm), _t(rv), _t(w), _t(b))
-    ref = (x - rm[:, None, None]) / np.sqrt(rv[:, None, None] + 1e-5) * w[:, None, None] + b[:, None, None]
+    ref = (x - rm[:, None, None]) / np.sqrt(rv[:, None, None] + 1e-5) * w[:, None, None] + b[
+        :, None, None
+    ]
     np.testing.assert_allclose(_np(out), ref, rtol=1e-10)
     # dense features [N, C]; no running statistics
     out, m, v = ops.batch_norm(_t(x[:, :, 0, 0]), None, None, training=True)
@@ -149,17 +165,24 @@ def test_norm_vmap():
 
 def test_norm_errors():
     x = _t(np.zeros((2, 6, 3)))
-    with pytest.raises(ValueError, match=r"layer_norm: input of shape \(2, 6, 3\) does not end with normalized_shape \(6,\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"layer_norm: input of shape \(2, 6, 3\) does not end with normalized_shape \(6,\)",
+    ):
         ops.layer_norm(x, 6)
     with pytest.raises(ValueError, match=r"layer_norm: weight of shape \(2,\) should be \(3,\)"):
         ops.layer_norm(x, 3, _t(np.ones(2)))
-    with pytest.raises(ValueError, match=r"group_norm: 6 channels of input \(2, 6, 3\) do not split into 4 groups"):
+    with pytest.raises(
+        ValueError, match=r"group_norm: 6 channels of input \(2, 6, 3\) do not split into 4 groups"
+    ):
         ops.group_norm(x, 4)
     with pytest.raises(ValueError, match="batch_norm: expected more than 1 value per channel"):
         ops.batch_norm(_t(np.zeros((1, 3))), None, None, training=True)
     with pytest.raises(ValueError, match="batch_norm: running_mean and running_var are needed"):
         ops.batch_norm(x, None, None)
-    with pytest.raises(ValueError, match=r"batch_norm: running_mean of shape \(3,\) should be \(6,\)"):
+    with pytest.raises(
+        ValueError, match=r"batch_norm: running_mean of shape \(3,\) should be \(6,\)"
+    ):
         ops.batch_norm(x, _t(np.zeros(3)), _t(np.ones(6)))
 
 
@@ -195,7 +218,10 @@ def test_linear():
     gradcheck(lambda x, w, b: ops.linear(x, w, b), [x[0], w, b], order=2)
     got = _np(core.vmap(lambda w: ops.linear(_t(x), w))(_t(np.stack([w, 2 * w]))))
     np.testing.assert_allclose(got, np.stack([x @ w.T, 2 * x @ w.T]), rtol=1e-12)
-    with pytest.raises(ValueError, match=r"linear: input of shape \(2, 5, 3\) does not match weight \[out, in\] of shape \(3, 4\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"linear: input of shape \(2, 5, 3\) does not match weight \[out, in\] of shape \(3, 4\)",
+    ):
         ops.linear(_t(x), _t(w.T))
     with pytest.raises(ValueError, match=r"linear: bias of shape \(3,\) should be \(4,\)"):
         ops.linear(_t(x), _t(w), _t(b[:3]))
@@ -214,12 +240,22 @@ def _ref_attention(q, k, v, bias=None, mask=None, scale=None):
 
 def test_attention_values():
     rng = _rng(11)
-    q, k, v = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((2, 3, 6, 7))
+    q, k, v = (
+        rng.standard_normal((2, 3, 4, 5)),
+        rng.standard_normal((2, 3, 6, 5)),
+        rng.standard_normal((2, 3, 6, 7)),
+    )
     bias = rng.standard_normal((3, 4, 6))
     mask = rng.random((2, 1, 4, 6)) > 0.3
     mask[..., 0] = True
-    np.testing.assert_allclose(_np(ops.scaled_dot_product_attention(_t(q), _t(k), _t(v))), _ref_attention(q, k, v), rtol=1e-10)
-    got = ops.scaled_dot_product_attention(_t(q), _t(k), _t(v), bias=_t(bias), mask=_t(mask), scale=0.3)
+    np.testing.assert_allclose(
+        _np(ops.scaled_dot_product_attention(_t(q), _t(k), _t(v))),
+        _ref_attention(q, k, v),
+        rtol=1e-10,
+    )
+    got = ops.scaled_dot_product_attention(
+        _t(q), _t(k), _t(v), bias=_t(bias), mask=_t(mask), scale=0.3
+    )
     np.testing.assert_allclose(_np(got), _ref_attention(q, k, v, bias, mask, 0.3), rtol=1e-10)
     causal = np.tri(4, 6, dtype=bool)
     got = ops.scaled_dot_product_attention(_t(q), _t(k), _t(v), is_causal=True, mask=_t(mask))
@@ -238,16 +274,26 @@ def test_attention_fully_masked_row_is_uniform():
     np.testing.assert_allclose(out[1], v.mean(axis=0), rtol=1e-12)
     assert np.isfinite(out).all()
     q32 = _t(q.astype(np.float16))
-    out = ops.scaled_dot_product_attention(q32, _t(k.astype(np.float16)), _t(v.astype(np.float16)), mask=_t(mask))
+    out = ops.scaled_dot_product_attention(
+        q32, _t(k.astype(np.float16)), _t(v.astype(np.float16)), mask=_t(mask)
+    )
     assert out.dtype == np.float16 and np.isfinite(_np(out)).all()
 
 
 def test_attention_grad_and_vmap():
     rng = _rng(13)
-    q, k, v = rng.standard_normal((2, 3, 2)), rng.standard_normal((2, 4, 2)), rng.standard_normal((2, 4, 3))
+    q, k, v = (
+        rng.standard_normal((2, 3, 2)),
+        rng.standard_normal((2, 4, 2)),
+        rng.standard_normal((2, 4, 3)),
+    )
     bias = rng.standard_normal((3, 4))
     mask = np.tri(3, 4, dtype=bool)
-    gradcheck(lambda q, k, v, b: ops.scaled_dot_product_attention(q, k, v, bias=b, mask=mask), [q, k, v, bias], order=2)
+    gradcheck(
+        lambda q, k, v, b: ops.scaled_dot_product_attention(q, k, v, bias=b, mask=mask),
+        [q, k, v, bias],
+        order=2,
+    )
     f = lambda q, k, v: ops.scaled_dot_product_attention(q, k, v, bias=_t(bias))  # noqa: E731
     got = _np(core.vmap(f, in_axes=(0, 0, None))(_t(q), _t(k), _t(v[0])))
     ref = np.stack([_np(f(_t(q[i]), _t(k[i]), _t(v[0]))) for i in range(2)])
@@ -272,15 +318,23 @@ def test_regression_losses(reduction):
     rng = _rng(14)
     p, t = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
     d = p - t
-    np.testing.assert_allclose(_np(ops.mse_loss(_t(p), _t(t), reduction)), _reduce(d * d, reduction), rtol=1e-12)
-    np.testing.assert_allclose(_np(ops.l1_loss(_t(p), _t(t), reduction)), _reduce(np.abs(d), reduction), rtol=1e-12)
+    np.testing.assert_allclose(
+        _np(ops.mse_loss(_t(p), _t(t), reduction)), _reduce(d * d, reduction), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        _np(ops.l1_loss(_t(p), _t(t), reduction)), _reduce(np.abs(d), reduction), rtol=1e-12
+    )
     for beta in (0.5, 1.0):
         ref = np.where(np.abs(d) < beta, 0.5 * d * d / beta, np.abs(d) - 0.5 * beta)
         got = ops.smooth_l1_loss(_t(p), _t(t), reduction, beta=beta)
         np.testing.assert_allclose(_np(got), _reduce(ref, reduction), rtol=1e-12)
-    np.testing.assert_allclose(_np(ops.smooth_l1_loss(_t(p), _t(t), reduction, beta=0.0)), _reduce(np.abs(d), reduction))
+    np.testing.assert_allclose(
+        _np(ops.smooth_l1_loss(_t(p), _t(t), reduction, beta=0.0)), _reduce(np.abs(d), reduction)
+    )
     rel = np.linalg.norm(d, axis=1) / np.linalg.norm(t, axis=1)
-    np.testing.assert_allclose(_np(ops.relative_l2_loss(_t(p), _t(t), reduction)), _reduce(rel, reduction), rtol=1e-12)
+    np.testing.assert_allclose(
+        _np(ops.relative_l2_loss(_t(p), _t(t), reduction)), _reduce(rel, reduction), rtol=1e-12
+    )
 
 
 def test_regression_loss_grads():
@@ -321,16 +375,25 @@ def test_cross_entropy_class_indices(reduction, ls, weighted):
         logits = rng.standard_normal(shape) * 2
         target = rng.integers(0, 4, (shape[0], *shape[2:]))
         target.reshape(-1)[1] = -100
-        got = ops.cross_entropy(_t(logits), _t(target), None if w is None else _t(w), reduction=reduction, label_smoothing=ls)
+        got = ops.cross_entropy(
+            _t(logits),
+            _t(target),
+            None if w is None else _t(w),
+            reduction=reduction,
+            label_smoothing=ls,
+        )
         ref = _ref_ce(logits, target, w, reduction=reduction, ls=ls)
         np.testing.assert_allclose(_np(got), ref, rtol=1e-12)
         logp = scipy.special.log_softmax(logits, axis=1)
         if ls == 0.0:
-            got = ops.nll_loss(_t(logp), _t(target), None if w is None else _t(w), reduction=reduction)
+            got = ops.nll_loss(
+                _t(logp), _t(target), None if w is None else _t(w), reduction=reduction
+            )
             np.testing.assert_allclose(_np(got), ref, rtol=1e-12)
     # unbatched logits [C] with a scalar target, and a custom ignore_index
     np.testing.assert_allclose(
-        _np(ops.cross_entropy(_t(logits[0, :, 0, 0]), _t(np.array(2)))), -scipy.special.log_softmax(logits[0, :, 0, 0])[2]
+        _np(ops.cross_entropy(_t(logits[0, :, 0, 0]), _t(np.array(2)))),
+        -scipy.special.log_softmax(logits[0, :, 0, 0])[2],
     )
     t = np.array([1, 3, 3])
     np.testing.assert_allclose(
@@ -348,8 +411,18 @@ def test_cross_entropy_probabilities(reduction):
     w = rng.random(4)
     for ls, weight in [(0.0, None), (0.3, w)]:
         t = probs * (1 - ls) + ls / 4
-        ref = -(scipy.special.log_softmax(logits, axis=1) * t * (1 if weight is None else weight[:, None])).sum(1)
-        got = ops.cross_entropy(_t(logits), _t(probs), None if weight is None else _t(weight), reduction=reduction, label_smoothing=ls)
+        ref = -(
+            scipy.special.log_softmax(logits, axis=1)
+            * t
+            * (1 if weight is None else weight[:, None])
+        ).sum(1)
+        got = ops.cross_entropy(
+            _t(logits),
+            _t(probs),
+            None if weight is None else _t(weight),
+            reduction=reduction,
+            label_smoothing=ls,
+        )
         np.testing.assert_allclose(_np(got), _reduce(ref, reduction), rtol=1e-12)
 
 
@@ -368,13 +441,17 @@ def test_cross_entropy_grad_and_vmap():
 
 def test_loss_errors():
     p = _t(np.zeros((3, 4)))
-    with pytest.raises(ValueError, match=r"mse_loss: input of shape \(3, 4\) and target of shape \(4,\) differ"):
+    with pytest.raises(
+        ValueError, match=r"mse_loss: input of shape \(3, 4\) and target of shape \(4,\) differ"
+    ):
         ops.mse_loss(p, _t(np.zeros(4)))
     with pytest.raises(ValueError, match="l1_loss: reduction must be"):
         ops.l1_loss(p, p, reduction="avg")
     with pytest.raises(ValueError, match=r"cross_entropy: target of shape \(4,\) should be \(3,\)"):
         ops.cross_entropy(p, _t(np.zeros(4, np.int64)))
-    with pytest.raises(ValueError, match=r"cross_entropy: target contains class 4 outside \[0, 4\)"):
+    with pytest.raises(
+        ValueError, match=r"cross_entropy: target contains class 4 outside \[0, 4\)"
+    ):
         ops.cross_entropy(p, _t(np.array([0, 4, 1])))
     with pytest.raises(ValueError, match=r"cross_entropy: probability target of shape \(3, 5\)"):
         ops.cross_entropy(p, _t(np.zeros((3, 5))))
@@ -408,14 +485,23 @@ def test_against_torch():
     close(ops.group_norm(_t(x), 3, _t(wc), _t(bc)), F.group_norm(T(x), 3, T(wc), T(bc)))
     rm, rv = rng.standard_normal(6), rng.random(6) + 0.5
     trm, trv = T(rm), T(rv)
-    out, new_m, new_v = ops.batch_norm(_t(x), _t(rm), _t(rv), _t(wc), _t(bc), training=True, momentum=0.3)
+    out, new_m, new_v = ops.batch_norm(
+        _t(x), _t(rm), _t(rv), _t(wc), _t(bc), training=True, momentum=0.3
+    )
     close(out, F.batch_norm(T(x), trm, trv, T(wc), T(bc), training=True, momentum=0.3))
     close(new_m, trm)
     close(new_v, trv)
-    close(ops.batch_norm(_t(x), _t(rm), _t(rv), _t(wc), _t(bc)), F.batch_norm(T(x), T(rm), T(rv), T(wc), T(bc)))
+    close(
+        ops.batch_norm(_t(x), _t(rm), _t(rv), _t(wc), _t(bc)),
+        F.batch_norm(T(x), T(rm), T(rv), T(wc), T(bc)),
+    )
     close(ops.softmax(_t(x), 1), F.softmax(T(x), 1))
     close(ops.log_softmax(_t(x), 1), F.log_softmax(T(x), 1))
-    q, k, v = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((2, 3, 6, 7))
+    q, k, v = (
+        rng.standard_normal((2, 3, 4, 5)),
+        rng.standard_normal((2, 3, 6, 5)),
+        rng.standard_normal((2, 3, 6, 7)),
+    )
     mask = rng.random((4, 6)) > 0.3
     mask[:, 0] = True
     close(
@@ -425,7 +511,9 @@ def test_against_torch():
     bias = rng.standard_normal((4, 6))
     close(
         ops.scaled_dot_product_attention(_t(q), _t(k), _t(v), bias=_t(bias), is_causal=True),
-        F.scaled_dot_product_attention(T(q), T(k), T(v), attn_mask=T(bias) + T(np.where(np.tri(4, 6), 0.0, -np.inf))),
+        F.scaled_dot_product_attention(
+            T(q), T(k), T(v), attn_mask=T(bias) + T(np.where(np.tri(4, 6), 0.0, -np.inf))
+        ),
     )
     wl, bl = rng.standard_normal((2, 4)), rng.standard_normal(2)
     close(ops.linear(_t(x), _t(wl), _t(bl)), F.linear(T(x), T(wl), T(bl)))
@@ -435,7 +523,9 @@ def test_against_torch():
     wcls = rng.random(4)
     for red in ("mean", "sum", "none"):
         close(
-            ops.cross_entropy(_t(logits), _t(target), _t(wcls), reduction=red, label_smoothing=0.15),
+            ops.cross_entropy(
+                _t(logits), _t(target), _t(wcls), reduction=red, label_smoothing=0.15
+            ),
             F.cross_entropy(T(logits), T(target), T(wcls), reduction=red, label_smoothing=0.15),
         )
         probs = rng.random((5, 4, 3))
@@ -443,8 +533,14 @@ def test_against_torch():
             ops.cross_entropy(_t(logits), _t(probs), _t(wcls), reduction=red, label_smoothing=0.15),
             F.cross_entropy(T(logits), T(probs), T(wcls), reduction=red, label_smoothing=0.15),
         )
-        close(ops.nll_loss(_t(logits), _t(target), _t(wcls), reduction=red), F.nll_loss(T(logits), T(target), T(wcls), reduction=red))
+        close(
+            ops.nll_loss(_t(logits), _t(target), _t(wcls), reduction=red),
+            F.nll_loss(T(logits), T(target), T(wcls), reduction=red),
+        )
         p, t = rng.standard_normal((4, 3)), rng.standard_normal((4, 3))
-        close(ops.smooth_l1_loss(_t(p), _t(t), red, beta=0.7), F.smooth_l1_loss(T(p), T(t), reduction=red, beta=0.7))
+        close(
+            ops.smooth_l1_loss(_t(p), _t(t), red, beta=0.7),
+            F.smooth_l1_loss(T(p), T(t), reduction=red, beta=0.7),
+        )
         close(ops.mse_loss(_t(p), _t(t), red), F.mse_loss(T(p), T(t), reduction=red))
         close(ops.l1_loss(_t(p), _t(t), red), F.l1_loss(T(p), T(t), reduction=red))

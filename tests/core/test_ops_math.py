@@ -458,7 +458,9 @@ def test_norm_orders(ord):
 
 def test_norm_ord_zero_counts_nonzeros():
     x = np.array([[0.0, 2.0, -1.0], [0.0, 0.0, 3.0]])
-    np.testing.assert_array_equal(_np(ops.norm(core.Tensor(x), ord=0, axis=1)), np.linalg.norm(x, ord=0, axis=1))
+    np.testing.assert_array_equal(
+        _np(ops.norm(core.Tensor(x), ord=0, axis=1)), np.linalg.norm(x, ord=0, axis=1)
+    )
 
 
 @pytest.mark.parametrize("reverse", [False, True])

@@ -38,13 +38,17 @@ def test_sort_and_argsort_values(axis, dtype):
     vals, idx = ops.sort(_t(x), axis=axis, descending=True)
     np.testing.assert_array_equal(_np(idx), _stable_desc(x, axis))
     np.testing.assert_array_equal(_np(vals), -np.sort(-x, axis=axis))
-    np.testing.assert_array_equal(_np(ops.argsort(_t(x), axis, descending=True)), _stable_desc(x, axis))
+    np.testing.assert_array_equal(
+        _np(ops.argsort(_t(x), axis, descending=True)), _stable_desc(x, axis)
+    )
 
 
 def test_sort_nan_placement():
     x = np.array([2.0, np.nan, -1.0, 5.0])
     np.testing.assert_array_equal(_np(ops.argsort(_t(x))), [2, 0, 3, 1])  # NaN last ascending
-    np.testing.assert_array_equal(_np(ops.argsort(_t(x), descending=True)), [1, 3, 0, 2])  # first descending
+    np.testing.assert_array_equal(
+        _np(ops.argsort(_t(x), descending=True)), [1, 3, 0, 2]
+    )  # first descending
 
 
 @pytest.mark.parametrize("largest", [True, False])
@@ -61,7 +65,9 @@ def test_topk(largest):
 
 def test_sorted_values_gradcheck():
     rng = np.random.default_rng(2)
-    x = rng.permutation(12).reshape(3, 4) * 0.3 + rng.standard_normal((3, 4)) * 0.01  # distinct values
+    x = (
+        rng.permutation(12).reshape(3, 4) * 0.3 + rng.standard_normal((3, 4)) * 0.01
+    )  # distinct values
     gradcheck(lambda a: ops.sort(a, axis=0)[0] ** 2, [x], order=2)
     gradcheck(lambda a: ops.sort(a, descending=True)[0] ** 3, [x], order=2)
     gradcheck(lambda a: ops.topk(a, 2, largest=False)[0] ** 2, [x], order=2)
@@ -103,7 +109,9 @@ def test_sort_vmap():
 
 def test_sort_errors():
     x = _t(np.zeros((2, 3)))
-    with pytest.raises(ValueError, match=r"topk: k=4 out of range for axis 1 of size 3 \(shape \(2, 3\)\)"):
+    with pytest.raises(
+        ValueError, match=r"topk: k=4 out of range for axis 1 of size 3 \(shape \(2, 3\)\)"
+    ):
         ops.topk(x, 4)
     with pytest.raises(ValueError, match="argsort: axis 2 out of range"):
         ops.argsort(x, axis=2)

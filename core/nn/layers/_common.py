@@ -25,4 +25,3 @@ def ntuple(value, n, what, layer):
     if any(v < 1 for v in out):
         raise ValueError(f"{layer}: {what} must be positive, got {value!r}")
     return out
-

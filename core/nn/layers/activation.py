@@ -48,7 +48,9 @@ class GELU(Cell):
         super().__init__()
         if isinstance(approximate, str):
             if approximate not in ("tanh", "none"):
-                raise ValueError(f"GELU: approximate must be True/False, 'tanh' or 'none', got {approximate!r}")
+                raise ValueError(
+                    f"GELU: approximate must be True/False, 'tanh' or 'none', got {approximate!r}"
+                )
             approximate = approximate == "tanh"
         self.approximate = bool(approximate)
 

@@ -49,12 +49,25 @@ class MultiheadAttention(Cell):
         ``[N, L, S]`` (``[N, H, L, S]`` unaveraged; no N when unbatched) or None.
     """
 
-    def __init__(self, embed_dim, num_heads, dropout=0.0, has_bias=True, add_bias_kv=False,
-                 add_zero_attn=False, kdim=None, vdim=None, batch_first=False, dtype=_dt.float32):
+    def __init__(
+        self,
+        embed_dim,
+        num_heads,
+        dropout=0.0,
+        has_bias=True,
+        add_bias_kv=False,
+        add_zero_attn=False,
+        kdim=None,
+        vdim=None,
+        batch_first=False,
+        dtype=_dt.float32,
+    ):
         super().__init__()
         self.embed_dim, self.num_heads = int(embed_dim), int(num_heads)
         if self.num_heads < 1 or self.embed_dim % self.num_heads:
-            raise ValueError(f"MultiheadAttention: embed_dim={embed_dim} must be divisible by num_heads={num_heads}")
+            raise ValueError(
+                f"MultiheadAttention: embed_dim={embed_dim} must be divisible by num_heads={num_heads}"
+            )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"MultiheadAttention: dropout must be in [0, 1), got {dropout}")
         self.head_dim = self.embed_dim // self.num_heads
@@ -65,14 +78,22 @@ class MultiheadAttention(Cell):
         E = self.embed_dim
         self._qkv_same_embed_dim = self.kdim == E and self.vdim == E
         if self._qkv_same_embed_dim:
-            self.in_proj_weight = make_parameter(XavierUniform(), (3 * E, E), dtype, "in_proj_weight")
+            self.in_proj_weight = make_parameter(
+                XavierUniform(), (3 * E, E), dtype, "in_proj_weight"
+            )
             self.q_proj_weight = self.k_proj_weight = self.v_proj_weight = None
         else:
             self.in_proj_weight = None
             self.q_proj_weight = make_parameter(XavierUniform(), (E, E), dtype, "q_proj_weight")
-            self.k_proj_weight = make_parameter(XavierUniform(), (E, self.kdim), dtype, "k_proj_weight")
-            self.v_proj_weight = make_parameter(XavierUniform(), (E, self.vdim), dtype, "v_proj_weight")
-        self.in_proj_bias = make_parameter("zeros", (3 * E,), dtype, "in_proj_bias") if has_bias else None
+            self.k_proj_weight = make_parameter(
+                XavierUniform(), (E, self.kdim), dtype, "k_proj_weight"
+            )
+            self.v_proj_weight = make_parameter(
+                XavierUniform(), (E, self.vdim), dtype, "v_proj_weight"
+            )
+        self.in_proj_bias = (
+            make_parameter("zeros", (3 * E,), dtype, "in_proj_bias") if has_bias else None
+        )
         self.out_proj = Dense(E, E, has_bias=has_bias, bias_init="zeros", dtype=dtype)
         if add_bias_kv:
             self.bias_k = make_parameter(XavierNormal(), (1, 1, E), dtype, "bias_k")
@@ -107,7 +128,11 @@ class MultiheadAttention(Cell):
         if attn_mask is not None:
             if attn_mask.ndim == 2 and tuple(attn_mask.shape) == (tgt_len, src_len):
                 m = ops.reshape(attn_mask, (1, 1, tgt_len, src_len))
-            elif attn_mask.ndim == 3 and tuple(attn_mask.shape) == (n * self.num_heads, tgt_len, src_len):
+            elif attn_mask.ndim == 3 and tuple(attn_mask.shape) == (
+                n * self.num_heads,
+                tgt_len,
+                src_len,
+            ):
                 m = ops.reshape(attn_mask, (n, self.num_heads, tgt_len, src_len))
             else:
                 raise ValueError(
@@ -142,8 +167,17 @@ class MultiheadAttention(Cell):
         return bias, allow
 
     # ---- forward ------------------------------------------------------------------------------
-    def construct(self, query, key, value, key_padding_mask=None, need_weights=True,
-                  attn_mask=None, average_attn_weights=True, is_causal=False):
+    def construct(
+        self,
+        query,
+        key,
+        value,
+        key_padding_mask=None,
+        need_weights=True,
+        attn_mask=None,
+        average_attn_weights=True,
+        is_causal=False,
+    ):
         batched = query.ndim == 3
         if query.ndim not in (2, 3) or key.ndim != query.ndim or value.ndim != query.ndim:
             raise ValueError(
@@ -171,13 +205,19 @@ class MultiheadAttention(Cell):
         dtype = query.dtype
         if is_causal and attn_mask is None:
             if tgt_len != src_len:
-                raise ValueError(f"MultiheadAttention: is_causal needs L == S, got L={tgt_len}, S={src_len}")
-            attn_mask = Tensor(np.triu(np.ones((tgt_len, src_len), dtype=bool), 1))  # True above the diagonal
+                raise ValueError(
+                    f"MultiheadAttention: is_causal needs L == S, got L={tgt_len}, S={src_len}"
+                )
+            attn_mask = Tensor(
+                np.triu(np.ones((tgt_len, src_len), dtype=bool), 1)
+            )  # True above the diagonal
         bias, allow = self._masks(attn_mask, key_padding_mask, n, tgt_len, src_len, dtype)
 
         q, k, v = self._project(query, key, value)  # [N, L, E], [N, S, E], [N, S, E]
         if self.bias_k is not None:
-            k = ops.concat([k, ops.broadcast_to(self.bias_k, (n, 1, self.embed_dim))], axis=1)  # [N, S+1, E]
+            k = ops.concat(
+                [k, ops.broadcast_to(self.bias_k, (n, 1, self.embed_dim))], axis=1
+            )  # [N, S+1, E]
             v = ops.concat([v, ops.broadcast_to(self.bias_v, (n, 1, self.embed_dim))], axis=1)
             bias, allow = self._extend_masks(bias, allow)
         q, k, v = self._split_heads(q), self._split_heads(k), self._split_heads(v)  # [N, H, T, D]
@@ -200,8 +240,12 @@ class MultiheadAttention(Cell):
             probs = ops.dropout(weights, self.dropout, True) if use_dropout else weights
             out = ops.matmul(probs, v)  # [N, H, L, D]
         else:
-            out = ops.scaled_dot_product_attention(q, k, v, bias=bias, mask=allow, scale=scale)  # [N, H, L, D]
-        out = ops.reshape(ops.transpose(out, (0, 2, 1, 3)), (n, tgt_len, self.embed_dim))  # [N, L, E]
+            out = ops.scaled_dot_product_attention(
+                q, k, v, bias=bias, mask=allow, scale=scale
+            )  # [N, H, L, D]
+        out = ops.reshape(
+            ops.transpose(out, (0, 2, 1, 3)), (n, tgt_len, self.embed_dim)
+        )  # [N, L, E]
         out = self.out_proj(out)
         if not batched:
             out = ops.squeeze(out, 0)  # [L, E]

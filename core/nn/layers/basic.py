@@ -29,17 +29,29 @@ class Dense(Cell):
         ``[out_channels, in_channels]``, ``bias`` ``[out_channels]``.
     """
 
-    def __init__(self, in_channels, out_channels, weight_init=None, bias_init=None,
-                 has_bias=True, activation=None, dtype=_dt.float32):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        weight_init=None,
+        bias_init=None,
+        has_bias=True,
+        activation=None,
+        dtype=_dt.float32,
+    ):
         super().__init__()
         self.in_channels, self.out_channels = int(in_channels), int(out_channels)
         if weight_init is None:
             weight_init = HeUniform(math.sqrt(5))
         if bias_init is None:
             bias_init = Uniform(1.0 / math.sqrt(self.in_channels))
-        self.weight = make_parameter(weight_init, (self.out_channels, self.in_channels), dtype, "weight")
+        self.weight = make_parameter(
+            weight_init, (self.out_channels, self.in_channels), dtype, "weight"
+        )
         self.has_bias = bool(has_bias)
-        self.bias = make_parameter(bias_init, (self.out_channels,), dtype, "bias") if has_bias else None
+        self.bias = (
+            make_parameter(bias_init, (self.out_channels,), dtype, "bias") if has_bias else None
+        )
         self.activation = get_activation(activation) if isinstance(activation, str) else activation
         self.activation_flag = self.activation is not None
 

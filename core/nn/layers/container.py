@@ -36,7 +36,9 @@ class _CellSeq(Cell):
     def _index(self, index):
         n = len(self._cells)
         if not isinstance(index, int):
-            raise TypeError(f"{type(self).__name__}: index must be an int or slice, got {type(index).__name__}")
+            raise TypeError(
+                f"{type(self).__name__}: index must be an int or slice, got {type(index).__name__}"
+            )
         if not -n <= index < n:
             raise IndexError(f"{type(self).__name__}: index {index} out of range for {n} cells")
         return index % n

@@ -41,7 +41,9 @@ def _pad_pairs(padding, nd, layer):
         elif len(pad) == nd:
             pairs = tuple((p, p) for p in pad)
         else:
-            raise ValueError(f"{layer}: padding must be an int, {nd} or {2 * nd} ints, got {padding!r}")
+            raise ValueError(
+                f"{layer}: padding must be an int, {nd} or {2 * nd} ints, got {padding!r}"
+            )
     if any(lo < 0 or hi < 0 for lo, hi in pairs):
         raise ValueError(f"{layer}: padding must be non-negative, got {padding!r}")
     return pairs
@@ -53,11 +55,29 @@ class _ConvNd(Cell):
     _nd = 0
     _transposed = False
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, pad_mode, padding,
-                 dilation, group, has_bias, weight_init, bias_init, dtype, output_padding=0):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        pad_mode,
+        padding,
+        dilation,
+        group,
+        has_bias,
+        weight_init,
+        bias_init,
+        dtype,
+        output_padding=0,
+    ):
         super().__init__()
         name, nd = type(self).__name__, self._nd
-        self.in_channels, self.out_channels, self.group = int(in_channels), int(out_channels), int(group)
+        self.in_channels, self.out_channels, self.group = (
+            int(in_channels),
+            int(out_channels),
+            int(group),
+        )
         if self.group < 1 or self.in_channels % self.group or self.out_channels % self.group:
             raise ValueError(
                 f"{name}: in_channels={in_channels} and out_channels={out_channels} must both be "
@@ -72,12 +92,16 @@ class _ConvNd(Cell):
         self.padding = padding
         self._pads = _pad_pairs(padding, nd, name)
         if self.pad_mode != "pad" and any(lo or hi for lo, hi in self._pads):
-            raise ValueError(f"{name}: padding must be 0 when pad_mode is {pad_mode!r}, got {padding!r}")
+            raise ValueError(
+                f"{name}: padding must be 0 when pad_mode is {pad_mode!r}, got {padding!r}"
+            )
         if isinstance(output_padding, int) and not isinstance(output_padding, bool):
             output_padding = (output_padding,) * nd
         self.output_padding = tuple(int(p) for p in output_padding)
         if len(self.output_padding) != nd:
-            raise ValueError(f"{name}: output_padding must be an int or {nd} ints, got {output_padding!r}")
+            raise ValueError(
+                f"{name}: output_padding must be an int or {nd} ints, got {output_padding!r}"
+            )
         for op, s, d in zip(self.output_padding, self.stride, self.dilation):
             if not 0 <= op < max(s, d):
                 raise ValueError(
@@ -96,7 +120,9 @@ class _ConvNd(Cell):
             bias_init = Uniform(1.0 / math.sqrt(fan_in))
         self.weight = make_parameter(weight_init, shape, dtype, "weight")
         self.has_bias = bool(has_bias)
-        self.bias = make_parameter(bias_init, (self.out_channels,), dtype, "bias") if has_bias else None
+        self.bias = (
+            make_parameter(bias_init, (self.out_channels,), dtype, "bias") if has_bias else None
+        )
 
     def _batched(self, x):
         """``x`` as ``[B, C_in, *spatial]`` and the batch shape to restore."""
@@ -130,11 +156,35 @@ class _ConvNd(Cell):
 
 
 class _Conv(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
-                 padding=0, dilation=1, group=1, has_bias=False, weight_init=None,
-                 bias_init=None, dtype=_dt.float32):
-        super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding,
-                         dilation, group, has_bias, weight_init, bias_init, dtype)
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        pad_mode="same",
+        padding=0,
+        dilation=1,
+        group=1,
+        has_bias=False,
+        weight_init=None,
+        bias_init=None,
+        dtype=_dt.float32,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            pad_mode,
+            padding,
+            dilation,
+            group,
+            has_bias,
+            weight_init,
+            bias_init,
+            dtype,
+        )
 
     def _padding_for(self, spatial):
         if self.pad_mode == "pad":
@@ -151,20 +201,52 @@ class _Conv(_ConvNd):
     def construct(self, x):
         xb, lead = self._batched(x)  # [B, C_in, *spatial]
         conv = getattr(ops, f"conv{self._nd}d")
-        y = conv(xb, self.weight, self.bias, stride=self.stride,
-                 padding=self._padding_for(xb.shape[2:]), dilation=self.dilation,
-                 groups=self.group)  # [B, C_out, *spatial_out]
+        y = conv(
+            xb,
+            self.weight,
+            self.bias,
+            stride=self.stride,
+            padding=self._padding_for(xb.shape[2:]),
+            dilation=self.dilation,
+            groups=self.group,
+        )  # [B, C_out, *spatial_out]
         return self._unbatched(y, lead)
 
 
 class _ConvTranspose(_ConvNd):
     _transposed = True
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
-                 padding=0, output_padding=0, dilation=1, group=1, has_bias=False,
-                 weight_init=None, bias_init=None, dtype=_dt.float32):
-        super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding,
-                         dilation, group, has_bias, weight_init, bias_init, dtype, output_padding)
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        pad_mode="same",
+        padding=0,
+        output_padding=0,
+        dilation=1,
+        group=1,
+        has_bias=False,
+        weight_init=None,
+        bias_init=None,
+        dtype=_dt.float32,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            pad_mode,
+            padding,
+            dilation,
+            group,
+            has_bias,
+            weight_init,
+            bias_init,
+            dtype,
+            output_padding,
+        )
 
     def _crop(self, n, s, k, axis):
         """``(start, length)`` of the output inside the unpadded transposed result, per axis."""
@@ -179,8 +261,16 @@ class _ConvTranspose(_ConvNd):
         xb, lead = self._batched(x)  # [B, C_in, *spatial]
         conv_t = getattr(ops, f"conv_transpose{self._nd}d")
         # the full (unpadded) transposed convolution: [B, C_out, (n - 1) * s + k_eff ...]
-        y = conv_t(xb, self.weight, None, stride=self.stride, padding=0, output_padding=0,
-                   dilation=self.dilation, groups=self.group)
+        y = conv_t(
+            xb,
+            self.weight,
+            None,
+            stride=self.stride,
+            padding=0,
+            output_padding=0,
+            dilation=self.dilation,
+            groups=self.group,
+        )
         for i, (n, s, k) in enumerate(zip(xb.shape[2:], self.stride, self._effective_kernel())):
             axis = 2 + i
             start, length = self._crop(n, s, k, i)
@@ -233,13 +323,38 @@ class Conv2d(_Conv):
 
     _nd = 2
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
-                 padding=0, dilation=1, group=1, has_bias=False, weight_init=None,
-                 bias_init=None, data_format="NCHW", dtype=_dt.float32):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        pad_mode="same",
+        padding=0,
+        dilation=1,
+        group=1,
+        has_bias=False,
+        weight_init=None,
+        bias_init=None,
+        data_format="NCHW",
+        dtype=_dt.float32,
+    ):
         if data_format != "NCHW":
             raise ValueError(f"Conv2d: only data_format='NCHW' is supported, got {data_format!r}")
-        super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding,
-                         dilation, group, has_bias, weight_init, bias_init, dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            pad_mode,
+            padding,
+            dilation,
+            group,
+            has_bias,
+            weight_init,
+            bias_init,
+            dtype,
+        )
 
 
 class Conv3d(_Conv):
@@ -251,13 +366,38 @@ class Conv3d(_Conv):
 
     _nd = 3
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
-                 padding=0, dilation=1, group=1, has_bias=False, weight_init=None,
-                 bias_init=None, data_format="NCDHW", dtype=_dt.float32):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        pad_mode="same",
+        padding=0,
+        dilation=1,
+        group=1,
+        has_bias=False,
+        weight_init=None,
+        bias_init=None,
+        data_format="NCDHW",
+        dtype=_dt.float32,
+    ):
         if data_format != "NCDHW":
             raise ValueError(f"Conv3d: only data_format='NCDHW' is supported, got {data_format!r}")
-        super().__init__(in_channels, out_channels, kernel_size, stride, pad_mode, padding,
-                         dilation, group, has_bias, weight_init, bias_init, dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            pad_mode,
+            padding,
+            dilation,
+            group,
+            has_bias,
+            weight_init,
+            bias_init,
+            dtype,
+        )
 
 
 class Conv1dTranspose(_ConvTranspose):

@@ -26,18 +26,28 @@ class Embedding(Cell):
         ids ``[...]`` (integers in [0, V)) -> ``[..., E]``.
     """
 
-    def __init__(self, vocab_size, embedding_size, use_one_hot=False, embedding_table="normal",
-                 dtype=_dt.int32, padding_idx=None):
+    def __init__(
+        self,
+        vocab_size,
+        embedding_size,
+        use_one_hot=False,
+        embedding_table="normal",
+        dtype=_dt.int32,
+        padding_idx=None,
+    ):
         super().__init__()
         self.vocab_size, self.embedding_size = int(vocab_size), int(embedding_size)
         self.use_one_hot = bool(use_one_hot)
         if padding_idx is not None:
             if not -self.vocab_size <= padding_idx < self.vocab_size:
-                raise ValueError(f"Embedding: padding_idx {padding_idx} out of range for vocab_size {vocab_size}")
+                raise ValueError(
+                    f"Embedding: padding_idx {padding_idx} out of range for vocab_size {vocab_size}"
+                )
             padding_idx = int(padding_idx) % self.vocab_size
         self.padding_idx = padding_idx
-        table = make_parameter(embedding_table, (self.vocab_size, self.embedding_size), _dt.float32,
-                               "embedding_table")
+        table = make_parameter(
+            embedding_table, (self.vocab_size, self.embedding_size), _dt.float32, "embedding_table"
+        )
         if padding_idx is not None:
             table.set_data(ops.index_update(table, padding_idx, 0.0))
         self.embedding_table = table

@@ -31,13 +31,23 @@ class LayerNorm(Cell):
         x ``[..., *normalized_shape]`` -> same shape.
     """
 
-    def __init__(self, normalized_shape, begin_norm_axis=-1, begin_params_axis=-1,
-                 gamma_init="ones", beta_init="zeros", epsilon=1e-7, dtype=_dt.float32):
+    def __init__(
+        self,
+        normalized_shape,
+        begin_norm_axis=-1,
+        begin_params_axis=-1,
+        gamma_init="ones",
+        beta_init="zeros",
+        epsilon=1e-7,
+        dtype=_dt.float32,
+    ):
         super().__init__()
         if isinstance(normalized_shape, int):
             normalized_shape = (normalized_shape,)
         if not isinstance(normalized_shape, (tuple, list)):
-            raise TypeError(f"LayerNorm: normalized_shape must be an int, tuple or list, got {normalized_shape!r}")
+            raise TypeError(
+                f"LayerNorm: normalized_shape must be an int, tuple or list, got {normalized_shape!r}"
+            )
         self.normalized_shape = tuple(int(d) for d in normalized_shape)
         self.begin_norm_axis, self.begin_params_axis = int(begin_norm_axis), int(begin_params_axis)
         self.epsilon = float(epsilon)
@@ -48,7 +58,11 @@ class LayerNorm(Cell):
         nd = x.ndim
         norm_axis = self.begin_norm_axis % nd if -nd <= self.begin_norm_axis < nd else None
         params_axis = self.begin_params_axis % nd if -nd <= self.begin_params_axis < nd else None
-        if norm_axis is None or params_axis is None or tuple(x.shape[params_axis:]) != self.normalized_shape:
+        if (
+            norm_axis is None
+            or params_axis is None
+            or tuple(x.shape[params_axis:]) != self.normalized_shape
+        ):
             raise ValueError(
                 f"LayerNorm: input of shape {tuple(x.shape)} does not match normalized_shape "
                 f"{self.normalized_shape} with begin_norm_axis={self.begin_norm_axis}, "
@@ -81,8 +95,16 @@ class GroupNorm(Cell):
         x ``[N, C, *]`` -> same shape.
     """
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, gamma_init="ones",
-                 beta_init="zeros", dtype=_dt.float32):
+    def __init__(
+        self,
+        num_groups,
+        num_channels,
+        eps=1e-5,
+        affine=True,
+        gamma_init="ones",
+        beta_init="zeros",
+        dtype=_dt.float32,
+    ):
         super().__init__()
         self.num_groups, self.num_channels = int(num_groups), int(num_channels)
         if self.num_groups < 1 or self.num_channels % self.num_groups:
@@ -90,8 +112,12 @@ class GroupNorm(Cell):
                 f"GroupNorm: num_channels={num_channels} must be divisible by num_groups={num_groups}"
             )
         self.eps, self.affine = float(eps), bool(affine)
-        self.gamma = make_parameter(gamma_init, (self.num_channels,), dtype, "gamma", requires_grad=self.affine)
-        self.beta = make_parameter(beta_init, (self.num_channels,), dtype, "beta", requires_grad=self.affine)
+        self.gamma = make_parameter(
+            gamma_init, (self.num_channels,), dtype, "gamma", requires_grad=self.affine
+        )
+        self.beta = make_parameter(
+            beta_init, (self.num_channels,), dtype, "beta", requires_grad=self.affine
+        )
 
     def construct(self, x):
         if x.ndim < 2 or x.shape[1] != self.num_channels:
@@ -126,23 +152,42 @@ class _BatchNorm(Cell):
     _ranks = ()
     _shape_text = ""
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.9, affine=True, gamma_init="ones",
-                 beta_init="zeros", moving_mean_init="zeros", moving_var_init="ones",
-                 use_batch_statistics=None, data_format="NCHW", dtype=_dt.float32):
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.9,
+        affine=True,
+        gamma_init="ones",
+        beta_init="zeros",
+        moving_mean_init="zeros",
+        moving_var_init="ones",
+        use_batch_statistics=None,
+        data_format="NCHW",
+        dtype=_dt.float32,
+    ):
         super().__init__()
         name = type(self).__name__
         if not 0.0 <= momentum <= 1.0:
             raise ValueError(f"{name}: momentum must be in [0, 1], got {momentum}")
         if use_batch_statistics not in (None, True, False):
-            raise ValueError(f"{name}: use_batch_statistics must be None, True or False, got {use_batch_statistics!r}")
+            raise ValueError(
+                f"{name}: use_batch_statistics must be None, True or False, got {use_batch_statistics!r}"
+            )
         if data_format not in ("NCHW", "NCDHW"):
-            raise ValueError(f"{name}: only channels-first data_format is supported, got {data_format!r}")
+            raise ValueError(
+                f"{name}: only channels-first data_format is supported, got {data_format!r}"
+            )
         self.num_features = int(num_features)
         self.eps, self.momentum, self.affine = float(eps), float(momentum), bool(affine)
         self.use_batch_statistics = use_batch_statistics
         c = (self.num_features,)
-        self.moving_mean = make_parameter(moving_mean_init, c, dtype, "moving_mean", requires_grad=False)
-        self.moving_variance = make_parameter(moving_var_init, c, dtype, "moving_variance", requires_grad=False)
+        self.moving_mean = make_parameter(
+            moving_mean_init, c, dtype, "moving_mean", requires_grad=False
+        )
+        self.moving_variance = make_parameter(
+            moving_var_init, c, dtype, "moving_variance", requires_grad=False
+        )
         self.gamma = make_parameter(gamma_init, c, dtype, "gamma", requires_grad=self.affine)
         self.beta = make_parameter(beta_init, c, dtype, "beta", requires_grad=self.affine)
 
@@ -152,17 +197,34 @@ class _BatchNorm(Cell):
                 f"{type(self).__name__}: input of shape {tuple(x.shape)} is not "
                 f"{self._shape_text} with C={self.num_features}"
             )
-        use_batch = self.training if self.use_batch_statistics is None else self.use_batch_statistics
+        use_batch = (
+            self.training if self.use_batch_statistics is None else self.use_batch_statistics
+        )
         if not use_batch:
-            return ops.batch_norm(x, self.moving_mean, self.moving_variance, self.gamma, self.beta,
-                                  training=False, eps=self.eps)
+            return ops.batch_norm(
+                x,
+                self.moving_mean,
+                self.moving_variance,
+                self.gamma,
+                self.beta,
+                training=False,
+                eps=self.eps,
+            )
         if not self.training:  # use_batch_statistics=True in evaluation: no update
-            out, _, _ = ops.batch_norm(x, None, None, self.gamma, self.beta, training=True, eps=self.eps)
+            out, _, _ = ops.batch_norm(
+                x, None, None, self.gamma, self.beta, training=True, eps=self.eps
+            )
             return out
         # ops.batch_norm's momentum weighs the batch (PyTorch's convention): 1 - MindSpore's
         out, new_mean, new_var = ops.batch_norm(
-            x, self.moving_mean, self.moving_variance, self.gamma, self.beta, training=True,
-            momentum=1.0 - self.momentum, eps=self.eps,
+            x,
+            self.moving_mean,
+            self.moving_variance,
+            self.gamma,
+            self.beta,
+            training=True,
+            momentum=1.0 - self.momentum,
+            eps=self.eps,
         )
         self.moving_mean.set_data(new_mean)
         self.moving_variance.set_data(new_var)

@@ -34,7 +34,14 @@ class Net(nn.Cell):
 def test_parameters_and_names_in_assignment_order():
     net = Net()
     names = [n for n, _ in net.parameters_and_names()]
-    assert names == ["gain", "encoder.scale", "encoder.shift", "encoder.frozen", "head.weight", "head.bias"]
+    assert names == [
+        "gain",
+        "encoder.scale",
+        "encoder.shift",
+        "encoder.frozen",
+        "head.weight",
+        "head.bias",
+    ]
     # auto_prefix: the Parameters carry their dotted path as their name
     assert [p.name for _, p in net.parameters_and_names()] == names
     assert list(net.parameters_dict()) == names
@@ -44,7 +51,13 @@ def test_parameters_and_names_in_assignment_order():
 def test_trainable_and_untrainable_params():
     net = Net()
     trainable = net.trainable_params()
-    assert [p.name for p in trainable] == ["gain", "encoder.scale", "encoder.shift", "head.weight", "head.bias"]
+    assert [p.name for p in trainable] == [
+        "gain",
+        "encoder.scale",
+        "encoder.shift",
+        "head.weight",
+        "head.bias",
+    ]
     assert [p.name for p in net.untrainable_params()] == ["encoder.frozen"]
     assert [p.name for p in net.trainable_params(recurse=False)] == ["gain"]
 
@@ -108,7 +121,12 @@ def test_cells_and_names_and_name_cells():
     assert names == ["", "0", "1", "1.0", "1.1"]
     assert list(net.name_cells()) == ["0", "1"]
     assert len(net.cells()) == 2
-    assert [n for n, _ in net.parameters_and_names()] == ["0.weight", "0.bias", "1.1.weight", "1.1.bias"]
+    assert [n for n, _ in net.parameters_and_names()] == [
+        "0.weight",
+        "0.bias",
+        "1.1.weight",
+        "1.1.bias",
+    ]
 
 
 def test_set_train_propagates_and_switches_dropout():
@@ -161,7 +179,9 @@ def test_recompute_routes_call_through_core_recompute(monkeypatch):
         return real(fn)
 
     monkeypatch.setattr(core, "recompute", spy)
-    net = nn.SequentialCell(nn.Dense(3, 4, dtype=core.float64), nn.Tanh(), nn.Dense(4, 1, dtype=core.float64))
+    net = nn.SequentialCell(
+        nn.Dense(3, 4, dtype=core.float64), nn.Tanh(), nn.Dense(4, 1, dtype=core.float64)
+    )
     x = core.tensor(np.random.default_rng(2).standard_normal((6, 3)))
     params = net.trainable_params()
     grad_fn = core.value_and_grad(lambda x: net(x).sum(), None, params)

@@ -49,7 +49,10 @@ def test_truncated_normal_bounds_and_std():
         init.TruncatedNormal(sigma=0.01, a=1.0, b=2.0)
 
 
-@pytest.mark.parametrize("shape, fan_in, fan_out", [((300, 200), 200, 300), ((16, 8, 3, 5), 120, 240), ((40, 6, 7), 42, 280)])
+@pytest.mark.parametrize(
+    "shape, fan_in, fan_out",
+    [((300, 200), 200, 300), ((16, 8, 3, 5), 120, 240), ((40, 6, 7), 42, 280)],
+)
 def test_xavier_uniform_and_normal_use_fans(shape, fan_in, fan_out):
     bound = 2.0 * math.sqrt(6.0 / (fan_in + fan_out))
     a = _draw(init.XavierUniform(gain=2.0), shape)
@@ -60,12 +63,15 @@ def test_xavier_uniform_and_normal_use_fans(shape, fan_in, fan_out):
     assert abs(b.std() / std - 1) < 0.03
 
 
-@pytest.mark.parametrize("kwargs, gain", [
-    ({}, math.sqrt(2.0)),  # leaky_relu with slope 0 == relu
-    ({"negative_slope": math.sqrt(5)}, math.sqrt(1.0 / 3.0)),
-    ({"nonlinearity": "tanh"}, 5.0 / 3.0),
-    ({"nonlinearity": "linear"}, 1.0),
-])
+@pytest.mark.parametrize(
+    "kwargs, gain",
+    [
+        ({}, math.sqrt(2.0)),  # leaky_relu with slope 0 == relu
+        ({"negative_slope": math.sqrt(5)}, math.sqrt(1.0 / 3.0)),
+        ({"nonlinearity": "tanh"}, 5.0 / 3.0),
+        ({"nonlinearity": "linear"}, 1.0),
+    ],
+)
 @pytest.mark.parametrize("mode", ["fan_in", "fan_out"])
 def test_he_uniform_and_normal(kwargs, gain, mode):
     shape = (60, 30, 3, 3)
@@ -125,9 +131,16 @@ def test_initializer_accepts_names_numbers_classes_instances_tensors():
     by_cls = init.initializer(init.XavierUniform, (4, 6))
     np.testing.assert_array_equal(by_name.asnumpy(), by_inst.asnumpy())
     np.testing.assert_array_equal(by_name.asnumpy(), by_cls.asnumpy())
-    for name, cls in [("zeros", init.Zero), ("ones", init.One), ("normal", init.Normal), ("uniform", init.Uniform),
-                      ("truncatednormal", init.TruncatedNormal), ("he_uniform", init.HeUniform),
-                      ("he_normal", init.HeNormal), ("xavier_normal", init.XavierNormal)]:
+    for name, cls in [
+        ("zeros", init.Zero),
+        ("ones", init.One),
+        ("normal", init.Normal),
+        ("uniform", init.Uniform),
+        ("truncatednormal", init.TruncatedNormal),
+        ("he_uniform", init.HeUniform),
+        ("he_normal", init.HeNormal),
+        ("xavier_normal", init.XavierNormal),
+    ]:
         assert init.get_initializer(name) == cls()
     np.testing.assert_array_equal(init.initializer(3, (2,)).asnumpy(), [3.0, 3.0])
     t = core.tensor(np.arange(6.0).reshape(2, 3))
@@ -183,7 +196,10 @@ def test_default_dense_and_conv_init_bounds():
     assert np.abs(d.bias.asnumpy()).max() <= bound
     c = nn.Conv2d(16, 64, 5, has_bias=True)
     bound = 1 / math.sqrt(16 * 25)
-    assert np.abs(c.weight.asnumpy()).max() <= bound and np.abs(c.weight.asnumpy()).max() > 0.98 * bound
+    assert (
+        np.abs(c.weight.asnumpy()).max() <= bound
+        and np.abs(c.weight.asnumpy()).max() > 0.98 * bound
+    )
     assert np.abs(c.bias.asnumpy()).max() <= bound
     t = nn.Conv2dTranspose(16, 8, 3, has_bias=True)  # weight [16, 8, 3, 3]: fan_in = 8 * 9
     assert np.abs(t.weight.asnumpy()).max() <= 1 / math.sqrt(72)

@@ -66,7 +66,9 @@ def test_dense_matches_numpy_on_batch_dims():
     assert tuple(d.weight.shape) == (3, 4)
     nb = nn.Dense(4, 3, has_bias=False, activation=nn.ReLU(), dtype=F64)
     assert nb.bias is None and len(nb.trainable_params()) == 1
-    np.testing.assert_allclose(nb(_t(x[0])).asnumpy(), np.maximum(x[0] @ nb.weight.asnumpy().T, 0), rtol=1e-12)
+    np.testing.assert_allclose(
+        nb(_t(x[0])).asnumpy(), np.maximum(x[0] @ nb.weight.asnumpy().T, 0), rtol=1e-12
+    )
     with pytest.raises(ValueError, match="in_channels=4"):
         d(_t(np.ones((2, 5))))
 
@@ -96,7 +98,10 @@ ACTIVATIONS = [
     (nn.Sigmoid(), lambda x: 1 / (1 + np.exp(-x))),
     (nn.SiLU(), lambda x: x / (1 + np.exp(-x))),
     (nn.Softplus(), lambda x: np.log1p(np.exp(x))),
-    (nn.Softplus(beta=2.0, threshold=5.0), lambda x: np.where(2 * x > 5, x, np.log1p(np.exp(2 * x)) / 2)),
+    (
+        nn.Softplus(beta=2.0, threshold=5.0),
+        lambda x: np.where(2 * x > 5, x, np.log1p(np.exp(2 * x)) / 2),
+    ),
     (nn.LeakyReLU(), lambda x: np.where(x >= 0, x, 0.2 * x)),
     (nn.LeakyReLU(alpha=0.05), lambda x: np.where(x >= 0, x, 0.05 * x)),
     (nn.ELU(), lambda x: np.where(x > 0, x, np.expm1(x))),
@@ -108,14 +113,19 @@ ACTIVATIONS = [
 ]
 
 
-@pytest.mark.parametrize("cell, ref", ACTIVATIONS, ids=lambda v: type(v).__name__ if isinstance(v, nn.Cell) else "")
+@pytest.mark.parametrize(
+    "cell, ref", ACTIVATIONS, ids=lambda v: type(v).__name__ if isinstance(v, nn.Cell) else ""
+)
 def test_activations_match_numpy(cell, ref):
     x = _rng().standard_normal((3, 4)) * 3
     np.testing.assert_allclose(cell(_t(x)).asnumpy(), ref(x), rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("cell", [a[0] for a in ACTIVATIONS if not isinstance(a[0], (nn.ReLU, nn.ReLU6, nn.LeakyReLU))],
-                         ids=lambda c: type(c).__name__)
+@pytest.mark.parametrize(
+    "cell",
+    [a[0] for a in ACTIVATIONS if not isinstance(a[0], (nn.ReLU, nn.ReLU6, nn.LeakyReLU))],
+    ids=lambda c: type(c).__name__,
+)
 def test_smooth_activations_gradcheck(cell):
     x = _rng(1).standard_normal((2, 3)) + 0.1  # away from ELU's kink at 0
     gradcheck(cell, [x], order=2)
@@ -142,12 +152,20 @@ def np_conv(x, w, b, stride, pads, dilation, groups):
     out = np.zeros((n, o, *out_sp))
     cg, og = c // groups, o // groups
     for kidx in itertools.product(*[range(kk) for kk in k]):
-        sl = tuple(slice(kidx[i] * dilation[i], kidx[i] * dilation[i] + stride[i] * (out_sp[i] - 1) + 1, stride[i])
-                   for i in range(nd))
+        sl = tuple(
+            slice(
+                kidx[i] * dilation[i],
+                kidx[i] * dilation[i] + stride[i] * (out_sp[i] - 1) + 1,
+                stride[i],
+            )
+            for i in range(nd)
+        )
         patch = x[(slice(None), slice(None), *sl)]  # [N, C, *out]
         for g in range(groups):
-            out[:, g * og:(g + 1) * og] += np.einsum(
-                "nc...,oc->no...", patch[:, g * cg:(g + 1) * cg], w[(slice(g * og, (g + 1) * og), slice(None), *kidx)]
+            out[:, g * og : (g + 1) * og] += np.einsum(
+                "nc...,oc->no...",
+                patch[:, g * cg : (g + 1) * cg],
+                w[(slice(g * og, (g + 1) * og), slice(None), *kidx)],
             )
     if b is not None:
         out += b.reshape((1, o) + (1,) * nd)
@@ -164,11 +182,19 @@ def np_conv_transpose_full(x, w, stride, dilation, groups):
     full = [(sp[i] - 1) * stride[i] + dilation[i] * (k[i] - 1) + 1 for i in range(nd)]
     y = np.zeros((n, o, *full))
     for kidx in itertools.product(*[range(kk) for kk in k]):
-        sl = tuple(slice(kidx[i] * dilation[i], kidx[i] * dilation[i] + stride[i] * (sp[i] - 1) + 1, stride[i])
-                   for i in range(nd))
+        sl = tuple(
+            slice(
+                kidx[i] * dilation[i],
+                kidx[i] * dilation[i] + stride[i] * (sp[i] - 1) + 1,
+                stride[i],
+            )
+            for i in range(nd)
+        )
         for g in range(groups):
             y[(slice(None), slice(g * og, (g + 1) * og), *sl)] += np.einsum(
-                "nc...,co->no...", x[:, g * cg:(g + 1) * cg], w[(slice(g * cg, (g + 1) * cg), slice(None), *kidx)]
+                "nc...,co->no...",
+                x[:, g * cg : (g + 1) * cg],
+                w[(slice(g * cg, (g + 1) * cg), slice(None), *kidx)],
             )
     return y
 
@@ -200,10 +226,24 @@ CONV_T = {1: nn.Conv1dTranspose, 2: nn.Conv2dTranspose, 3: nn.Conv3dTranspose}
 )
 def test_conv_matches_numpy(nd, pad_mode, k, s, d, groups, size, seed):
     rng = _rng(seed)
-    pads = [(int(rng.integers(0, 3)), int(rng.integers(0, 3))) for _ in range(nd)] if pad_mode == "pad" else 0
+    pads = (
+        [(int(rng.integers(0, 3)), int(rng.integers(0, 3))) for _ in range(nd)]
+        if pad_mode == "pad"
+        else 0
+    )
     padding = tuple(p for pair in pads for p in pair) if pad_mode == "pad" else 0
-    conv = CONV[nd](4, 2 * groups, k, stride=s, pad_mode=pad_mode, padding=padding, dilation=d, group=groups,
-                    has_bias=True, dtype=F64)
+    conv = CONV[nd](
+        4,
+        2 * groups,
+        k,
+        stride=s,
+        pad_mode=pad_mode,
+        padding=padding,
+        dilation=d,
+        group=groups,
+        has_bias=True,
+        dtype=F64,
+    )
     x = rng.standard_normal((2, 4) + (size,) * nd)
     if pad_mode == "same":
         pads = same_pads(x.shape[2:], (k,) * nd, (s,) * nd, (d,) * nd)
@@ -221,7 +261,12 @@ def test_conv_output_sizes_follow_mindspore_docs():
     x = core.ones((1, 3, 10, 11))
     assert nn.Conv2d(3, 5, 3, stride=2)(x).shape == (1, 5, 5, 6)  # same: ceil(in / stride)
     assert nn.Conv2d(3, 5, (3, 4), stride=2, pad_mode="valid")(x).shape == (1, 5, 4, 4)
-    assert nn.Conv2d(3, 5, 3, pad_mode="pad", padding=(1, 2, 0, 3), dilation=2)(x).shape == (1, 5, 9, 10)
+    assert nn.Conv2d(3, 5, 3, pad_mode="pad", padding=(1, 2, 0, 3), dilation=2)(x).shape == (
+        1,
+        5,
+        9,
+        10,
+    )
     assert nn.Conv2d(3, 5, 3, pad_mode="pad", padding=(1, 2))(x).shape == (1, 5, 10, 13)
 
 
@@ -255,8 +300,16 @@ def test_conv_argument_errors():
 
 @pytest.mark.parametrize("nd", [1, 2, 3])
 def test_conv_gradcheck(nd):
-    conv = CONV[nd](2, 2, 2, stride=2 if nd < 3 else 1, pad_mode="same", group=2 if nd == 1 else 1, has_bias=True,
-                    dtype=F64)
+    conv = CONV[nd](
+        2,
+        2,
+        2,
+        stride=2 if nd < 3 else 1,
+        pad_mode="same",
+        group=2 if nd == 1 else 1,
+        has_bias=True,
+        dtype=F64,
+    )
     x = _rng(nd).standard_normal((1, 2) + (3,) * nd)
     check_layer_grads(conv, x, ["weight", "bias"])
 
@@ -264,13 +317,30 @@ def test_conv_gradcheck(nd):
 # ---- transposed convolution -------------------------------------------------------------------------
 def test_conv_transpose_output_sizes_follow_mindspore_docs():
     x = core.ones((1, 3, 16, 50))
-    assert nn.Conv2dTranspose(3, 64, 4, pad_mode="pad")(x).shape == (1, 64, 19, 53)  # the docs' example
+    assert nn.Conv2dTranspose(3, 64, 4, pad_mode="pad")(x).shape == (
+        1,
+        64,
+        19,
+        53,
+    )  # the docs' example
     x = core.ones((2, 3, 5, 6))
     assert nn.Conv2dTranspose(3, 4, 3, stride=2)(x).shape == (2, 4, 10, 12)  # same: in * stride
-    assert nn.Conv2dTranspose(3, 4, 3, stride=2, pad_mode="valid")(x).shape == (2, 4, 11, 13)  # + max(k - s, 0)
+    assert nn.Conv2dTranspose(3, 4, 3, stride=2, pad_mode="valid")(x).shape == (
+        2,
+        4,
+        11,
+        13,
+    )  # + max(k - s, 0)
     assert nn.Conv2dTranspose(3, 4, 2, stride=3, pad_mode="valid")(x).shape == (2, 4, 15, 18)
-    assert nn.Conv2dTranspose(3, 4, 3, stride=2, dilation=2, pad_mode="valid")(x).shape == (2, 4, 13, 15)
-    y = nn.Conv2dTranspose(3, 4, 3, stride=2, pad_mode="pad", padding=(1, 0, 2, 1), output_padding=1)(x)
+    assert nn.Conv2dTranspose(3, 4, 3, stride=2, dilation=2, pad_mode="valid")(x).shape == (
+        2,
+        4,
+        13,
+        15,
+    )
+    y = nn.Conv2dTranspose(
+        3, 4, 3, stride=2, pad_mode="pad", padding=(1, 0, 2, 1), output_padding=1
+    )(x)
     assert y.shape == (2, 4, 11 - 1 + 1, 13 - 3 + 1)
 
 
@@ -289,9 +359,20 @@ def test_conv_transpose_is_adjoint_of_conv(nd, pad_mode, k, s, d, groups, size, 
     """<conv(x), y> == <x, conv_transpose(y)> with the same weight: MindSpore's output-size
     rule for 'same'/'valid' makes Conv_dTranspose exactly the input-gradient of Conv_d."""
     rng = _rng(seed)
-    conv_t = CONV_T[nd](2 * groups, 2, k, stride=s, pad_mode=pad_mode, dilation=d, group=groups, dtype=F64)
-    conv = CONV[nd](2, 2 * groups, k, stride=s, pad_mode=pad_mode, dilation=d, group=groups, weight_init=conv_t.weight,
-                    dtype=F64)
+    conv_t = CONV_T[nd](
+        2 * groups, 2, k, stride=s, pad_mode=pad_mode, dilation=d, group=groups, dtype=F64
+    )
+    conv = CONV[nd](
+        2,
+        2 * groups,
+        k,
+        stride=s,
+        pad_mode=pad_mode,
+        dilation=d,
+        group=groups,
+        weight_init=conv_t.weight,
+        dtype=F64,
+    )
     y = rng.standard_normal((2, 2 * groups) + (size,) * nd)
     xt = conv_t(_t(y)).asnumpy()
     x = rng.standard_normal(xt.shape)
@@ -304,13 +385,30 @@ def test_conv_transpose_is_adjoint_of_conv(nd, pad_mode, k, s, d, groups, size, 
 def test_conv_transpose_pad_mode_matches_numpy(nd):
     rng = _rng(nd)
     pads = [(1, 0), (0, 2), (1, 1)][:nd]
-    ct = CONV_T[nd](4, 6, 3, stride=2, pad_mode="pad", padding=tuple(p for pr in pads for p in pr),
-                    output_padding=1, dilation=1, group=2, has_bias=True, dtype=F64)
+    ct = CONV_T[nd](
+        4,
+        6,
+        3,
+        stride=2,
+        pad_mode="pad",
+        padding=tuple(p for pr in pads for p in pr),
+        output_padding=1,
+        dilation=1,
+        group=2,
+        has_bias=True,
+        dtype=F64,
+    )
     x = rng.standard_normal((2, 4) + (4,) * nd)
     full = np_conv_transpose_full(x, ct.weight.asnumpy(), (2,) * nd, (1,) * nd, 2)
     # output j is full[j + lo] for j < full - lo - hi + output_padding; zero past the end of full
     full = np.pad(full, [(0, 0), (0, 0)] + [(0, 1)] * nd)
-    ref = full[(slice(None), slice(None), *[slice(lo, full.shape[2 + i] - hi) for i, (lo, hi) in enumerate(pads)])]
+    ref = full[
+        (
+            slice(None),
+            slice(None),
+            *[slice(lo, full.shape[2 + i] - hi) for i, (lo, hi) in enumerate(pads)],
+        )
+    ]
     ref = ref + ct.bias.asnumpy().reshape((1, 6) + (1,) * nd)
     np.testing.assert_allclose(ct(_t(x)).asnumpy(), ref, rtol=1e-10, atol=1e-12)
 
@@ -325,27 +423,57 @@ def test_conv_and_transpose_match_torch():
     torch = pytest.importorskip("torch")
     rng = _rng(4)
     x = rng.standard_normal((2, 4, 7, 6))
-    conv = nn.Conv2d(4, 6, (3, 2), stride=(2, 1), pad_mode="pad", padding=(1, 2), dilation=(1, 2), group=2,
-                     has_bias=True, dtype=F64)
-    tconv = torch.nn.Conv2d(4, 6, (3, 2), stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2).double()
+    conv = nn.Conv2d(
+        4,
+        6,
+        (3, 2),
+        stride=(2, 1),
+        pad_mode="pad",
+        padding=(1, 2),
+        dilation=(1, 2),
+        group=2,
+        has_bias=True,
+        dtype=F64,
+    )
+    tconv = torch.nn.Conv2d(
+        4, 6, (3, 2), stride=(2, 1), padding=(1, 2), dilation=(1, 2), groups=2
+    ).double()
     with torch.no_grad():
         tconv.weight.copy_(torch.tensor(conv.weight.asnumpy()))
         tconv.bias.copy_(torch.tensor(conv.bias.asnumpy()))
-    np.testing.assert_allclose(conv(_t(x)).asnumpy(), tconv(torch.tensor(x)).detach().numpy(), rtol=1e-10)
-    ct = nn.Conv2dTranspose(4, 6, 3, stride=2, pad_mode="pad", padding=1, output_padding=1, group=2, has_bias=True,
-                            dtype=F64)
-    tct = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2).double()
+    np.testing.assert_allclose(
+        conv(_t(x)).asnumpy(), tconv(torch.tensor(x)).detach().numpy(), rtol=1e-10
+    )
+    ct = nn.Conv2dTranspose(
+        4,
+        6,
+        3,
+        stride=2,
+        pad_mode="pad",
+        padding=1,
+        output_padding=1,
+        group=2,
+        has_bias=True,
+        dtype=F64,
+    )
+    tct = torch.nn.ConvTranspose2d(
+        4, 6, 3, stride=2, padding=1, output_padding=1, groups=2
+    ).double()
     with torch.no_grad():
         tct.weight.copy_(torch.tensor(ct.weight.asnumpy()))
         tct.bias.copy_(torch.tensor(ct.bias.asnumpy()))
-    np.testing.assert_allclose(ct(_t(x)).asnumpy(), tct(torch.tensor(x)).detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(
+        ct(_t(x)).asnumpy(), tct(torch.tensor(x)).detach().numpy(), rtol=1e-10
+    )
     c3 = nn.Conv3d(2, 3, 2, pad_mode="valid", has_bias=True, dtype=F64)
     t3 = torch.nn.Conv3d(2, 3, 2).double()
     with torch.no_grad():
         t3.weight.copy_(torch.tensor(c3.weight.asnumpy()))
         t3.bias.copy_(torch.tensor(c3.bias.asnumpy()))
     x3 = rng.standard_normal((1, 2, 3, 4, 3))
-    np.testing.assert_allclose(c3(_t(x3)).asnumpy(), t3(torch.tensor(x3)).detach().numpy(), rtol=1e-10)
+    np.testing.assert_allclose(
+        c3(_t(x3)).asnumpy(), t3(torch.tensor(x3)).detach().numpy(), rtol=1e-10
+    )
 
 
 # ---- normalization ----------------------------------------------------------------------------------
@@ -362,11 +490,23 @@ def test_layer_norm_matches_numpy():
     assert ln.epsilon == 1e-7
     ref = np_layer_norm(x, (-1,), ln.gamma.asnumpy(), ln.beta.asnumpy(), 1e-7)
     np.testing.assert_allclose(ln(_t(x)).asnumpy(), ref, rtol=1e-9)
-    ln2 = nn.LayerNorm((3, 4), begin_norm_axis=-2, begin_params_axis=-2, gamma_init=nn.init.Normal(1.0, 1.0), dtype=F64)
+    ln2 = nn.LayerNorm(
+        (3, 4),
+        begin_norm_axis=-2,
+        begin_params_axis=-2,
+        gamma_init=nn.init.Normal(1.0, 1.0),
+        dtype=F64,
+    )
     ref = np_layer_norm(x, (1, 2), ln2.gamma.asnumpy(), ln2.beta.asnumpy(), 1e-7)
     np.testing.assert_allclose(ln2(_t(x)).asnumpy(), ref, rtol=1e-9)
     # statistics over (3, 4) but parameters only over the last axis
-    ln3 = nn.LayerNorm((4,), begin_norm_axis=1, begin_params_axis=-1, gamma_init=nn.init.Normal(1.0, 1.0), dtype=F64)
+    ln3 = nn.LayerNorm(
+        (4,),
+        begin_norm_axis=1,
+        begin_params_axis=-1,
+        gamma_init=nn.init.Normal(1.0, 1.0),
+        dtype=F64,
+    )
     ref = np_layer_norm(x, (1, 2), ln3.gamma.asnumpy(), ln3.beta.asnumpy(), 1e-7)
     np.testing.assert_allclose(ln3(_t(x)).asnumpy(), ref, rtol=1e-9)
     with pytest.raises(ValueError, match="normalized_shape"):
@@ -374,7 +514,9 @@ def test_layer_norm_matches_numpy():
 
 
 def test_layer_norm_gradcheck():
-    ln = nn.LayerNorm((3,), gamma_init=nn.init.Normal(1.0, 1.0), beta_init="normal", epsilon=1e-5, dtype=F64)
+    ln = nn.LayerNorm(
+        (3,), gamma_init=nn.init.Normal(1.0, 1.0), beta_init="normal", epsilon=1e-5, dtype=F64
+    )
     check_layer_grads(ln, _rng(6).standard_normal((2, 3)), ["gamma", "beta"], order=2)
 
 
@@ -383,7 +525,9 @@ def test_group_norm_matches_numpy_and_gradcheck():
     gn = nn.GroupNorm(2, 4, gamma_init=nn.init.Normal(1.0, 1.0), beta_init="normal", dtype=F64)
     x = rng.standard_normal((3, 4, 5))
     xg = x.reshape(3, 2, 10)
-    ref = ((xg - xg.mean(2, keepdims=True)) / np.sqrt(xg.var(2, keepdims=True) + 1e-5)).reshape(x.shape)
+    ref = ((xg - xg.mean(2, keepdims=True)) / np.sqrt(xg.var(2, keepdims=True) + 1e-5)).reshape(
+        x.shape
+    )
     ref = ref * gn.gamma.asnumpy()[:, None] + gn.beta.asnumpy()[:, None]
     np.testing.assert_allclose(gn(_t(x)).asnumpy(), ref, rtol=1e-9)
     check_layer_grads(gn, x[:1, :, :2], ["gamma", "beta"])
@@ -395,7 +539,9 @@ def test_group_norm_matches_numpy_and_gradcheck():
 
 def test_batch_norm_training_updates_moving_statistics():
     rng = _rng(8)
-    bn = nn.BatchNorm2d(3, momentum=0.8, gamma_init=nn.init.Normal(1.0, 1.0), beta_init="normal", dtype=F64)
+    bn = nn.BatchNorm2d(
+        3, momentum=0.8, gamma_init=nn.init.Normal(1.0, 1.0), beta_init="normal", dtype=F64
+    )
     assert [p.name for p in bn.untrainable_params()] == ["moving_mean", "moving_variance"]
     x = rng.standard_normal((4, 3, 2, 5)) * 2 + 1
     g, b = bn.gamma.asnumpy()[:, None, None], bn.beta.asnumpy()[:, None, None]
@@ -413,8 +559,11 @@ def test_batch_norm_training_updates_moving_statistics():
     np.testing.assert_array_equal(bn.moving_mean.asnumpy(), mm)
     # use_batch_statistics=True in evaluation: batch statistics, no update
     bn.use_batch_statistics = True
-    np.testing.assert_allclose(bn(_t(x)).asnumpy(), (x - mu[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5) * g + b,
-                               rtol=1e-9)
+    np.testing.assert_allclose(
+        bn(_t(x)).asnumpy(),
+        (x - mu[:, None, None]) / np.sqrt(var[:, None, None] + 1e-5) * g + b,
+        rtol=1e-9,
+    )
     np.testing.assert_array_equal(bn.moving_mean.asnumpy(), mm)
     # use_batch_statistics=False in training: moving statistics
     bn.set_train(True)
@@ -425,7 +574,9 @@ def test_batch_norm_training_updates_moving_statistics():
 def test_batch_norm_1d_shapes_and_errors():
     bn = nn.BatchNorm1d(3, dtype=F64)
     x = _rng(9).standard_normal((5, 3))
-    np.testing.assert_allclose(bn(_t(x)).asnumpy(), (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-9)
+    np.testing.assert_allclose(
+        bn(_t(x)).asnumpy(), (x - x.mean(0)) / np.sqrt(x.var(0) + 1e-5), rtol=1e-9
+    )
     assert bn(_t(np.ones((5, 3, 4)) + np.arange(4))).shape == (5, 3, 4)
     with pytest.raises(ValueError, match=r"\[N, C\] or \[N, C, L\]"):
         bn(_t(np.ones((5, 3, 4, 4))))
@@ -441,7 +592,9 @@ def test_batch_norm_gradcheck_and_update_under_grad():
     x = _rng(10).standard_normal((4, 2))
     check_layer_grads(bn, x, ["gamma", "beta"])
     bn2 = nn.BatchNorm1d(2, dtype=F64)
-    _, grads = core.value_and_grad(lambda x: (bn2(x) ** 3).sum(), None, bn2.trainable_params())(_t(x))
+    _, grads = core.value_and_grad(lambda x: (bn2(x) ** 3).sum(), None, bn2.trainable_params())(
+        _t(x)
+    )
     assert len(grads) == 2  # the moving statistics were updated from inside core.grad:
     np.testing.assert_allclose(bn2.moving_mean.asnumpy(), 0.1 * x.mean(0), rtol=1e-12)
 
@@ -450,29 +603,47 @@ def test_norms_match_torch():
     torch = pytest.importorskip("torch")
     rng = _rng(11)
     x = rng.standard_normal((4, 6, 3, 5))
-    bn = nn.BatchNorm2d(6, momentum=0.7, gamma_init=nn.init.Normal(1.0, 1.0), beta_init="normal", dtype=F64)
+    bn = nn.BatchNorm2d(
+        6, momentum=0.7, gamma_init=nn.init.Normal(1.0, 1.0), beta_init="normal", dtype=F64
+    )
     tbn = torch.nn.BatchNorm2d(6, momentum=0.3).double()  # torch's momentum = 1 - MindSpore's
     with torch.no_grad():
         tbn.weight.copy_(torch.tensor(bn.gamma.asnumpy()))
         tbn.bias.copy_(torch.tensor(bn.beta.asnumpy()))
     for _ in range(2):
-        np.testing.assert_allclose(bn(_t(x)).asnumpy(), tbn(torch.tensor(x)).detach().numpy(), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(
+            bn(_t(x)).asnumpy(), tbn(torch.tensor(x)).detach().numpy(), rtol=1e-9, atol=1e-12
+        )
     np.testing.assert_allclose(bn.moving_mean.asnumpy(), tbn.running_mean.numpy(), rtol=1e-12)
     np.testing.assert_allclose(bn.moving_variance.asnumpy(), tbn.running_var.numpy(), rtol=1e-12)
     bn.set_train(False)
     tbn.eval()
-    np.testing.assert_allclose(bn(_t(x)).asnumpy(), tbn(torch.tensor(x)).detach().numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        bn(_t(x)).asnumpy(), tbn(torch.tensor(x)).detach().numpy(), rtol=1e-9, atol=1e-12
+    )
     gn = nn.GroupNorm(3, 6, gamma_init=nn.init.Normal(1.0, 1.0), beta_init="normal", dtype=F64)
     tgn = torch.nn.GroupNorm(3, 6).double()
-    ln = nn.LayerNorm((3, 5), -2, -2, gamma_init=nn.init.Normal(1.0, 1.0), beta_init="normal", epsilon=1e-5, dtype=F64)
+    ln = nn.LayerNorm(
+        (3, 5),
+        -2,
+        -2,
+        gamma_init=nn.init.Normal(1.0, 1.0),
+        beta_init="normal",
+        epsilon=1e-5,
+        dtype=F64,
+    )
     tln = torch.nn.LayerNorm((3, 5)).double()
     with torch.no_grad():
         tgn.weight.copy_(torch.tensor(gn.gamma.asnumpy()))
         tgn.bias.copy_(torch.tensor(gn.beta.asnumpy()))
         tln.weight.copy_(torch.tensor(ln.gamma.asnumpy()))
         tln.bias.copy_(torch.tensor(ln.beta.asnumpy()))
-    np.testing.assert_allclose(gn(_t(x)).asnumpy(), tgn(torch.tensor(x)).detach().numpy(), rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(ln(_t(x)).asnumpy(), tln(torch.tensor(x)).detach().numpy(), rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(
+        gn(_t(x)).asnumpy(), tgn(torch.tensor(x)).detach().numpy(), rtol=1e-9, atol=1e-12
+    )
+    np.testing.assert_allclose(
+        ln(_t(x)).asnumpy(), tln(torch.tensor(x)).detach().numpy(), rtol=1e-9, atol=1e-12
+    )
 
 
 # ---- dropout ------------------------------------------------------------------------------------------
@@ -507,8 +678,13 @@ def test_embedding_lookup_one_hot_and_padding():
     emb1 = nn.Embedding(6, 3, use_one_hot=True, embedding_table=core.tensor(table))
     np.testing.assert_allclose(emb1(_t(ids)).asnumpy(), table[ids], rtol=1e-6)
     # gradient: scatter-add of the output cotangent into the rows, none into the padding row
-    (g,) = core.grad(lambda ids: (emb(ids) * core.tensor(np.arange(18.0).reshape(2, 3, 3).astype(np.float32))).sum(),
-                     None, emb.trainable_params())(_t(ids))
+    (g,) = core.grad(
+        lambda ids: (
+            emb(ids) * core.tensor(np.arange(18.0).reshape(2, 3, 3).astype(np.float32))
+        ).sum(),
+        None,
+        emb.trainable_params(),
+    )(_t(ids))
     ref = np.zeros((6, 3))
     np.add.at(ref, ids.reshape(-1), np.arange(18.0).reshape(6, 3))
     ref[2] = 0.0
@@ -516,7 +692,9 @@ def test_embedding_lookup_one_hot_and_padding():
     assert emb(_t(np.array(4))).shape == (3,)
     with pytest.raises(TypeError, match="integers"):
         emb(_t(np.array([1.0])))
-    assert abs(nn.Embedding(300, 200).embedding_table.asnumpy().std() - 0.01) < 1e-3  # MindSpore 'normal'
+    assert (
+        abs(nn.Embedding(300, 200).embedding_table.asnumpy().std() - 0.01) < 1e-3
+    )  # MindSpore 'normal'
 
 
 # ---- containers -----------------------------------------------------------------------------------------
@@ -533,7 +711,12 @@ def test_sequential_cell():
     seq.insert(1, nn.Identity())
     assert [type(m).__name__ for m in seq] == ["Dense", "Identity", "ReLU", "Dense", "Tanh"]
     del seq[1]
-    assert [n for n, _ in seq.parameters_and_names()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert [n for n, _ in seq.parameters_and_names()] == [
+        "0.weight",
+        "0.bias",
+        "2.weight",
+        "2.bias",
+    ]
     seq[1] = nn.Sigmoid()
     assert isinstance(seq[1], nn.Sigmoid)
     named = nn.SequentialCell(OrderedDict([("enc", nn.Dense(2, 2)), ("act", nn.Tanh())]))
@@ -562,7 +745,11 @@ def test_cell_list_and_cell_dict():
             return x
 
     net = Stack()
-    assert [n for n, _ in net.parameters_and_names()][:3] == ["blocks.0.weight", "blocks.0.bias", "blocks.1.weight"]
+    assert [n for n, _ in net.parameters_and_names()][:3] == [
+        "blocks.0.weight",
+        "blocks.0.bias",
+        "blocks.1.weight",
+    ]
     assert net(core.ones((3, 2))).shape == (3, 1)
     del layers[0]
     assert [n for n, _ in layers.cells_and_names()][1:] == ["0", "1", "2"]
@@ -592,11 +779,13 @@ def np_mha(q, k, v, mha, attn_mask=None, key_padding_mask=None):
     D = E // H
     if mha.in_proj_weight is not None:
         w = mha.in_proj_weight.asnumpy()
-        wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
+        wq, wk, wv = w[:E], w[E : 2 * E], w[2 * E :]
     else:
-        wq, wk, wv = (p.asnumpy() for p in (mha.q_proj_weight, mha.k_proj_weight, mha.v_proj_weight))
+        wq, wk, wv = (
+            p.asnumpy() for p in (mha.q_proj_weight, mha.k_proj_weight, mha.v_proj_weight)
+        )
     b = mha.in_proj_bias.asnumpy() if mha.in_proj_bias is not None else np.zeros(3 * E)
-    Q, K, V = q @ wq.T + b[:E], k @ wk.T + b[E:2 * E], v @ wv.T + b[2 * E:]
+    Q, K, V = q @ wq.T + b[:E], k @ wk.T + b[E : 2 * E], v @ wv.T + b[2 * E :]
 
     def heads(t):
         return t.reshape(t.shape[0], t.shape[1], H, D).transpose(0, 2, 1, 3)
@@ -628,7 +817,9 @@ def test_mha_matches_numpy():
     ref_out, ref_p = np_mha(q, k, k, mha, attn_mask, kpm)
     np.testing.assert_allclose(out.asnumpy(), ref_out, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(w.asnumpy(), ref_p.mean(1), rtol=1e-10, atol=1e-12)
-    out2, none = mha(_t(q), _t(k), _t(k), key_padding_mask=_t(kpm), attn_mask=_t(attn_mask), need_weights=False)
+    out2, none = mha(
+        _t(q), _t(k), _t(k), key_padding_mask=_t(kpm), attn_mask=_t(attn_mask), need_weights=False
+    )
     assert none is None
     np.testing.assert_allclose(out2.asnumpy(), ref_out, rtol=1e-10, atol=1e-12)
     fmask = rng.standard_normal((2 * 2, 3, 5))
@@ -641,7 +832,9 @@ def test_mha_matches_numpy():
     for name in ("in_proj_weight", "in_proj_bias"):
         getattr(seq_first, name).set_data(getattr(mha, name))
     seq_first.out_proj.weight.set_data(mha.out_proj.weight)
-    o_sf, _ = seq_first(_t(q.transpose(1, 0, 2)), _t(k.transpose(1, 0, 2)), _t(k.transpose(1, 0, 2)))
+    o_sf, _ = seq_first(
+        _t(q.transpose(1, 0, 2)), _t(k.transpose(1, 0, 2)), _t(k.transpose(1, 0, 2))
+    )
     o_bf, _ = mha(_t(q), _t(k), _t(k))
     np.testing.assert_allclose(o_sf.asnumpy().transpose(1, 0, 2), o_bf.asnumpy(), rtol=1e-12)
     o_un, w_un = mha(_t(q[0]), _t(k[0]), _t(k[0]))
@@ -654,7 +847,11 @@ def test_mha_causal_kdim_and_errors():
     mha = nn.MultiheadAttention(4, 2, kdim=3, vdim=5, batch_first=True, has_bias=False, dtype=F64)
     assert mha.in_proj_weight is None and mha.in_proj_bias is None and mha.out_proj.bias is None
     assert tuple(mha.k_proj_weight.shape) == (4, 3) and tuple(mha.v_proj_weight.shape) == (4, 5)
-    q, k, v = rng.standard_normal((2, 4, 4)), rng.standard_normal((2, 4, 3)), rng.standard_normal((2, 4, 5))
+    q, k, v = (
+        rng.standard_normal((2, 4, 4)),
+        rng.standard_normal((2, 4, 3)),
+        rng.standard_normal((2, 4, 5)),
+    )
     out, w = mha(_t(q), _t(k), _t(v), is_causal=True)
     causal = np.triu(np.ones((4, 4), bool), 1)
     ref_out, ref_p = np_mha(q, k, v, mha, causal)
@@ -691,13 +888,30 @@ def test_mha_matches_torch():
             for name, p in mha.parameters_and_names():
                 dict(tm.named_parameters())[name].copy_(torch.tensor(p.asnumpy()))
         kd, vd = kwargs.get("kdim", 6), kwargs.get("vdim", 6)
-        q, k, v = rng.standard_normal((4, 2, 6)), rng.standard_normal((5, 2, kd)), rng.standard_normal((5, 2, vd))
+        q, k, v = (
+            rng.standard_normal((4, 2, 6)),
+            rng.standard_normal((5, 2, kd)),
+            rng.standard_normal((5, 2, vd)),
+        )
         kpm = np.zeros((2, 5))
         kpm[0, -2:] = -np.inf  # float masks for both (torch warns when their types differ)
         amask = rng.standard_normal((4, 5))
-        out, w = mha(_t(q), _t(k), _t(v), key_padding_mask=_t(kpm), attn_mask=_t(amask), average_attn_weights=False)
-        tout, tw = tm(torch.tensor(q), torch.tensor(k), torch.tensor(v), key_padding_mask=torch.tensor(kpm),
-                      attn_mask=torch.tensor(amask), average_attn_weights=False)
+        out, w = mha(
+            _t(q),
+            _t(k),
+            _t(v),
+            key_padding_mask=_t(kpm),
+            attn_mask=_t(amask),
+            average_attn_weights=False,
+        )
+        tout, tw = tm(
+            torch.tensor(q),
+            torch.tensor(k),
+            torch.tensor(v),
+            key_padding_mask=torch.tensor(kpm),
+            attn_mask=torch.tensor(amask),
+            average_attn_weights=False,
+        )
         np.testing.assert_allclose(out.asnumpy(), tout.detach().numpy(), rtol=1e-9, atol=1e-12)
         np.testing.assert_allclose(w.asnumpy(), tw.detach().numpy(), rtol=1e-9, atol=1e-12)
 
@@ -714,4 +928,8 @@ def test_mha_gradcheck():
         def construct(self, x):
             return self.mha(x, x, x)[0]
 
-    check_layer_grads(SelfAttn(), x, ["mha.in_proj_weight", "mha.in_proj_bias", "mha.out_proj.weight", "mha.bias_k"])
+    check_layer_grads(
+        SelfAttn(),
+        x,
+        ["mha.in_proj_weight", "mha.in_proj_bias", "mha.out_proj.weight", "mha.bias_k"],
+    )

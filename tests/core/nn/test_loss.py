@@ -19,8 +19,12 @@ def _t(a):
 def test_mse_l1_smooth_l1_match_numpy(reduction):
     x, y = RNG.standard_normal((4, 5)), RNG.standard_normal((4, 5))
     d = x - y
-    np.testing.assert_allclose(nn.MSELoss(reduction)(_t(x), _t(y)).asnumpy(), REDUCE[reduction](d**2), rtol=1e-12)
-    np.testing.assert_allclose(nn.L1Loss(reduction)(_t(x), _t(y)).asnumpy(), REDUCE[reduction](np.abs(d)), rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.MSELoss(reduction)(_t(x), _t(y)).asnumpy(), REDUCE[reduction](d**2), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        nn.L1Loss(reduction)(_t(x), _t(y)).asnumpy(), REDUCE[reduction](np.abs(d)), rtol=1e-12
+    )
     beta = 0.7
     ref = np.where(np.abs(d) < beta, 0.5 * d**2 / beta, np.abs(d) - 0.5 * beta)
     got = nn.SmoothL1Loss(beta=beta, reduction=reduction)(_t(x), _t(y)).asnumpy()
@@ -36,7 +40,9 @@ def test_defaults_follow_mindspore():
 
 def test_mse_broadcasts_labels():
     x, y = RNG.standard_normal((3, 4)), RNG.standard_normal((4,))
-    np.testing.assert_allclose(nn.MSELoss("sum")(_t(x), _t(y)).asnumpy(), ((x - y) ** 2).sum(), rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.MSELoss("sum")(_t(x), _t(y)).asnumpy(), ((x - y) ** 2).sum(), rtol=1e-12
+    )
     with pytest.raises(ValueError, match="broadcast"):
         nn.MSELoss()(_t(x), _t(RNG.standard_normal(3)))
 
@@ -80,23 +86,36 @@ def test_cross_entropy_class_indices(reduction, weighted, smoothing):
     target = RNG.integers(0, 4, (6, 3))
     target[0, 1] = target[4, 2] = -100
     weight = RNG.uniform(0.5, 2.0, 4) if weighted else None
-    loss = nn.CrossEntropyLoss(None if weight is None else _t(weight), reduction=reduction, label_smoothing=smoothing)
+    loss = nn.CrossEntropyLoss(
+        None if weight is None else _t(weight), reduction=reduction, label_smoothing=smoothing
+    )
     got = loss(_t(logits), _t(target)).asnumpy()
-    np.testing.assert_allclose(got, _np_cross_entropy(logits, target, weight, -100, reduction, smoothing), rtol=1e-10)
+    np.testing.assert_allclose(
+        got, _np_cross_entropy(logits, target, weight, -100, reduction, smoothing), rtol=1e-10
+    )
 
 
 def test_cross_entropy_ignore_index_and_probabilities():
     logits = RNG.standard_normal((5, 3))
     target = np.array([0, 2, 1, 1, 0])
     got = nn.CrossEntropyLoss(ignore_index=1)(_t(logits), _t(target)).item()
-    np.testing.assert_allclose(got, _np_cross_entropy(logits, target, None, 1, "mean", 0.0), rtol=1e-12)
+    np.testing.assert_allclose(
+        got, _np_cross_entropy(logits, target, None, 1, "mean", 0.0), rtol=1e-12
+    )
     probs = RNG.dirichlet(np.ones(3), 5)
     ref = -(probs * _np_log_softmax(logits, 1)).sum(1)
-    np.testing.assert_allclose(nn.CrossEntropyLoss()(_t(logits), _t(probs)).item(), ref.mean(), rtol=1e-12)
-    np.testing.assert_allclose(nn.CrossEntropyLoss(reduction="none")(_t(logits), _t(probs)).asnumpy(), ref, rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.CrossEntropyLoss()(_t(logits), _t(probs)).item(), ref.mean(), rtol=1e-12
+    )
+    np.testing.assert_allclose(
+        nn.CrossEntropyLoss(reduction="none")(_t(logits), _t(probs)).asnumpy(), ref, rtol=1e-12
+    )
     # rank-1 logits: one example
-    np.testing.assert_allclose(nn.CrossEntropyLoss()(_t(logits[0]), _t(np.array(2))).item(),
-                               -_np_log_softmax(logits[0], 0)[2], rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.CrossEntropyLoss()(_t(logits[0]), _t(np.array(2))).item(),
+        -_np_log_softmax(logits[0], 0)[2],
+        rtol=1e-12,
+    )
 
 
 def test_nll_loss():
@@ -104,7 +123,9 @@ def test_nll_loss():
     target = np.array([2, 0, 1, 2])
     w = np.array([1.0, 2.0, 0.5])
     ref = -(logp[np.arange(4), target] * w[target]).sum() / w[target].sum()
-    np.testing.assert_allclose(nn.NLLLoss(weight=_t(w))(_t(logp), _t(target)).item(), ref, rtol=1e-12)
+    np.testing.assert_allclose(
+        nn.NLLLoss(weight=_t(w))(_t(logp), _t(target)).item(), ref, rtol=1e-12
+    )
 
 
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
@@ -140,10 +161,12 @@ def test_cross_entropy_matches_torch():
     target[1, 0] = 3
     w = RNG.uniform(0.5, 2.0, 4)
     for reduction in ("mean", "sum", "none"):
-        ref = torch.nn.CrossEntropyLoss(weight=torch.tensor(w), ignore_index=3, reduction=reduction, label_smoothing=0.15)(
-            torch.tensor(logits), torch.tensor(target)
+        ref = torch.nn.CrossEntropyLoss(
+            weight=torch.tensor(w), ignore_index=3, reduction=reduction, label_smoothing=0.15
+        )(torch.tensor(logits), torch.tensor(target))
+        got = nn.CrossEntropyLoss(_t(w), ignore_index=3, reduction=reduction, label_smoothing=0.15)(
+            _t(logits), _t(target)
         )
-        got = nn.CrossEntropyLoss(_t(w), ignore_index=3, reduction=reduction, label_smoothing=0.15)(_t(logits), _t(target))
         np.testing.assert_allclose(got.asnumpy(), ref.numpy(), rtol=1e-10)
     ref = torch.nn.SmoothL1Loss(beta=0.3)(torch.tensor(logits), torch.tensor(logits * 0.5))
     got = nn.SmoothL1Loss(beta=0.3, reduction="mean")(_t(logits), _t(logits * 0.5))

@@ -42,7 +42,8 @@ def is_complex(dtype):
 
 def is_inexact(dtype):
     """True for dtypes that carry derivatives: real floating and complex."""
-    return dtype in _FLOATS or dtype in _COMPLEX
+    return dtype.kind in "fc" or dtype == bfloat16  # bfloat16's numpy kind is 'V'
+
 
 
 def real_dtype(dtype):

@@ -149,10 +149,20 @@ def set_debug_nans(flag=True):
 
 def bind(prim, args, params):
     """Apply ``prim`` to tensors ``args``: eagerly, or through the highest active trace."""
+    for a in args:  # fast path: only concrete tensors
+        if type(a) is not Tensor:
+            break
+    else:
+        return eager(prim, args, params)
     top = None
+    level = -1
     for i, a in enumerate(args):
         t = type(a)
         if t is Tensor:
+            continue
+        if isinstance(a, Tracer) and getattr(t, "_alias_of", None) is None:
+            if a._trace.level > level:
+                top, level = a._trace, a._trace.level
             continue
         if t is Parameter:
             if param_log[0] is not None:
@@ -168,11 +178,10 @@ def bind(prim, args, params):
         elif getattr(t, "_alias_of", None) is not None:  # `x[idx] = v` rebound x to a traced value
             a = _resolve(a)
             args = args[:i] + (a,) + args[i + 1 :]
-        if isinstance(a, Tracer):
-            if top is None or a._trace.level > top.level:
-                top = a._trace
         elif not isinstance(a, Tensor):
             raise TypeError(f"{prim.name}: argument {i} is {type(a).__name__}, expected a Tensor")
+        if isinstance(a, Tracer) and a._trace.level > level:
+            top, level = a._trace, a._trace.level
     if top is None:
         return eager(prim, args, params)
     if top.level >= len(_trace_stack) or _trace_stack[top.level] is not top:
@@ -186,15 +195,20 @@ def bind(prim, args, params):
 
 def eager(prim, args, params):
     """Run ``prim`` on concrete tensors and wrap the result."""
-    vals = [a._value for a in args]
+    n = len(args)
+    if n == 2:  # the common cases, without building a list through a comprehension frame
+        vals = (args[0]._value, args[1]._value)
+        same = type(vals[0]) is type(vals[1])
+    elif n == 1:
+        vals = (args[0]._value,)
+        same = True
+    else:
+        vals = [a._value for a in args]
+        same = all(type(v) is type(vals[0]) for v in vals)
     if vals:
-        t0 = type(vals[0])
-        for v in vals:
-            if type(v) is not t0:
-                vals = _check_same_device(prim, vals)
-                t0 = type(vals[0])
-                break
-        xp = np if t0 is np.ndarray else _backend.backend_of(vals[0]).xp
+        if not same:
+            vals = _check_same_device(prim, vals)
+        xp = np if type(vals[0]) is np.ndarray else _backend.backend_of(vals[0]).xp
     else:
         xp = _backend.current().xp
     try:

@@ -96,7 +96,7 @@ class _Reverse:
                     )
                 roots.append(o.node)
                 seeds.append(c)
-        leaf_cts = backward(roots, seeds) if roots else {}
+        leaf_cts = backward(roots, seeds, order=self.trace.tape) if roots else {}
         return leaf_cts
 
     def grads_for(self, leaf_cts, tracers):
@@ -517,4 +517,4 @@ class custom_vjp:
         out, residuals = self.fwd(*primals)
         out = resolve(out)
         call = CustomVJPCall(self.__name__, self.bwd, residuals)
-        return VJPTracer(top, out, Node(call, parents, tuple(primals), out, {}))
+        return VJPTracer(top, out, top.record(Node(call, parents, tuple(primals), out, {})))

@@ -73,6 +73,15 @@ _no_grad_depth = [0]
 
 
 class VJPTrace(Trace):
+    def __init__(self):
+        # every Node made in this trace, in creation order: a valid topological order for
+        # the backward sweep (parents are always created before their children)
+        self.tape = []
+
+    def record(self, node):
+        self.tape.append(node)
+        return node
+
     def process(self, prim, args, params):
         if len(args) == 2:  # the common case, unrolled
             a, b = args
@@ -98,9 +107,14 @@ class VJPTrace(Trace):
                     parents.append(None)
             primals = tuple(primals)
         out = bind(prim, primals, params)
-        if not prim.differentiable or _no_grad_depth[0] or not _dt.is_inexact(out.dtype):
+        if not prim.differentiable or _no_grad_depth[0]:
             return out
-        return VJPTracer(self, out, Node(prim, parents, primals, out, params))
+        dtype = out._value.dtype if type(out) is Tensor else out.dtype
+        if not (dtype.kind in "fc" or dtype == _dt.bfloat16):
+            return out
+        node = Node(prim, parents, primals, out, params)
+        self.tape.append(node)
+        return VJPTracer(self, out, node)
 
     def __repr__(self):
         return f"VJPTrace(level={self.level})"
@@ -183,6 +197,7 @@ def backward(roots, cotangents, order=None):
             key = id(parent)
             prev = get(key)
             cts[key] = c if prev is None else add(prev, c)
+    leaf_cts.update(cts)  # with a tape as the order, leaves (not on the tape) remain here
     return leaf_cts
 
 

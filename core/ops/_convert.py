@@ -41,15 +41,36 @@ def as_tensor(x, dtype=None):
     return Tensor(x, dtype=dtype)
 
 
+_float_consts = {}  # (value, dtype) -> 0-d tensor, for the hot `tensor * 0.5` case
+
+
+def _float_scalar(value, dtype):
+    t = _float_consts.get((value, dtype))
+    if t is None or value == 0:  # 0.0 and -0.0 share a key; let scalar_like keep the sign
+        t = scalar_like(value, dtype)
+        if value != 0 and len(_float_consts) < 4096:
+            _float_consts[(value, dtype)] = t
+    return t
+
+
 def binary_args(x, y):
     """Both operands as tensors of one dtype (weak scalars adopt the tensor's dtype)."""
     tx, ty = type(x), type(y)
+    # fast paths: two concrete tensors of one dtype, or a concrete float tensor and a float
+    if tx is Tensor:
+        if ty is Tensor:
+            if x._value.dtype is y._value.dtype:
+                return x, y
+        elif ty is float and x._value.dtype.kind == "f":
+            return x, _float_scalar(y, x._value.dtype)
+    elif tx is float and ty is Tensor and y._value.dtype.kind == "f":
+        return _float_scalar(x, y._value.dtype), y
     if tx in _SCALARS:
         if ty in _SCALARS:
             x = as_tensor(x)
             return x, scalar_like(y, x.dtype)
         y = y if isinstance(y, Tensor) else as_tensor(y)
-        s = scalar_like(x, y.dtype)
+        s = _float_scalar(x, y.dtype) if tx is float and y.dtype.kind == "f" else scalar_like(x, y.dtype)
         if s.dtype != y.dtype:
             from . import astype
 
@@ -57,7 +78,7 @@ def binary_args(x, y):
         return s, y
     if ty in _SCALARS:
         x = x if isinstance(x, Tensor) else as_tensor(x)
-        s = scalar_like(y, x.dtype)
+        s = _float_scalar(y, x.dtype) if ty is float and x.dtype.kind == "f" else scalar_like(y, x.dtype)
         if s.dtype != x.dtype:
             from . import astype
 

@@ -30,6 +30,7 @@ _TEMPLATES = {
     E.tanh: ("tanh({0})", "tanh({0})", ()),
     E.abs: ("abs({0})", "fabs({0})", ()),
     E.logistic: ("(1 / (1 + exp(-{0})))", "(1 / (1 + exp(-{0})))", ()),
+    E.tanh_backward: ("({0} * (1 - {1} * {1}))", "({0} * (1 - {1} * {1}))", (1,)),
     E.pow: ("({0} ** {1})", "pow({0}, {1})", ()),
     # NaN propagates as in numpy's maximum/minimum (a NaN in {1} fails the comparison)
     E.maximum: (

@@ -90,7 +90,18 @@ def_partials(expm1, lambda out, x: out + 1.0)
 def_partials(log1p, lambda out, x: 1.0 / (1.0 + x))
 def_partials(sin, lambda out, x: cos(x))
 def_partials(cos, lambda out, x: neg(sin(x)))
-def_partials(tanh, lambda out, x: 1.0 - out * out)
+# tanh is the activation of most PINNs: its backward g * (1 - t^2) is one primitive instead of
+# three (speed: a third of the backward dispatches of a tanh network), itself differentiable.
+tanh_backward = _binary("tanh_backward", lambda xp, g, t: _tanh_backward_impl(xp, g, t))
+
+
+def _tanh_backward_impl(xp, g, t):
+    return g * (1 - t * t)  # Python int 1 is weak: the dtype stays t's
+
+
+def_partials(tanh_backward, lambda out, g, t: 1.0 - t * t, lambda out, g, t: -2.0 * g * t)
+defvjp(tanh, lambda g, out, x: (tanh_backward(g, out),))
+defjvp(tanh, lambda ts, out, x: tanh_backward(ts[0], out))
 def_partials(logistic, lambda out, x: out * (1.0 - out))
 def_partials(erf, lambda out, x: (2.0 / math.sqrt(math.pi)) * exp(neg(x * x)))
 defvjp(log, lambda g, out, x: (g / x,))

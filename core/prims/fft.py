@@ -54,8 +54,34 @@ def _fft_aval(x, axes, inverse, norm):
     return ShapedArray(x.shape, x.dtype)
 
 
+def _fft_module(xp):
+    """scipy.fft on the CPU: it keeps float32/complex64 in single precision and runs 3-5x
+    faster than numpy.fft there (pocketfft with SIMD and single-precision kernels)."""
+    if xp is np:
+        return _SCIPY_FFT
+    return xp.fft
+
+
+class _ScipyFFT:
+    """scipy.fft's n-d transforms using every core, as BLAS does for matmul."""
+
+    def __getattr__(self, name):
+        import functools
+        import os
+
+        import scipy.fft
+
+        fn = functools.partial(getattr(scipy.fft, name), workers=os.cpu_count() or 1)
+        setattr(self, name, fn)
+        return fn
+
+
+_SCIPY_FFT = _ScipyFFT()
+
+
 def _fft_impl(xp, x, axes, inverse, norm):
-    out = (xp.fft.ifftn if inverse else xp.fft.fftn)(x, axes=axes, norm=norm)
+    fft = _fft_module(xp)
+    out = (fft.ifftn if inverse else fft.fftn)(x, axes=axes, norm=norm)
     return out if out.dtype == x.dtype else out.astype(x.dtype)
 
 
@@ -78,7 +104,7 @@ def _rfft_aval(x, axes, norm):
 
 
 def _rfft_impl(xp, x, axes, norm):
-    out = xp.fft.rfftn(x, axes=axes, norm=norm)
+    out = _fft_module(xp).rfftn(x, axes=axes, norm=norm)
     want = _dt.complex_dtype(x.dtype)
     return out if out.dtype == want else out.astype(want)
 
@@ -129,7 +155,7 @@ def _irfft_aval(x, axes, n, norm):
 
 def _irfft_impl(xp, x, axes, n, norm):
     s = [x.shape[a] for a in axes[:-1]] + [n]
-    out = xp.fft.irfftn(x, s=s, axes=axes, norm=norm)
+    out = _fft_module(xp).irfftn(x, s=s, axes=axes, norm=norm)
     want = _dt.real_dtype(x.dtype)
     return out if out.dtype == want else out.astype(want)
 

@@ -34,6 +34,15 @@ def _array_from(data, dtype):
     return backend.asarray(np.asarray(data, dtype=dtype))
 
 
+def _holds_traced(seq):
+    for e in seq:
+        if isinstance(e, Tensor) and type(e) is not Tensor and not isinstance(e, Parameter):
+            return True
+        if isinstance(e, (list, tuple)) and _holds_traced(e):
+            return True
+    return False
+
+
 class Tensor:
     """An n-dimensional array that takes part in differentiation and compilation.
 
@@ -51,6 +60,11 @@ class Tensor:
         dtype = _dt.canonical(dtype)
         if isinstance(data, Tensor):
             data = data.asnumpy() if type(data) is not Tensor else data._value
+        elif isinstance(data, (list, tuple)) and _holds_traced(data):
+            raise TypeError(
+                "Tensor(): the data holds traced tensors (inside grad/vmap/jit); building a "
+                "Tensor from them would drop their derivatives. Use core.ops.stack or core.tensor"
+            )
         self._value = _array_from(data, dtype)
 
     # ---- metadata -------------------------------------------------------------------

@@ -36,9 +36,20 @@ def scalar_like(value, like_dtype):
 
 
 def as_tensor(x, dtype=None):
+    """``x`` as a Tensor; a list/tuple holding tensors is stacked (differentiably)."""
     if isinstance(x, Tensor):
         return x
+    if isinstance(x, (list, tuple)) and _holds_tensor(x):
+        from .elementwise import astype
+        from .shape import stack
+
+        out = stack([as_tensor(e) for e in x], axis=0)
+        return out if dtype is None else astype(out, dtype)
     return Tensor(x, dtype=dtype)
+
+
+def _holds_tensor(seq):
+    return any(isinstance(e, Tensor) or (isinstance(e, (list, tuple)) and _holds_tensor(e)) for e in seq)
 
 
 _float_consts = {}  # (value, dtype) -> 0-d tensor, for the hot `tensor * 0.5` case

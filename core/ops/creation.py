@@ -27,7 +27,12 @@ def _const(array, like=None):
 
 
 def tensor(data, dtype=None):
-    """A new Tensor from nested lists, scalars or arrays (float32 for Python floats)."""
+    """A new Tensor from nested lists, scalars or arrays (float32 for Python floats); a list of
+    tensors is stacked, so it stays differentiable."""
+    from ._convert import as_tensor
+
+    if isinstance(data, (list, tuple)):
+        return as_tensor(data, dtype)
     return Tensor(data, dtype=dtype)
 
 

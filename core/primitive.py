@@ -212,7 +212,7 @@ def eager(prim, args, params):
     else:
         xp = _backend.current().xp
     try:
-        out = prim.impl(xp, *vals, **params)
+        out = prim.impl(xp, *vals, **params) if params else prim.impl(xp, *vals)
     except (ValueError, IndexError, TypeError, np.linalg.LinAlgError) as err:
         shapes = ", ".join(f"{v.dtype}{list(v.shape)}" for v in vals)
         raise type(err)(f"{prim.name}({shapes}{_fmt_params(params)}): {err}") from err

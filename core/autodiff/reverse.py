@@ -8,7 +8,7 @@ of any order work. Broadcasting is undone here, once, not in every rule.
 """
 
 from .. import dtypes as _dt
-from ..primitive import Trace, Tracer, bind
+from ..primitive import Trace, Tracer, bind, eager
 from ..tensor import Tensor
 
 vjp_rules = {}  # Primitive -> rule(g, out, *primals, **params) -> tuple of cotangents (None = zero)
@@ -95,6 +95,17 @@ class VJPTrace(Trace):
                 pb, nb = b, None
             primals = (pa, pb)
             parents = (na, nb)
+            if type(pa) is Tensor and type(pb) is Tensor:  # one level down is eager: skip bind
+                out = eager(prim, primals, params)
+            else:
+                out = bind(prim, primals, params)
+        elif len(args) == 1:
+            a = args[0]
+            if type(a) is VJPTracer and a._trace is self:
+                primals, parents = (a.primal,), (a.node,)
+            else:
+                primals, parents = (a,), (None,)
+            out = eager(prim, primals, params) if type(primals[0]) is Tensor else bind(prim, primals, params)
         else:
             primals = []
             parents = []
@@ -106,7 +117,7 @@ class VJPTrace(Trace):
                     primals.append(a)
                     parents.append(None)
             primals = tuple(primals)
-        out = bind(prim, primals, params)
+            out = bind(prim, primals, params)
         if not prim.differentiable or _no_grad_depth[0]:
             return out
         dtype = out._value.dtype if type(out) is Tensor else out.dtype
@@ -181,10 +192,16 @@ def backward(roots, cotangents, order=None):
                     f"reverse-mode derivative of primitive {prim.name} is not defined"
                 )
         elif prim in masked:
-            needed = tuple([p is not None for p in node.parents])
+            ps = node.parents
+            if len(ps) == 2:
+                needed = (ps[0] is not None, ps[1] is not None)
+            else:
+                needed = tuple([p is not None for p in ps])
             in_cts = rule(g, node.out, *node.primals, _needed=needed, **node.params)
-        else:
+        elif node.params:
             in_cts = rule(g, node.out, *node.primals, **node.params)
+        else:
+            in_cts = rule(g, node.out, *node.primals)
         for parent, c, x in zip(node.parents, in_cts, node.primals):
             if parent is None or c is None:
                 continue

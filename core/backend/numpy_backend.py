@@ -11,6 +11,9 @@ class NumpyBackend(Backend):
     array_type = np.ndarray
 
     def __init__(self):
+        from .host_memory import reuse_freed_memory
+
+        self.reuses_freed_memory = reuse_freed_memory()
         self._rng = np.random.default_rng(0)
         self._fused_cache = {}
 

@@ -7,5 +7,6 @@ from . import indexing as indexing
 from . import linalg as linalg
 from . import reduction as reduction
 from . import shape as shape
+from . import softmax as softmax
 from . import sort as sort
 from ._define import ALL as ALL

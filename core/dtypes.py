@@ -45,7 +45,6 @@ def is_inexact(dtype):
     return dtype.kind in "fc" or dtype == bfloat16  # bfloat16's numpy kind is 'V'
 
 
-
 def real_dtype(dtype):
     """float32 for complex64, float64 for complex128, the dtype itself otherwise."""
     return _REAL_OF.get(dtype, dtype)

@@ -140,7 +140,9 @@ def recompute(fn):
                 wrapped.append(o)  # integer/bool outputs carry no cotangent
                 continue
             call = _RecomputeCall(fn, tuple(arg_primals), params, k, len(outs), tape)
-            node = trace.record(Node(call, parents, tuple(arg_primals) + tuple(param_primals), o, {}))
+            node = trace.record(
+                Node(call, parents, tuple(arg_primals) + tuple(param_primals), o, {})
+            )
             wrapped.append(VJPTracer(trace, o, node))
         return _tree.unflatten(treedef, wrapped)
 

@@ -105,7 +105,11 @@ class VJPTrace(Trace):
                 primals, parents = (a.primal,), (a.node,)
             else:
                 primals, parents = (a,), (None,)
-            out = eager(prim, primals, params) if type(primals[0]) is Tensor else bind(prim, primals, params)
+            out = (
+                eager(prim, primals, params)
+                if type(primals[0]) is Tensor
+                else bind(prim, primals, params)
+            )
         else:
             primals = []
             parents = []

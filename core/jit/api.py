@@ -197,8 +197,8 @@ class JitFunction:
         from .ir import Graph
 
         graph = Graph(inputs, eqns, out_vars + update_vars).verify()
-        graph = run_passes(graph, self.passes)
         backend = _backend.backend_of(dyn[0]._value) if dyn else _backend.current()
+        graph = run_passes(graph, self.passes, backend)
         lowered = lower(graph, backend)
         entry = _Entry(
             lowered, params_read, [p for p, _ in written], out_treedef, out_static, len(out_vars)

@@ -97,8 +97,16 @@ def _fused_abstract(*avals, kernel):
 fused = Primitive("fused", _fused_impl, _fused_abstract)
 
 
-def _fusable(e):
+# numexpr evaluates these with scalar libm calls, 3-8x slower than numpy's SIMD loops (measured
+# on 4M float32: exp 19 vs 7 ms, tanh 31 vs 4, sqrt 14 vs 3.5): on the CPU only arithmetic,
+# comparisons and selects are fused; on the GPU everything in the table is.
+_TRANSCENDENTAL = {E.exp, E.expm1, E.log, E.log1p, E.sqrt, E.sin, E.cos, E.tanh, E.logistic, E.pow}
+
+
+def _fusable(e, transcendental=True):
     if e.prim not in _TEMPLATES:
+        return False
+    if not transcendental and e.prim in _TRANSCENDENTAL:
         return False
     if e.out.aval.dtype not in _OK_DTYPES:
         return False
@@ -126,13 +134,16 @@ def _shift(src, offset, count):
     return src
 
 
-def fuse_elementwise(graph):
+def fuse_elementwise(graph, backend=None):
     """Replace chains of elementwise equations by ``fused`` equations.
 
     Expressions grow greedily in program order: an elementwise result used exactly once, by
     another fusable equation of the same shape, is inlined into it (up to ``_MAX_INPUTS``
-    leaves); everything else is emitted where it is needed.
+    leaves); everything else is emitted where it is needed. ``backend`` (default: the current
+    device) decides whether transcendental functions are fused (GPU) or not (CPU).
     """
+    backend = backend or _backend.current()
+    transcendental = backend.array_type is not np.ndarray
     consumers = {}
     for i, e in enumerate(graph.eqns):
         for v in e.inputs:
@@ -168,7 +179,7 @@ def fuse_elementwise(graph):
 
     order = {id(e): i for i, e in enumerate(graph.eqns)}
     for e in graph.eqns:
-        if not (_fusable(e) and _float_dtype(e) != "mixed"):
+        if not (_fusable(e, transcendental) and _float_dtype(e) != "mixed"):
             for v in e.inputs:
                 if v.id in pending:
                     emit(pending.pop(v.id))

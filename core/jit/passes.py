@@ -203,8 +203,11 @@ def _simplify_one(e, producer):
     return None
 
 
-def run_passes(graph, passes=None):
-    """The default pipeline; each pass is followed by ``verify()``."""
+def run_passes(graph, passes=None, backend=None):
+    """The default pipeline for ``backend`` (default: the current device); each pass is
+    followed by ``verify()``."""
+    import functools
+
     from .fusion import fuse_elementwise
 
     if passes is None:  # an empty sequence means "no passes" (the raw trace)
@@ -214,7 +217,7 @@ def run_passes(graph, passes=None):
             common_subexpressions,
             simplify,
             dead_code,
-            fuse_elementwise,
+            functools.partial(fuse_elementwise, backend=backend),
             dead_code,
         )
     for fn in passes:

@@ -49,7 +49,9 @@ def as_tensor(x, dtype=None):
 
 
 def _holds_tensor(seq):
-    return any(isinstance(e, Tensor) or (isinstance(e, (list, tuple)) and _holds_tensor(e)) for e in seq)
+    return any(
+        isinstance(e, Tensor) or (isinstance(e, (list, tuple)) and _holds_tensor(e)) for e in seq
+    )
 
 
 _float_consts = {}  # (value, dtype) -> 0-d tensor, for the hot `tensor * 0.5` case
@@ -81,7 +83,11 @@ def binary_args(x, y):
             x = as_tensor(x)
             return x, scalar_like(y, x.dtype)
         y = y if isinstance(y, Tensor) else as_tensor(y)
-        s = _float_scalar(x, y.dtype) if tx is float and y.dtype.kind == "f" else scalar_like(x, y.dtype)
+        s = (
+            _float_scalar(x, y.dtype)
+            if tx is float and y.dtype.kind == "f"
+            else scalar_like(x, y.dtype)
+        )
         if s.dtype != y.dtype:
             from . import astype
 
@@ -89,7 +95,11 @@ def binary_args(x, y):
         return s, y
     if ty in _SCALARS:
         x = x if isinstance(x, Tensor) else as_tensor(x)
-        s = _float_scalar(y, x.dtype) if ty is float and x.dtype.kind == "f" else scalar_like(y, x.dtype)
+        s = (
+            _float_scalar(y, x.dtype)
+            if ty is float and x.dtype.kind == "f"
+            else scalar_like(y, x.dtype)
+        )
         if s.dtype != x.dtype:
             from . import astype
 

@@ -158,7 +158,12 @@ UNARY = [
     Case(E.neg, [cnormal(*U)], np.negative, id="neg_complex"),
     Case(E.tanh, [normal(*U)], np.tanh),
     Case(E.tanh_backward, [normal(*U), normal(*U)], lambda g, t: g * (1 - t * t)),
-    Case(E.tanh_backward, [normal(*U), normal(3)], lambda g, t: g * (1 - t * t), id="tanh_backward_bcast"),
+    Case(
+        E.tanh_backward,
+        [normal(*U), normal(3)],
+        lambda g, t: g * (1 - t * t),
+        id="tanh_backward_bcast",
+    ),
     Case(E.logistic, [normal(*U)], sps.expit),
     Case(E.erf, [normal(*U)], sps.erf),
     Case(E.abs, [away_from_zero(*U)], np.abs),

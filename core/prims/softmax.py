@@ -6,21 +6,42 @@ traffic, e.g. [N, heads, N, N] in triangle attention. As one primitive it alloca
 works in that buffer (speed; its derivatives are still written with core ops).
 """
 
+import numpy as np
+
 from ..autodiff.rules import defjvp, defvjp
 from ..primitive import ShapedArray
 from ..vmap import axis_rule, batch_rules
 from ._define import defprim
 
 
-def _softmax_impl(xp, x, axis):
+_BLOCK = 1 << 16  # elements per block (256 KiB of float32): one block stays in L2 cache
+
+
+def _softmax_rows(xp, x, axis, out):
+    """Softmax of ``x`` into ``out`` (both the same shape)."""
     m = xp.max(x, axis=axis, keepdims=True)
     if not bool(xp.isfinite(m).all()):
         m = xp.where(xp.isfinite(m), m, 0)  # rows of -inf give 0/0 = NaN, as in PyTorch
-    e = xp.subtract(x, m)  # numpy's SIMD exp beats a fused numexpr exp (scalar libm) 3x
-    xp.exp(e, out=e)
-    s = e.sum(axis=axis, keepdims=True)
-    xp.divide(e, s, out=e)
-    return e
+    xp.subtract(x, m, out=out)
+    xp.exp(out, out=out)
+    xp.divide(out, out.sum(axis=axis, keepdims=True), out=out)
+    return out
+
+
+def _softmax_impl(xp, x, axis):
+    out = xp.empty_like(x)
+    n_rows = x.size // max(x.shape[axis], 1)
+    rows_per_block = _BLOCK // max(x.shape[axis], 1)
+    if xp is not np or axis != x.ndim - 1 or n_rows <= rows_per_block or rows_per_block == 0:
+        return _softmax_rows(xp, x, axis, out)
+    # Large input, last axis: its five passes run block by block, each block while it is in
+    # cache, so main memory is read once and written once (2x faster for attention logits).
+    x2 = x.reshape(n_rows, x.shape[-1])
+    out2 = out.reshape(n_rows, x.shape[-1])
+    for start in range(0, n_rows, rows_per_block):
+        stop = min(start + rows_per_block, n_rows)
+        _softmax_rows(xp, x2[start:stop], 1, out2[start:stop])
+    return out
 
 
 def _softmax_abstract(x, axis):

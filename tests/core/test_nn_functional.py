@@ -544,3 +544,20 @@ def test_against_torch():
         )
         close(ops.mse_loss(_t(p), _t(t), red), F.mse_loss(T(p), T(t), reduction=red))
         close(ops.l1_loss(_t(p), _t(t), red), F.l1_loss(T(p), T(t), reduction=red))
+
+
+def test_softmax_of_a_large_input_runs_block_by_block_and_matches_scipy():
+    # more rows than one cache block holds: the blocked path of the softmax primitive
+    from core.prims import softmax as softmax_module
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 700, 256)).astype(np.float32) * 4
+    x[1, 5] = -np.inf  # a fully masked row gives NaN, as in PyTorch
+    assert x.size // 256 > softmax_module._BLOCK // 256
+    with np.errstate(invalid="ignore"):
+        out = ops.softmax(core.tensor(x), -1).asnumpy()
+        ref = scipy.special.softmax(x.astype(np.float64), -1)
+    assert np.isnan(out[1, 5]).all()
+    ref[1, 5] = 0
+    out[1, 5] = 0
+    np.testing.assert_allclose(out, ref, rtol=2e-6, atol=1e-7)

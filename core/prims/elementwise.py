@@ -32,11 +32,47 @@ def _binary(name, impl, out_dtype=None, differentiable=True):
 
 
 def _erf(xp, x):
-    if xp is np:
-        return _sp.erf(x).astype(x.dtype, copy=False)
-    import cupyx.scipy.special as csp
+    if xp is not np:
+        import cupyx.scipy.special as csp
 
-    return csp.erf(x)
+        return csp.erf(x)
+    if x.dtype in (np.float32, np.float16) or x.dtype == _dt.bfloat16:
+        # scipy's erf runs 8 ns per float32 element: 25x slower than a SIMD loop, and the
+        # hot spot of every exact-GELU network. A rational approximation is exact to a few
+        # float32 ulps (max |error| 4e-7, tested against scipy in float64).
+        return _erf_float32(x.astype(np.float32, copy=False)).astype(x.dtype, copy=False)
+    return _sp.erf(x).astype(x.dtype, copy=False)
+
+
+# erf(x) = x P(x^2) / Q(x^2) on [-4, 4] (|erf| rounds to 1 in float32 beyond), the float32
+# minimax fit used by Eigen and XLA; coefficients from the highest power down.
+_ERF_P = [np.float32(c) for c in (-2.72614225801306e-10, 2.77068142495902e-08,
+          -2.10102402082508e-06, -5.69250639462346e-05, -7.34990630326855e-04,
+          -2.95459980854025e-03, -1.60960333262415e-02)]  # fmt: skip
+_ERF_Q = [np.float32(c) for c in (-1.45660718464996e-05, -2.13374055278905e-04,
+          -1.68282697438203e-03, -7.37332916720468e-03, -1.42647390514189e-02)]  # fmt: skip
+_ERF_BLOCK = 1 << 14  # elements: the Horner passes of one block stay in L1/L2 cache
+
+
+def _erf_float32(x):
+    flat = x.reshape(-1)
+    out = np.empty_like(flat)
+    t = np.empty(min(_ERF_BLOCK, flat.size), np.float32)
+    poly = np.empty_like(t)
+    for start in range(0, flat.size, _ERF_BLOCK):
+        stop = min(start + _ERF_BLOCK, flat.size)
+        o, tt, pp = out[start:stop], t[: stop - start], poly[: stop - start]
+        np.clip(flat[start:stop], np.float32(-4), np.float32(4), out=o)
+        np.multiply(o, o, out=tt)
+        for coeffs, combine in ((_ERF_P, np.multiply), (_ERF_Q, np.divide)):
+            np.multiply(tt, coeffs[0], out=pp)
+            pp += coeffs[1]
+            for c in coeffs[2:]:
+                pp *= tt
+                pp += c
+            combine(o, pp, out=o)
+        np.clip(o, np.float32(-1), np.float32(1), out=o)  # the fit overshoots 1 by an ulp near 4
+    return out.reshape(x.shape)
 
 
 # ---- unary ------------------------------------------------------------------------------

@@ -513,3 +513,18 @@ def test_mean_of_float32_is_accurate():
     x = core.ones(1000, dtype="float32") * 0.1
     assert abs(ops.mean(x).item() - 0.1) < 1e-6
     assert math.isclose(ops.sum(core.tensor([0.1] * 10, dtype="float64")).item(), 1.0)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16"])
+def test_erf_in_single_and_half_precision_is_accurate(dtype):
+    # float32 erf is a rational approximation evaluated block by block (speed): it must match
+    # scipy's float64 erf to a few float32 ulps everywhere, including past the clamp at |x| = 4
+    x = np.concatenate([np.linspace(-7, 7, 200_001), [0.0, -0.0, 1e-30, -1e-30, 3.9999, 4.0001]])
+    dt = core.dtypes.canonical(dtype)
+    xs = x.astype(dt)
+    out = ops.erf(core.tensor(xs)).asnumpy()
+    assert out.dtype == dt
+    ref = sps.erf(xs.astype(np.float64))
+    tol = {"float32": 1e-6, "float16": 1e-3, "bfloat16": 8e-3}[dtype]
+    np.testing.assert_allclose(out.astype(np.float64), ref, atol=tol, rtol=0)
+    assert np.all(np.abs(out.astype(np.float64)) <= 1.0)

@@ -13,7 +13,6 @@ from ..primitive import ShapedArray
 from ..vmap import axis_rule, batch_rules
 from ._define import defprim
 
-
 _BLOCK = 1 << 16  # elements per block (256 KiB of float32): one block stays in L2 cache
 
 

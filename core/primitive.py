@@ -217,6 +217,7 @@ def eager(prim, args, params):
         shapes = ", ".join(f"{v.dtype}{list(v.shape)}" for v in vals)
         raise type(err)(f"{prim.name}({shapes}{_fmt_params(params)}): {err}") from err
     if type(out) is not np.ndarray and not isinstance(out, np.ndarray):
+        # numpy returns scalars for 0-d results; cupy arrays pass through
         out = xp.asarray(out) if not hasattr(out, "__cuda_array_interface__") else out
     if _debug_nans:
         _check_finite(prim, vals, out, xp, params)

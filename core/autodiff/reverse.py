@@ -35,20 +35,18 @@ def leaf_node():
 
 
 class VJPTracer(Tracer):
-    __slots__ = ("node", "primal")
+    __slots__ = ("dtype", "node", "primal")
 
     def __init__(self, trace, primal, node):
         self._trace = trace
         self.primal = primal
         self.node = node
+        # read by the ops layer several times per op: kept here instead of a property chain
+        self.dtype = primal._value.dtype if type(primal) is Tensor else primal.dtype
 
     @property
     def shape(self):
         return self.primal.shape
-
-    @property
-    def dtype(self):
-        return self.primal.dtype
 
     @property
     def aval(self):

@@ -78,6 +78,10 @@ def binary_args(x, y):
             return x, _float_scalar(y, x._value.dtype)
     elif tx is float and ty is Tensor and y._value.dtype.kind == "f":
         return _float_scalar(x, y._value.dtype), y
+    elif ty is float and isinstance(x, Tensor) and x.dtype.kind == "f":  # tracer * 0.5
+        return x, _float_scalar(y, x.dtype)
+    elif isinstance(x, Tensor) and isinstance(y, Tensor) and x.dtype == y.dtype:
+        return x, y
     if tx in _SCALARS:
         if ty in _SCALARS:
             x = as_tensor(x)

@@ -4,6 +4,7 @@ import math
 
 from .. import dtypes as _dt
 from ..prims import elementwise as P
+from ..tensor import Tensor
 from ._convert import as_tensor, binary_args
 
 # ---- arithmetic -------------------------------------------------------------------------------
@@ -80,8 +81,9 @@ def neg(x):
 
 def _float_unary(prim):
     def op(x):
-        x = as_tensor(x)
-        if not _dt.is_inexact(x.dtype):
+        if not isinstance(x, Tensor):
+            x = as_tensor(x)
+        if x.dtype.kind not in "fc" and x.dtype != _dt.bfloat16:
             x = astype(x, _dt.default_float)
         return prim(x)
 

@@ -213,8 +213,8 @@ defjvp(
 defvjp(
     mul,
     lambda g, out, x, y, _needed=(True, True): (
-        g * y if _needed[0] else None,
-        g * x if _needed[1] else None,
+        mul(g, y) if _needed[0] else None,
+        mul(g, x) if _needed[1] else None,
     ),
     masked=True,
 )

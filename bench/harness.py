@@ -36,7 +36,15 @@ import numpy as np
 
 from .common import to_numpy
 
-__all__ = ["Impl", "Row", "Workload", "jit_available", "run_case", "format_case"]
+__all__ = [
+    "Impl",
+    "Row",
+    "Workload",
+    "available",
+    "format_case",
+    "jit_available",
+    "run_case",
+]
 
 
 @dataclasses.dataclass
@@ -118,6 +126,19 @@ def torch_available():
     from .common import have
 
     return have("torch")
+
+
+_CAN_RUN = {
+    "ours jit": jit_available,
+    "torch": torch_available,
+    "jax": jax_available,
+    "jax.jit": jax_available,
+}
+
+
+def available(*impls):
+    """The implementations whose framework can run here (``ours`` and ``numpy`` always can)."""
+    return [i for i in impls if i.framework not in _CAN_RUN or _CAN_RUN[i.framework]()]
 
 
 # ---- timing -----------------------------------------------------------------------------------

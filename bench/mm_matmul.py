@@ -6,7 +6,7 @@ engine's per-call overhead; PyTorch and JAX rows show other BLAS libraries for c
 import numpy as np
 
 from .common import randn
-from .harness import Impl, Workload, jax_available, jit_available, torch_available
+from .harness import Impl, Workload, available
 
 
 def _cases(quick):
@@ -70,15 +70,13 @@ def make_jax(cfg, data):
 
 
 def _impls():
-    out = [Impl("ours (core.ops.matmul)", "ours", make_ours)]
-    if jit_available():
-        out.append(Impl("ours jit", "ours jit", lambda c, d: make_ours(c, d, jit=True)))
-    out.append(Impl("numpy (np.matmul)", "numpy", make_numpy))
-    if torch_available():
-        out.append(Impl("torch (torch.matmul)", "torch", make_torch))
-    if jax_available():
-        out.append(Impl("jax.jit (jnp.matmul)", "jax.jit", make_jax))
-    return out
+    return available(
+        Impl("ours (core.ops.matmul)", "ours", make_ours),
+        Impl("ours jit", "ours jit", lambda c, d: make_ours(c, d, jit=True)),
+        Impl("numpy (np.matmul)", "numpy", make_numpy),
+        Impl("torch (torch.matmul)", "torch", make_torch),
+        Impl("jax.jit (jnp.matmul)", "jax.jit", make_jax),
+    )
 
 
 WORKLOAD = Workload(

@@ -9,7 +9,7 @@ chain length.
 import numpy as np
 
 from .common import randn
-from .harness import Impl, Workload, jax_available, jit_available, torch_available
+from .harness import Impl, Workload, available
 
 
 def _cases(quick):
@@ -99,15 +99,13 @@ def make_jax(cfg, data, jit=False):
 
 
 def _impls():
-    out = [Impl("ours", "ours", make_ours)]
-    if jit_available():
-        out.append(Impl("ours jit", "ours jit", lambda cfg, d: make_ours(cfg, d, jit=True)))
-    if torch_available():
-        out.append(Impl("torch (autograd)", "torch", make_torch))
-    if jax_available():
-        out.append(Impl("jax (grad, op by op)", "jax", make_jax))
-        out.append(Impl("jax.jit (grad)", "jax.jit", lambda cfg, d: make_jax(cfg, d, jit=True)))
-    return out
+    return available(
+        Impl("ours", "ours", make_ours),
+        Impl("ours jit", "ours jit", lambda cfg, d: make_ours(cfg, d, jit=True)),
+        Impl("torch (autograd)", "torch", make_torch),
+        Impl("jax (grad, op by op)", "jax", make_jax),
+        Impl("jax.jit (grad)", "jax.jit", lambda cfg, d: make_jax(cfg, d, jit=True)),
+    )
 
 
 WORKLOAD = Workload(

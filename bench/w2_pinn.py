@@ -21,7 +21,7 @@ import warnings
 import numpy as np
 
 from .common import Adam, adam_source, jax_adam, randn
-from .harness import Impl, Workload, jax_available, jit_available, torch_available
+from .harness import Impl, Workload, available
 
 NU = 0.01 / math.pi
 LR = 1e-3
@@ -217,26 +217,16 @@ def make_jax(cfg, data, mode="fwd"):
 
 
 def _impls():
-    out = [
+    return available(
         Impl("ours (fwd-over-fwd)", "ours", make_ours),
         Impl("ours (rev-over-rev)", "ours", lambda c, d: make_ours(c, d, mode="rev")),
-    ]
-    if jit_available():
-        out.append(
-            Impl("ours jit (fwd-over-fwd)", "ours jit", lambda c, d: make_ours(c, d, jit=True))
-        )
-        out.append(
-            Impl("ours jit (rev-over-rev)", "ours jit", lambda c, d: make_ours(c, d, "rev", True))
-        )
-    if torch_available():
-        out.append(Impl("torch (rev-over-rev, autograd)", "torch", make_torch))
-        out.append(
-            Impl("torch (fwd-over-fwd, torch.func)", "torch", lambda c, d: make_torch(c, d, "fwd"))
-        )
-    if jax_available():
-        out.append(Impl("jax.jit (fwd-over-fwd)", "jax.jit", make_jax))
-        out.append(Impl("jax.jit (rev-over-rev)", "jax.jit", lambda c, d: make_jax(c, d, "rev")))
-    return out
+        Impl("ours jit (fwd-over-fwd)", "ours jit", lambda c, d: make_ours(c, d, jit=True)),
+        Impl("ours jit (rev-over-rev)", "ours jit", lambda c, d: make_ours(c, d, "rev", True)),
+        Impl("torch (rev-over-rev, autograd)", "torch", make_torch),
+        Impl("torch (fwd-over-fwd, torch.func)", "torch", lambda c, d: make_torch(c, d, "fwd")),
+        Impl("jax.jit (fwd-over-fwd)", "jax.jit", make_jax),
+        Impl("jax.jit (rev-over-rev)", "jax.jit", lambda c, d: make_jax(c, d, "rev")),
+    )
 
 
 WORKLOAD = Workload(

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .common import randn
-from .harness import Impl, Workload, jax_available, jit_available, torch_available
+from .harness import Impl, Workload, available
 
 EQ = "bxyi,ioxy->bxyo"
 
@@ -212,14 +212,12 @@ def make_jax(cfg, data):
 
 
 def _impls():
-    out = [Impl("ours", "ours", make_ours)]
-    if jit_available():
-        out.append(Impl("ours jit", "ours jit", lambda c, d: make_ours(c, d, jit=True)))
-    if torch_available():
-        out.append(Impl("torch (autograd)", "torch", make_torch))
-    if jax_available():
-        out.append(Impl("jax.jit (value_and_grad)", "jax.jit", make_jax))
-    return out
+    return available(
+        Impl("ours", "ours", make_ours),
+        Impl("ours jit", "ours jit", lambda c, d: make_ours(c, d, jit=True)),
+        Impl("torch (autograd)", "torch", make_torch),
+        Impl("jax.jit (value_and_grad)", "jax.jit", make_jax),
+    )
 
 
 WORKLOAD = Workload(

@@ -18,7 +18,7 @@ import math
 import numpy as np
 
 from .common import layer_norm, norm_source, randn, softmax
-from .harness import Impl, Workload, jax_available, jit_available, torch_available
+from .harness import Impl, Workload, available
 
 C_Z, HEADS, C_HEAD, C_MUL = 128, 4, 32, 128
 
@@ -217,14 +217,12 @@ def make_jax(cfg, data):
 
 
 def _impls():
-    out = [Impl("ours", "ours", make_ours)]
-    if jit_available():
-        out.append(Impl("ours jit", "ours jit", lambda c, d: make_ours(c, d, jit=True)))
-    if torch_available():
-        out.append(Impl("torch (inference_mode)", "torch", make_torch))
-    if jax_available():
-        out.append(Impl("jax.jit", "jax.jit", make_jax))
-    return out
+    return available(
+        Impl("ours", "ours", make_ours),
+        Impl("ours jit", "ours jit", lambda c, d: make_ours(c, d, jit=True)),
+        Impl("torch (inference_mode)", "torch", make_torch),
+        Impl("jax.jit", "jax.jit", make_jax),
+    )
 
 
 WORKLOAD = Workload(

@@ -7,6 +7,8 @@ step_per_epoch)``.
 
 import math
 
+from .learning_rate_schedule import _check_float, _check_steps
+
 __all__ = [
     "cosine_decay_lr",
     "exponential_decay_lr",
@@ -18,24 +20,12 @@ __all__ = [
 ]
 
 
-def _pos_int(name, value, fn):
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{fn}: {name} must be a positive int, got {value!r}")
-
-
-def _float(name, value, fn, positive=True):
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{fn}: {name} must be a float, got {type(value).__name__}")
-    if (positive and not value > 0) or (not positive and not value >= 0):
-        raise ValueError(f"{fn}: {name} must be {'> 0' if positive else '>= 0'}, got {value}")
-
-
 def _check_decay(fn, learning_rate, decay_rate, total_step, step_per_epoch, decay_epoch):
-    _float("learning_rate", learning_rate, fn)
-    _float("decay_rate", decay_rate, fn)
-    _pos_int("total_step", total_step, fn)
-    _pos_int("step_per_epoch", step_per_epoch, fn)
-    _pos_int("decay_epoch", decay_epoch, fn)
+    _check_float("learning_rate", learning_rate, fn)
+    _check_float("decay_rate", decay_rate, fn)
+    _check_steps("total_step", total_step, fn)
+    _check_steps("step_per_epoch", step_per_epoch, fn)
+    _check_steps("decay_epoch", decay_epoch, fn)
 
 
 def piecewise_constant_lr(milestone, learning_rates):
@@ -54,8 +44,8 @@ def piecewise_constant_lr(milestone, learning_rates):
         )
     lr, last = [], 0
     for i, (m, rate) in enumerate(zip(milestone, learning_rates, strict=True)):
-        _pos_int(f"milestone[{i}]", m, "piecewise_constant_lr")
-        _float(f"learning_rates[{i}]", rate, "piecewise_constant_lr", positive=False)
+        _check_steps(f"milestone[{i}]", m, "piecewise_constant_lr")
+        _check_float(f"learning_rates[{i}]", rate, "piecewise_constant_lr", positive=False)
         if m < last:
             raise ValueError(
                 f"piecewise_constant_lr: milestone[{i}]={m} is smaller than milestone[{i - 1}]={last}"
@@ -119,11 +109,11 @@ def cosine_decay_lr(min_lr, max_lr, total_step, step_per_epoch, decay_epoch):
     """``lr[i] = min_lr + 0.5 * (max_lr - min_lr) * (1 + cos(pi * e / decay_epoch))`` with
     ``e = min(current_epoch, decay_epoch)``."""
     fn = "cosine_decay_lr"
-    _float("min_lr", min_lr, fn, positive=False)
-    _float("max_lr", max_lr, fn)
-    _pos_int("total_step", total_step, fn)
-    _pos_int("step_per_epoch", step_per_epoch, fn)
-    _pos_int("decay_epoch", decay_epoch, fn)
+    _check_float("min_lr", min_lr, fn, positive=False)
+    _check_float("max_lr", max_lr, fn)
+    _check_steps("total_step", total_step, fn)
+    _check_steps("step_per_epoch", step_per_epoch, fn)
+    _check_steps("decay_epoch", decay_epoch, fn)
     if min_lr >= max_lr:
         raise ValueError(f"{fn}: max_lr ({max_lr}) must be greater than min_lr ({min_lr})")
     delta = 0.5 * (max_lr - min_lr)
@@ -147,12 +137,12 @@ def polynomial_decay_lr(
     with ``e = min(current_epoch, decay_epoch)`` and ``D = decay_epoch``; with
     ``update_decay_epoch``, ``e = current_epoch`` and ``D = decay_epoch * max(ceil(e / decay_epoch), 1)``."""
     fn = "polynomial_decay_lr"
-    _float("learning_rate", learning_rate, fn)
-    _float("end_learning_rate", end_learning_rate, fn, positive=False)
-    _float("power", power, fn)
-    _pos_int("total_step", total_step, fn)
-    _pos_int("step_per_epoch", step_per_epoch, fn)
-    _pos_int("decay_epoch", decay_epoch, fn)
+    _check_float("learning_rate", learning_rate, fn)
+    _check_float("end_learning_rate", end_learning_rate, fn, positive=False)
+    _check_float("power", power, fn)
+    _check_steps("total_step", total_step, fn)
+    _check_steps("step_per_epoch", step_per_epoch, fn)
+    _check_steps("decay_epoch", decay_epoch, fn)
     delta = learning_rate - end_learning_rate
     out = []
     for i in range(total_step):
@@ -169,10 +159,10 @@ def warmup_lr(learning_rate, total_step, step_per_epoch, warmup_epoch):
     """``lr[i] = learning_rate * min(current_epoch, warmup_epoch) / warmup_epoch`` (0 during the
     first epoch, as in MindSpore)."""
     fn = "warmup_lr"
-    _float("learning_rate", learning_rate, fn, positive=False)
-    _pos_int("total_step", total_step, fn)
-    _pos_int("step_per_epoch", step_per_epoch, fn)
-    _pos_int("warmup_epoch", warmup_epoch, fn)
+    _check_float("learning_rate", learning_rate, fn, positive=False)
+    _check_steps("total_step", total_step, fn)
+    _check_steps("step_per_epoch", step_per_epoch, fn)
+    _check_steps("warmup_epoch", warmup_epoch, fn)
     return [
         learning_rate * min(math.floor(i / step_per_epoch), warmup_epoch) / warmup_epoch
         for i in range(total_step)

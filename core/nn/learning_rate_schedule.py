@@ -61,35 +61,34 @@ class LearningRateSchedule(Cell):
         raise NotImplementedError(f"{type(self).__name__} does not define construct(global_step)")
 
 
-class ExponentialDecayLR(LearningRateSchedule):
+class _DecayLR(LearningRateSchedule):
+    """Base of the exponential, natural-exponential and inverse decays: their arguments
+    ``(learning_rate, decay_rate, decay_steps, is_stair=False)`` and the decay periods."""
+
+    def __init__(self, learning_rate, decay_rate, decay_steps, is_stair=False):
+        super().__init__()
+        cls = type(self).__name__
+        self.learning_rate = _check_float("learning_rate", learning_rate, cls)
+        self.decay_rate = _check_float("decay_rate", decay_rate, cls)
+        self.decay_steps = _check_steps("decay_steps", decay_steps, cls)
+        self.is_stair = bool(is_stair)
+
+    def _decay_periods(self, global_step):
+        """``step / decay_steps``, floored when ``is_stair``."""
+        p = _step_f64(global_step) / float(self.decay_steps)
+        return ops.floor(p) if self.is_stair else p
+
+
+class ExponentialDecayLR(_DecayLR):
     """``lr * decay_rate ** p`` with ``p = step / decay_steps`` (floored when ``is_stair``)."""
 
-    def __init__(self, learning_rate, decay_rate, decay_steps, is_stair=False):
-        super().__init__()
-        cls = type(self).__name__
-        self.learning_rate = _check_float("learning_rate", learning_rate, cls)
-        self.decay_rate = _check_float("decay_rate", decay_rate, cls)
-        self.decay_steps = _check_steps("decay_steps", decay_steps, cls)
-        self.is_stair = bool(is_stair)
-
     def construct(self, global_step):
-        p = _step_f64(global_step) / float(self.decay_steps)
-        if self.is_stair:
-            p = ops.floor(p)
-        return self.learning_rate * ops.pow(self.decay_rate, p)
+        return self.learning_rate * ops.pow(self.decay_rate, self._decay_periods(global_step))
 
 
-class NaturalExpDecayLR(LearningRateSchedule):
+class NaturalExpDecayLR(_DecayLR):
     """``lr * exp(-decay_rate * p)``, ``p = step`` (``floor(step / decay_steps) * decay_steps``
     when ``is_stair``), as in MindSpore."""
-
-    def __init__(self, learning_rate, decay_rate, decay_steps, is_stair=False):
-        super().__init__()
-        cls = type(self).__name__
-        self.learning_rate = _check_float("learning_rate", learning_rate, cls)
-        self.decay_rate = _check_float("decay_rate", decay_rate, cls)
-        self.decay_steps = _check_steps("decay_steps", decay_steps, cls)
-        self.is_stair = bool(is_stair)
 
     def construct(self, global_step):
         p = _step_f64(global_step)
@@ -98,22 +97,11 @@ class NaturalExpDecayLR(LearningRateSchedule):
         return self.learning_rate * ops.exp(-self.decay_rate * p)
 
 
-class InverseDecayLR(LearningRateSchedule):
+class InverseDecayLR(_DecayLR):
     """``lr / (1 + decay_rate * p)`` with ``p = step / decay_steps`` (floored when ``is_stair``)."""
 
-    def __init__(self, learning_rate, decay_rate, decay_steps, is_stair=False):
-        super().__init__()
-        cls = type(self).__name__
-        self.learning_rate = _check_float("learning_rate", learning_rate, cls)
-        self.decay_rate = _check_float("decay_rate", decay_rate, cls)
-        self.decay_steps = _check_steps("decay_steps", decay_steps, cls)
-        self.is_stair = bool(is_stair)
-
     def construct(self, global_step):
-        p = _step_f64(global_step) / float(self.decay_steps)
-        if self.is_stair:
-            p = ops.floor(p)
-        return self.learning_rate / (1.0 + self.decay_rate * p)
+        return self.learning_rate / (1.0 + self.decay_rate * self._decay_periods(global_step))
 
 
 class CosineDecayLR(LearningRateSchedule):

@@ -115,13 +115,19 @@ def _resize(x, axis, size):
     return pad(x, tuple(pads))
 
 
+def _resize_axes(x, axes, sizes):
+    """:func:`_resize` along each of ``axes`` whose size is given (not None)."""
+    for a, v in zip(axes, sizes):
+        if v is not None:
+            x = _resize(x, a, v)
+    return x
+
+
 def _c2c(x, s, axes, norm, inverse, name):
     x = _as_complex(x, name)
     axes, s = _axes_sizes(x, s, axes, name)
     norm = _norm(norm, name)
-    for a, v in zip(axes, s):
-        if v is not None:
-            x = _resize(x, a, v)
+    x = _resize_axes(x, axes, s)
     return P.fft(x, axes=axes, inverse=inverse, norm=norm)
 
 
@@ -129,9 +135,7 @@ def _r2c(x, s, axes, norm, name):
     x = _as_real(x, name)
     axes, s = _axes_sizes(x, s, axes, name)
     norm = _norm(norm, name)
-    for a, v in zip(axes, s):
-        if v is not None:
-            x = _resize(x, a, v)
+    x = _resize_axes(x, axes, s)
     return P.rfft(x, axes=axes, norm=norm)
 
 
@@ -139,9 +143,7 @@ def _c2r(x, s, axes, norm, name):
     x = _as_complex(x, name)
     axes, s = _axes_sizes(x, s, axes, name)
     norm = _norm(norm, name)
-    for a, v in zip(axes[:-1], s[:-1]):
-        if v is not None:
-            x = _resize(x, a, v)
+    x = _resize_axes(x, axes[:-1], s[:-1])
     last = axes[-1]
     n = s[-1] if s[-1] is not None else 2 * (x.shape[last] - 1)
     if n < 1:
@@ -238,8 +240,8 @@ def rfftfreq(n, d=1.0, dtype=None):
     return tensor(np.fft.rfftfreq(int(n), d), dtype=dtype or _dt.default_float)
 
 
-def fftshift(x, axes=None):
-    """Move the zero frequency to the centre (numpy.fft.fftshift; all axes by default)."""
+def _roll_half(x, axes, sign):
+    """Roll ``x`` by ``sign * (n // 2)`` along each of ``axes`` (all axes when None)."""
     from .shape import roll
 
     x = as_tensor(x)
@@ -248,17 +250,14 @@ def fftshift(x, axes=None):
         if axes is None
         else ((axes,) if isinstance(axes, int) else tuple(axes))
     )
-    return roll(x, tuple(x.shape[a] // 2 for a in axes), axes)
+    return roll(x, tuple(sign * (x.shape[a] // 2) for a in axes), axes)
+
+
+def fftshift(x, axes=None):
+    """Move the zero frequency to the centre (numpy.fft.fftshift; all axes by default)."""
+    return _roll_half(x, axes, 1)
 
 
 def ifftshift(x, axes=None):
     """Inverse of :func:`fftshift`."""
-    from .shape import roll
-
-    x = as_tensor(x)
-    axes = (
-        tuple(range(x.ndim))
-        if axes is None
-        else ((axes,) if isinstance(axes, int) else tuple(axes))
-    )
-    return roll(x, tuple(-(x.shape[a] // 2) for a in axes), axes)
+    return _roll_half(x, axes, -1)

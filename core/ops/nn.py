@@ -150,7 +150,10 @@ def _channel_view(v, c, nsp, name, what):
 
 
 # ---- convolution ----------------------------------------------------------------------------------
-def _conv(name, nsp, x, weight, bias, stride, padding, dilation, groups, padding_mode):
+def _conv_operands(name, nsp, x, weight, weight_layout):
+    """Float ``x`` as ``[N, C_in, *spatial]`` (a batch axis added to an unbatched input) and
+    ``weight`` ``[weight_layout, *kernel]``; also the shape the caller gave and whether it was
+    unbatched."""
     x, weight = _float_pair(x, weight)
     x_shape = tuple(x.shape)  # as the caller gave it, for error messages
     unbatched = x.ndim == nsp + 1
@@ -159,9 +162,14 @@ def _conv(name, nsp, x, weight, bias, stride, padding, dilation, groups, padding
     if x.ndim != nsp + 2 or weight.ndim != nsp + 2:
         raise ValueError(
             f"{name}: expected input [N, C_in, {_SPATIAL[nsp]}] (or [C_in, {_SPATIAL[nsp]}]) and "
-            f"weight [C_out, C_in/groups, {_KERNEL[nsp]}], got shapes {x_shape} and "
+            f"weight [{weight_layout}, {_KERNEL[nsp]}], got shapes {x_shape} and "
             f"{tuple(weight.shape)}"
         )
+    return x, weight, x_shape, unbatched
+
+
+def _conv(name, nsp, x, weight, bias, stride, padding, dilation, groups, padding_mode):
+    x, weight, x_shape, unbatched = _conv_operands(name, nsp, x, weight, "C_out, C_in/groups")
     n, c_in = x.shape[:2]
     c_out, c_g = weight.shape[:2]
     groups = int(groups)
@@ -231,17 +239,7 @@ def conv3d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, padd
 
 
 def _conv_transpose(name, nsp, x, weight, bias, stride, padding, output_padding, groups, dilation):
-    x, weight = _float_pair(x, weight)
-    x_shape = tuple(x.shape)  # as the caller gave it, for error messages
-    unbatched = x.ndim == nsp + 1
-    if unbatched:
-        x = expand_dims(x, 0)
-    if x.ndim != nsp + 2 or weight.ndim != nsp + 2:
-        raise ValueError(
-            f"{name}: expected input [N, C_in, {_SPATIAL[nsp]}] (or [C_in, {_SPATIAL[nsp]}]) and "
-            f"weight [C_in, C_out/groups, {_KERNEL[nsp]}], got shapes {x_shape} and "
-            f"{tuple(weight.shape)}"
-        )
+    x, weight, x_shape, unbatched = _conv_operands(name, nsp, x, weight, "C_in, C_out/groups")
     n, c_in = x.shape[:2]
     c_og = weight.shape[1]
     groups = int(groups)

@@ -8,6 +8,8 @@ import core
 from core import Parameter, ops
 from core.testing import gradcheck
 
+from ._helpers import fake_device_tensor
+
 
 def _np(t):
     return t.asnumpy()
@@ -523,18 +525,8 @@ def test_debug_nans_names_the_primitive():
 
 
 def test_mixing_devices_is_an_error(monkeypatch):
-    from core import backend as B
-
-    class FakeArray(np.ndarray):
-        pass
-
-    class FakeBackend(B.numpy_backend.NumpyBackend):
-        name = "FAKE"
-        array_type = FakeArray
-
-    monkeypatch.setitem(B._BY_ARRAY_TYPE, FakeArray, FakeBackend())
     cpu = core.tensor([1.0, 2.0])
-    fake = core.Tensor._wrap(np.array([3.0, 4.0], dtype=np.float32).view(FakeArray))
+    fake = fake_device_tensor(monkeypatch, [3.0, 4.0])
     assert fake.device == "FAKE"
     with pytest.raises(
         RuntimeError, match=r"add: inputs live on different devices \['CPU', 'FAKE'\]"

@@ -10,6 +10,8 @@ import core
 from core import backend as B
 from core import ops
 
+from ._helpers import fake_device_tensor
+
 
 def _gpu_available():
     if importlib.util.find_spec("cupy") is None:
@@ -102,15 +104,7 @@ def test_set_seed_applies_to_backends_loaded_later(monkeypatch):
 
 
 def test_mixing_devices_raises_before_computing(monkeypatch):
-    class FakeArray(np.ndarray):
-        pass
-
-    class FakeBackend(B.numpy_backend.NumpyBackend):
-        name = "FAKE"
-        array_type = FakeArray
-
-    monkeypatch.setitem(B._BY_ARRAY_TYPE, FakeArray, FakeBackend())
-    fake = core.Tensor._wrap(np.ones(2, dtype=np.float32).view(FakeArray))
+    fake = fake_device_tensor(monkeypatch, np.ones(2))
     with pytest.raises(
         RuntimeError, match=r"matmul: inputs live on different devices \['FAKE', 'CPU'\].*Tensor.to"
     ):

@@ -14,7 +14,7 @@ from core import ops
 from core.prims import conv as C
 from core.testing import gradcheck
 
-_NP_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+from ._helpers import ref_conv, ref_conv_transpose
 
 
 def _rng(seed=0):
@@ -26,67 +26,7 @@ def _t(a):
 
 
 # ---- direct references: loops over kernel offsets and groups, never im2col -------------------
-def ref_conv(x, w, b=None, stride=1, pads=0, dilation=1, groups=1, padding_mode="zeros"):
-    nsp = x.ndim - 2
-    stride = (stride,) * nsp if isinstance(stride, int) else stride
-    dilation = (dilation,) * nsp if isinstance(dilation, int) else dilation
-    pads = ((pads, pads),) * nsp if isinstance(pads, int) else pads
-    xp = np.pad(x, ((0, 0), (0, 0), *pads), mode=_NP_MODES[padding_mode])
-    kernel = w.shape[2:]
-    out = [
-        (n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(xp.shape[2:], kernel, stride, dilation)
-    ]
-    n, c_in = x.shape[:2]
-    c_out = w.shape[0]
-    cg, og = c_in // groups, c_out // groups
-    y = np.zeros((n, c_out, *out))
-    for g in range(groups):
-        xg, wg = xp[:, g * cg : (g + 1) * cg], w[g * og : (g + 1) * og]
-        for offs in itertools.product(*[range(k) for k in kernel]):
-            sl = tuple(
-                slice(o * d, o * d + s * (m - 1) + 1, s)
-                for o, d, s, m in zip(offs, dilation, stride, out)
-            )
-            patch = xg[(slice(None), slice(None), *sl)]  # [n, cg, *out]
-            y[:, g * og : (g + 1) * og] += np.einsum(
-                "nc...,oc->no...", patch, wg[(slice(None), slice(None), *offs)]
-            )
-    if b is not None:
-        y += b.reshape((-1,) + (1,) * nsp)
-    return y
-
-
-def ref_conv_transpose(x, w, b=None, stride=1, pads=0, out_pad=0, dilation=1, groups=1):
-    nsp = x.ndim - 2
-    stride = (stride,) * nsp if isinstance(stride, int) else stride
-    dilation = (dilation,) * nsp if isinstance(dilation, int) else dilation
-    out_pad = (out_pad,) * nsp if isinstance(out_pad, int) else out_pad
-    pads = ((pads, pads),) * nsp if isinstance(pads, int) else pads
-    kernel = w.shape[2:]
-    n, c_in = x.shape[:2]
-    og = w.shape[1]
-    cg = c_in // groups
-    full = [
-        (i - 1) * s + d * (k - 1) + 1 for i, s, d, k in zip(x.shape[2:], stride, dilation, kernel)
-    ]
-    y = np.zeros((n, og * groups, *[f + p for f, p in zip(full, out_pad)]))
-    for g in range(groups):
-        xg, wg = x[:, g * cg : (g + 1) * cg], w[g * cg : (g + 1) * cg]
-        for offs in itertools.product(*[range(k) for k in kernel]):
-            sl = tuple(
-                slice(o * d, o * d + s * (m - 1) + 1, s)
-                for o, d, s, m in zip(offs, dilation, stride, x.shape[2:])
-            )
-            y[(slice(None), slice(g * og, (g + 1) * og), *sl)] += np.einsum(
-                "nc...,co->no...", xg, wg[(slice(None), slice(None), *offs)]
-            )
-    out = [f - lo - hi + p for f, (lo, hi), p in zip(full, pads, out_pad)]
-    y = y[(slice(None), slice(None), *[slice(lo, lo + o) for (lo, _), o in zip(pads, out)])]
-    if b is not None:
-        y = y + b.reshape((-1,) + (1,) * nsp)
-    return y
-
-
+# (ref_conv and ref_conv_transpose are in _helpers, shared with tests/core/nn/test_layers.py)
 def ref_pool(x, kernel, stride, pads, reducer, fill, dilation=None):
     nsp = len(kernel)
     dilation = dilation or (1,) * nsp

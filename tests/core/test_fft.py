@@ -15,16 +15,10 @@ from core.primitive import ShapedArray
 from core.prims import fft as F
 from core.testing import gradcheck
 
+from ._helpers import cnormal, normal
+
 T = core.Tensor
 NORMS = ("backward", "ortho", "forward")
-
-
-def real(*shape):
-    return lambda rng: rng.standard_normal(shape)
-
-
-def cplx(*shape):
-    return lambda rng: rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
 
 
 class Case:
@@ -59,7 +53,7 @@ for norm in NORMS:
                 Case(
                     f"fft_{'inv' if inverse else 'fwd'}_{norm}_{shape}_{axes}",
                     F.fft,
-                    cplx(*shape),
+                    cnormal(*shape),
                     {"axes": axes, "inverse": inverse, "norm": norm},
                     lambda x, axes=axes, norm=norm, npf=npf: npf(x, axes=axes, norm=norm),
                 )
@@ -75,7 +69,7 @@ for norm in NORMS:
             Case(
                 f"rfft_{norm}_{shape}_{axes}",
                 F.rfft,
-                real(*shape),
+                normal(*shape),
                 {"axes": axes, "norm": norm},
                 lambda x, axes=axes, norm=norm: np.fft.rfftn(x, axes=axes, norm=norm),
             )
@@ -94,7 +88,7 @@ for norm in NORMS:
             Case(
                 f"irfft_{norm}_n{n}_{shape}_{axes}",
                 F.irfft,
-                cplx(*shape),
+                cnormal(*shape),
                 {"axes": axes, "n": n, "norm": norm},
                 _irfft_ref(axes, n, norm),
             )

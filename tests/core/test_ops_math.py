@@ -10,25 +10,11 @@ import core
 from core import ops
 from core.testing import gradcheck
 
+from ._helpers import ALL_DTYPES, away_from_zero, normal, positive, unit
+
 
 def _np(t):
     return t.asnumpy()
-
-
-def normal(*shape):
-    return lambda rng: rng.standard_normal(shape)
-
-
-def positive(*shape):
-    return lambda rng: rng.uniform(0.5, 2.0, shape)
-
-
-def unit(*shape):
-    return lambda rng: rng.uniform(-0.8, 0.8, shape)
-
-
-def away(*shape):
-    return lambda rng: rng.uniform(0.3, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
 
 
 def _gelu_tanh(x):
@@ -39,7 +25,7 @@ S = (2, 3)
 # name, op, numpy reference, input generators
 UNARY = [
     ("neg", ops.neg, np.negative, normal(*S)),
-    ("abs", ops.abs, np.abs, away(*S)),
+    ("abs", ops.abs, np.abs, away_from_zero(*S)),
     ("exp", ops.exp, np.exp, normal(*S)),
     ("expm1", ops.expm1, np.expm1, normal(*S)),
     ("log", ops.log, np.log, positive(*S)),
@@ -65,8 +51,8 @@ UNARY = [
         lambda x: np.logaddexp(0, 2 * x) / 2,
         normal(*S),
     ),
-    ("relu", ops.relu, lambda x: np.maximum(x, 0), away(*S)),
-    ("leaky_relu", ops.leaky_relu, lambda x: np.where(x > 0, x, 0.01 * x), away(*S)),
+    ("relu", ops.relu, lambda x: np.maximum(x, 0), away_from_zero(*S)),
+    ("leaky_relu", ops.leaky_relu, lambda x: np.where(x > 0, x, 0.01 * x), away_from_zero(*S)),
     ("gelu", ops.gelu, lambda x: 0.5 * x * (1 + sps.erf(x / np.sqrt(2))), normal(*S)),
     ("gelu_tanh", lambda x: ops.gelu(x, approximate="tanh"), _gelu_tanh, normal(*S)),
     ("silu", ops.silu, lambda x: x * sps.expit(x), normal(*S)),
@@ -91,7 +77,7 @@ UNARY = [
     ),
 ]
 NONDIFF = [
-    ("sign", ops.sign, np.sign, away(*S)),
+    ("sign", ops.sign, np.sign, away_from_zero(*S)),
     ("floor", ops.floor, np.floor, normal(*S)),
     ("ceil", ops.ceil, np.ceil, normal(*S)),
     ("round", ops.round, np.round, lambda rng: np.array([[0.5, 1.5, 2.5], [-0.5, -1.4, 3.7]])),
@@ -100,7 +86,7 @@ BINARY = [
     ("add", ops.add, np.add, normal(*S), normal(3)),
     ("sub", ops.sub, np.subtract, normal(*S), normal(2, 1)),
     ("mul", ops.mul, np.multiply, normal(*S), normal(*S)),
-    ("div", ops.div, np.true_divide, normal(*S), away(3)),
+    ("div", ops.div, np.true_divide, normal(*S), away_from_zero(3)),
     ("pow", ops.pow, np.power, positive(*S), normal(*S)),
     (
         "maximum",
@@ -123,7 +109,7 @@ BINARY = [
         lambda rng: rng.uniform(-3, 3, S),
         lambda rng: np.array([0.7, -1.3, 2.1]),
     ),
-    ("arctan2", ops.arctan2, np.arctan2, normal(*S), away(*S)),
+    ("arctan2", ops.arctan2, np.arctan2, normal(*S), away_from_zero(*S)),
 ]
 
 ALL_DIFF = [pytest.param(op, ref, [g], id=name) for name, op, ref, g in UNARY] + [
@@ -296,20 +282,7 @@ def test_complex_parts():
     )
 
 
-@pytest.mark.parametrize(
-    "dtype",
-    [
-        "float16",
-        "bfloat16",
-        "float32",
-        "float64",
-        "complex64",
-        "complex128",
-        "int32",
-        "int64",
-        "bool",
-    ],
-)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_astype_roundtrip(dtype):
     x = np.array([0.0, 1.0, 2.0, 3.0])
     t = ops.astype(core.Tensor(x), dtype)

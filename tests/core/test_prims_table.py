@@ -27,25 +27,10 @@ from core.prims import shape as S
 from core.testing import gradcheck
 from core.vmap import batch_rules
 
-
-# ---- input generators: rng -> numpy array ------------------------------------------------------
-def normal(*shape):
-    return lambda rng: rng.standard_normal(shape)
+from ._helpers import away_from_zero, cnormal, normal, positive
 
 
-def positive(*shape):
-    return lambda rng: rng.uniform(0.5, 2.0, shape)
-
-
-def unit(*shape):
-    return lambda rng: rng.uniform(-0.8, 0.8, shape)
-
-
-def away_from_zero(*shape):
-    """Normal samples pushed away from 0 (kinks of abs, sign)."""
-    return lambda rng: rng.uniform(0.3, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
-
-
+# ---- input generators: rng -> numpy array (normal, cnormal, positive, unit, away_from_zero: _helpers)
 def distinct(*shape):
     """Values with no ties and gaps >= 0.1 (max/min/argmax are smooth there)."""
     n = int(np.prod(shape))
@@ -58,10 +43,6 @@ def offset(gen, delta):
     """``gen`` shifted by ``delta``: with ``distinct`` (a grid of step 0.37) no value of one
     input comes within 0.1 of the other's."""
     return lambda rng: gen(rng) + delta
-
-
-def cnormal(*shape):
-    return lambda rng: rng.standard_normal(shape) + 1j * rng.standard_normal(shape)
 
 
 def ints(lo, hi, *shape):

@@ -11,17 +11,7 @@ import core
 from core import ops
 from core.testing import gradcheck
 
-ALL_DTYPES = [
-    "float16",
-    "bfloat16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-    "int32",
-    "int64",
-    "bool",
-]
+from ._helpers import ALL_DTYPES
 
 
 def _np(t):

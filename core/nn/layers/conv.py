@@ -50,7 +50,7 @@ def _pad_pairs(padding, nd, layer):
 
 
 class _ConvNd(Cell):
-    """Shared construction of Conv{1,2,3}d and their transposes."""
+    """Shared construction of Conv{1,2,3}d (whose signature this is) and their transposes."""
 
     _nd = 0
     _transposed = False
@@ -60,16 +60,15 @@ class _ConvNd(Cell):
         in_channels,
         out_channels,
         kernel_size,
-        stride,
-        pad_mode,
-        padding,
-        dilation,
-        group,
-        has_bias,
-        weight_init,
-        bias_init,
-        dtype,
-        output_padding=0,
+        stride=1,
+        pad_mode="same",
+        padding=0,
+        dilation=1,
+        group=1,
+        has_bias=False,
+        weight_init=None,
+        bias_init=None,
+        dtype=_dt.float32,
     ):
         super().__init__()
         name, nd = type(self).__name__, self._nd
@@ -95,20 +94,6 @@ class _ConvNd(Cell):
             raise ValueError(
                 f"{name}: padding must be 0 when pad_mode is {pad_mode!r}, got {padding!r}"
             )
-        if isinstance(output_padding, int) and not isinstance(output_padding, bool):
-            output_padding = (output_padding,) * nd
-        self.output_padding = tuple(int(p) for p in output_padding)
-        if len(self.output_padding) != nd:
-            raise ValueError(
-                f"{name}: output_padding must be an int or {nd} ints, got {output_padding!r}"
-            )
-        for op, s, d in zip(self.output_padding, self.stride, self.dilation):
-            if not 0 <= op < max(s, d):
-                raise ValueError(
-                    f"{name}: output_padding {output_padding!r} must be in [0, max(stride, dilation))"
-                )
-        if any(self.output_padding) and self.pad_mode != "pad":
-            raise ValueError(f"{name}: a non-zero output_padding needs pad_mode='pad'")
         if self._transposed:
             shape = (self.in_channels, self.out_channels // self.group, *self.kernel_size)
         else:
@@ -143,9 +128,6 @@ class _ConvNd(Cell):
             return y
         return ops.reshape(y, (*lead, *y.shape[1:]))  # [..., C_out, *spatial_out]
 
-    def _effective_kernel(self):
-        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel_size, self.dilation))
-
     def extend_repr(self):
         return (
             f"input_channels={self.in_channels}, output_channels={self.out_channels}, "
@@ -156,48 +138,6 @@ class _ConvNd(Cell):
 
 
 class _Conv(_ConvNd):
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        pad_mode="same",
-        padding=0,
-        dilation=1,
-        group=1,
-        has_bias=False,
-        weight_init=None,
-        bias_init=None,
-        dtype=_dt.float32,
-    ):
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            pad_mode,
-            padding,
-            dilation,
-            group,
-            has_bias,
-            weight_init,
-            bias_init,
-            dtype,
-        )
-
-    def _padding_for(self, spatial):
-        if self.pad_mode == "pad":
-            return self._pads
-        if self.pad_mode == "valid":
-            return ((0, 0),) * self._nd
-        pairs = []
-        for n, s, k in zip(spatial, self.stride, self._effective_kernel()):
-            out = -(-n // s)
-            total = max((out - 1) * s + k - n, 0)
-            pairs.append((total // 2, total - total // 2))
-        return tuple(pairs)
-
     def construct(self, x):
         xb, lead = self._batched(x)  # [B, C_in, *spatial]
         conv = getattr(ops, f"conv{self._nd}d")
@@ -206,7 +146,8 @@ class _Conv(_ConvNd):
             self.weight,
             self.bias,
             stride=self.stride,
-            padding=self._padding_for(xb.shape[2:]),
+            # the ops' 'same' and 'valid' are MindSpore's (odd 'same' padding at the end)
+            padding=self._pads if self.pad_mode == "pad" else self.pad_mode,
             dilation=self.dilation,
             groups=self.group,
         )  # [B, C_out, *spatial_out]
@@ -245,8 +186,25 @@ class _ConvTranspose(_ConvNd):
             weight_init,
             bias_init,
             dtype,
-            output_padding,
         )
+        name, nd = type(self).__name__, self._nd
+        if isinstance(output_padding, int) and not isinstance(output_padding, bool):
+            output_padding = (output_padding,) * nd
+        self.output_padding = tuple(int(p) for p in output_padding)
+        if len(self.output_padding) != nd:
+            raise ValueError(
+                f"{name}: output_padding must be an int or {nd} ints, got {output_padding!r}"
+            )
+        for op, s, d in zip(self.output_padding, self.stride, self.dilation):
+            if not 0 <= op < max(s, d):
+                raise ValueError(
+                    f"{name}: output_padding {output_padding!r} must be in [0, max(stride, dilation))"
+                )
+        if any(self.output_padding) and self.pad_mode != "pad":
+            raise ValueError(f"{name}: a non-zero output_padding needs pad_mode='pad'")
+
+    def _effective_kernel(self):
+        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel_size, self.dilation))
 
     def _crop(self, n, s, k, axis):
         """``(start, length)`` of the output inside the unpadded transposed result, per axis."""
@@ -313,91 +271,72 @@ class Conv1d(_Conv):
     _nd = 1
 
 
-class Conv2d(_Conv):
+class _ConvWithLayout(_Conv):
+    """Conv2d and Conv3d: MindSpore's signature has a ``data_format`` before ``dtype``; only the
+    channels-first layout (``_data_format``, also what None means) is supported."""
+
+    _data_format = ""
+
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        pad_mode="same",
+        padding=0,
+        dilation=1,
+        group=1,
+        has_bias=False,
+        weight_init=None,
+        bias_init=None,
+        data_format=None,
+        dtype=_dt.float32,
+    ):
+        if data_format not in (None, self._data_format):
+            raise ValueError(
+                f"{type(self).__name__}: only data_format={self._data_format!r} is supported, "
+                f"got {data_format!r}"
+            )
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            pad_mode,
+            padding,
+            dilation,
+            group,
+            has_bias,
+            weight_init,
+            bias_init,
+            dtype,
+        )
+
+
+class Conv2d(_ConvWithLayout):
     """2-D convolution: ``[..., C_in, H, W] -> [..., C_out, H_out, W_out]``.
 
     Arguments as :class:`Conv1d`; ``kernel_size``, ``stride``, ``dilation`` are an int or two
     ints; ``padding`` (pad_mode='pad') an int, (pad_h, pad_w) or (top, bottom, left, right).
+    ``data_format``: None or 'NCHW' (the only layout supported).
     ``weight`` is ``[C_out, C_in / group, kh, kw]``.
     """
 
     _nd = 2
-
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        pad_mode="same",
-        padding=0,
-        dilation=1,
-        group=1,
-        has_bias=False,
-        weight_init=None,
-        bias_init=None,
-        data_format="NCHW",
-        dtype=_dt.float32,
-    ):
-        if data_format != "NCHW":
-            raise ValueError(f"Conv2d: only data_format='NCHW' is supported, got {data_format!r}")
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            pad_mode,
-            padding,
-            dilation,
-            group,
-            has_bias,
-            weight_init,
-            bias_init,
-            dtype,
-        )
+    _data_format = "NCHW"
 
 
-class Conv3d(_Conv):
+class Conv3d(_ConvWithLayout):
     """3-D convolution: ``[..., C_in, D, H, W] -> [..., C_out, D_out, H_out, W_out]``.
 
     ``padding`` (pad_mode='pad'): an int, three ints, or (head, tail, top, bottom, left,
-    right). ``weight`` is ``[C_out, C_in / group, kd, kh, kw]``.
+    right). ``data_format``: None or 'NCDHW' (the only layout supported).
+    ``weight`` is ``[C_out, C_in / group, kd, kh, kw]``.
     """
 
     _nd = 3
-
-    def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        pad_mode="same",
-        padding=0,
-        dilation=1,
-        group=1,
-        has_bias=False,
-        weight_init=None,
-        bias_init=None,
-        data_format="NCDHW",
-        dtype=_dt.float32,
-    ):
-        if data_format != "NCDHW":
-            raise ValueError(f"Conv3d: only data_format='NCDHW' is supported, got {data_format!r}")
-        super().__init__(
-            in_channels,
-            out_channels,
-            kernel_size,
-            stride,
-            pad_mode,
-            padding,
-            dilation,
-            group,
-            has_bias,
-            weight_init,
-            bias_init,
-            dtype,
-        )
+    _data_format = "NCDHW"
 
 
 class Conv1dTranspose(_ConvTranspose):

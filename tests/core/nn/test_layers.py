@@ -1,7 +1,7 @@
-"""nn layers against numpy references written here (and torch.nn when installed), plus
-float64 gradchecks of each layer's output with respect to its input and its weights."""
+"""nn layers against numpy references (written here, the convolutions' in tests/core/_helpers.py)
+and torch.nn when installed, plus float64 gradchecks of each layer's output with respect to its
+input and its weights."""
 
-import itertools
 import math
 from collections import OrderedDict
 
@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 import core
 from core import nn
 from core.testing import gradcheck
+
+from .._helpers import ref_conv, ref_conv_transpose
 
 F64 = core.float64
 
@@ -141,64 +143,7 @@ def test_get_activation():
         nn.GELU(approximate="erf")
 
 
-# ---- convolution: numpy references ----------------------------------------------------------------
-def np_conv(x, w, b, stride, pads, dilation, groups):
-    """Cross-correlation ``x [N, C, *sp]`` with ``w [O, C/g, *k]``, explicit (lo, hi) pads."""
-    nd = len(stride)
-    x = np.pad(x, [(0, 0), (0, 0), *pads])
-    n, c = x.shape[:2]
-    o, k = w.shape[0], w.shape[2:]
-    out_sp = [(x.shape[2 + i] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
-    out = np.zeros((n, o, *out_sp))
-    cg, og = c // groups, o // groups
-    for kidx in itertools.product(*[range(kk) for kk in k]):
-        sl = tuple(
-            slice(
-                kidx[i] * dilation[i],
-                kidx[i] * dilation[i] + stride[i] * (out_sp[i] - 1) + 1,
-                stride[i],
-            )
-            for i in range(nd)
-        )
-        patch = x[(slice(None), slice(None), *sl)]  # [N, C, *out]
-        for g in range(groups):
-            out[:, g * og : (g + 1) * og] += np.einsum(
-                "nc...,oc->no...",
-                patch[:, g * cg : (g + 1) * cg],
-                w[(slice(g * og, (g + 1) * og), slice(None), *kidx)],
-            )
-    if b is not None:
-        out += b.reshape((1, o) + (1,) * nd)
-    return out
-
-
-def np_conv_transpose_full(x, w, stride, dilation, groups):
-    """The adjoint of ``np_conv`` without padding: ``x [N, C_in, *sp]``, ``w [C_in, O/g, *k]``."""
-    nd = len(stride)
-    n, c = x.shape[:2]
-    og, k = w.shape[1], w.shape[2:]
-    o, cg = og * groups, c // groups
-    sp = x.shape[2:]
-    full = [(sp[i] - 1) * stride[i] + dilation[i] * (k[i] - 1) + 1 for i in range(nd)]
-    y = np.zeros((n, o, *full))
-    for kidx in itertools.product(*[range(kk) for kk in k]):
-        sl = tuple(
-            slice(
-                kidx[i] * dilation[i],
-                kidx[i] * dilation[i] + stride[i] * (sp[i] - 1) + 1,
-                stride[i],
-            )
-            for i in range(nd)
-        )
-        for g in range(groups):
-            y[(slice(None), slice(g * og, (g + 1) * og), *sl)] += np.einsum(
-                "nc...,co->no...",
-                x[:, g * cg : (g + 1) * cg],
-                w[(slice(g * cg, (g + 1) * cg), slice(None), *kidx)],
-            )
-    return y
-
-
+# ---- convolution (references: ref_conv, ref_conv_transpose in tests/core/_helpers.py) -----------
 def same_pads(sp, k, s, d):
     """MindSpore's 'same' padding, written from its documented rule."""
     pads = []
@@ -249,7 +194,9 @@ def test_conv_matches_numpy(nd, pad_mode, k, s, d, groups, size, seed):
         pads = same_pads(x.shape[2:], (k,) * nd, (s,) * nd, (d,) * nd)
     elif pad_mode == "valid":
         pads = [(0, 0)] * nd
-    ref = np_conv(x, conv.weight.asnumpy(), conv.bias.asnumpy(), (s,) * nd, pads, (d,) * nd, groups)
+    ref = ref_conv(
+        x, conv.weight.asnumpy(), conv.bias.asnumpy(), (s,) * nd, pads, (d,) * nd, groups
+    )
     out = conv(_t(x)).asnumpy()
     assert out.shape == ref.shape
     if pad_mode == "same":
@@ -296,6 +243,13 @@ def test_conv_argument_errors():
     with pytest.raises(ValueError, match="output_padding"):
         nn.Conv2dTranspose(2, 2, 3, stride=2, pad_mode="pad", output_padding=2)
     assert nn.Conv2d(2, 2, 3, pad_mode="VALID").pad_mode == "valid"
+    with pytest.raises(ValueError, match=r"Conv2d: only data_format='NCHW'"):
+        nn.Conv2d(2, 2, 3, data_format="NHWC")
+    with pytest.raises(ValueError, match=r"Conv3d: only data_format='NCDHW'"):
+        nn.Conv3d(2, 2, 3, data_format="NCHW")
+    assert nn.Conv3d(2, 2, 3, data_format="NCDHW").weight.shape == (2, 2, 3, 3, 3)
+    with pytest.raises(TypeError):
+        nn.Conv1d(2, 2, 3, output_padding=1)  # only the transposed layers take it
 
 
 @pytest.mark.parametrize("nd", [1, 2, 3])
@@ -399,7 +353,7 @@ def test_conv_transpose_pad_mode_matches_numpy(nd):
         dtype=F64,
     )
     x = rng.standard_normal((2, 4) + (4,) * nd)
-    full = np_conv_transpose_full(x, ct.weight.asnumpy(), (2,) * nd, (1,) * nd, 2)
+    full = ref_conv_transpose(x, ct.weight.asnumpy(), stride=2, groups=2)  # no padding: full
     # output j is full[j + lo] for j < full - lo - hi + output_padding; zero past the end of full
     full = np.pad(full, [(0, 0), (0, 0)] + [(0, 1)] * nd)
     ref = full[

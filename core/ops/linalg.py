@@ -200,8 +200,10 @@ def _contract_pair(x, tx, y, ty, keep):
             dims(batch) + [1] * len(x_only) + dims(y_only),
         )
         return xt * yt, "".join(res)
-    nb, m, k, n = (int(np.prod(dims(cs))) for cs in (batch, x_only, summed, y_only))
-    lead = (nb,) if batch else ()
+    m, k, n = (int(np.prod(dims(cs))) for cs in (x_only, summed, y_only))
+    # Batch axes stay separate: matmul walks strided batches itself, while merging them into
+    # one axis would force a transposed copy of each operand (e.g. "ijhc,ikhc->ihjk").
+    lead = tuple(dims(batch))
     xm = reshape(transpose(x, [tx.index(c) for c in batch + x_only + summed]), lead + (m, k))
     ym = reshape(transpose(y, [ty.index(c) for c in batch + summed + y_only]), lead + (k, n))
     return reshape(P.matmul(xm, ym), dims(res)), "".join(res)

@@ -196,7 +196,9 @@ def gelu(x, approximate="none"):
         return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)))
     if approximate != "none":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+    if not _dt.is_inexact(x.dtype) or _dt.is_complex(x.dtype):
+        return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
+    return P.gelu(x)
 
 
 def leaky_relu(x, alpha=0.01):

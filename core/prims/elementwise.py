@@ -157,6 +157,28 @@ defvjp(tanh, lambda g, out, x: (tanh_backward(g, out),))
 defjvp(tanh, lambda ts, out, x: tanh_backward(ts[0], out))
 def_partials(logistic, lambda out, x: out * (1.0 - out))
 def_partials(erf, lambda out, x: (2.0 / math.sqrt(math.pi)) * exp(neg(x * x)))
+
+
+# GELU (exact form) x Phi(x): a primitive for speed, since the composite 0.5 x (1 + erf(x/sqrt 2))
+# makes five passes over activations (and its derivative nine) where this makes three.
+def _gelu_impl(xp, x):
+    out = _erf(xp, x * x.dtype.type(1.0 / math.sqrt(2.0)))
+    out += x.dtype.type(1)
+    out *= x
+    out *= x.dtype.type(0.5)
+    return out
+
+
+gelu = _unary("gelu", _gelu_impl)
+
+
+def _gelu_partial(out, x):
+    # d/dx x Phi(x) = Phi(x) + x phi(x)
+    phi = (1.0 / math.sqrt(2.0 * math.pi)) * exp(-0.5 * (x * x))
+    return 0.5 + 0.5 * erf(x * (1.0 / math.sqrt(2.0))) + x * phi
+
+
+def_partials(gelu, _gelu_partial)
 defvjp(log, lambda g, out, x: (g / x,))
 defjvp(log, lambda ts, out, x: ts[0] / x)
 defvjp(sqrt, lambda g, out, x: (g / (2.0 * out),))

@@ -147,6 +147,7 @@ UNARY = [
     ),
     Case(E.logistic, [normal(*U)], sps.expit),
     Case(E.erf, [normal(*U)], sps.erf),
+    Case(E.gelu, [normal(*U)], lambda x: x * sps.ndtr(x)),
     Case(E.abs, [away_from_zero(*U)], np.abs),
     Case(E.abs, [cnormal(*U)], np.abs, id="abs_complex"),
     Case(E.sign, [away_from_zero(*U)], np.sign),

@@ -148,6 +148,11 @@ UNARY = [
     Case(E.logistic, [normal(*U)], sps.expit),
     Case(E.erf, [normal(*U)], sps.erf),
     Case(E.gelu, [normal(*U)], lambda x: x * sps.ndtr(x)),
+    Case(
+        E.gelu_backward,
+        [normal(*U), normal(*U)],
+        lambda g, x: g * (sps.ndtr(x) + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)),
+    ),
     Case(E.abs, [away_from_zero(*U)], np.abs),
     Case(E.abs, [cnormal(*U)], np.abs, id="abs_complex"),
     Case(E.sign, [away_from_zero(*U)], np.sign),

@@ -636,7 +636,12 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise ValueError(
             f"layer_norm: input of shape {tuple(x.shape)} does not end with normalized_shape {ns}"
         )
-    out = _normalize(x, tuple(range(x.ndim - len(ns), x.ndim)), eps)
+    from ..prims.normalize import normalize
+
+    if _dt.is_complex(x.dtype):
+        out = _normalize(x, tuple(range(x.ndim - len(ns), x.ndim)), eps)
+    else:
+        out = normalize(x, n_axes=len(ns), eps=float(eps))
     for v, what in ((weight, "weight"), (bias, "bias")):
         if v is not None and tuple(v.shape) != ns:
             raise ValueError(f"layer_norm: {what} of shape {tuple(v.shape)} should be {ns}")

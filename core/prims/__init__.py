@@ -5,6 +5,7 @@ from . import elementwise as elementwise
 from . import fft as fft
 from . import indexing as indexing
 from . import linalg as linalg
+from . import normalize as normalize
 from . import reduction as reduction
 from . import shape as shape
 from . import softmax as softmax

@@ -5,7 +5,6 @@ placed on its device and brought back, its random numbers, and how a fused eleme
 expression is compiled. Nothing outside ``core/backend/`` asks which backend runs.
 """
 
-import numpy as np
 
 
 class Backend:
@@ -61,7 +60,3 @@ def check_complete(backend):
     if missing:
         raise TypeError(f"backend {backend.name} does not implement {missing}")
     return backend
-
-
-def host_dtype_for(dtype):
-    return np.dtype(dtype)

@@ -25,7 +25,6 @@ class CupyBackend(Backend):
         self.xp = cupy
         self.array_type = cupy.ndarray
         self._rng = cupy.random.default_rng(0)
-        self._fused_cache = {}
 
     def asarray(self, data, dtype=None):
         return self.xp.asarray(data, dtype=dtype)

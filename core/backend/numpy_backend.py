@@ -15,7 +15,6 @@ class NumpyBackend(Backend):
 
         self.reuses_freed_memory = reuse_freed_memory()
         self._rng = np.random.default_rng(0)
-        self._fused_cache = {}
 
     def asarray(self, data, dtype=None):
         return np.asarray(data, dtype=dtype)

@@ -81,11 +81,19 @@ class Graph:
     def as_text(self, indent=""):
         """The IR, one line per primitive: ``%7: float32[4096,64] = tanh %6``. Sub-graphs of an
         equation (the condition and body of a ``while``) follow it, indented."""
+        # Vars are numbered per graph, in order of definition (their ids are global counters)
+        number = {}
+        for v in [*self.inputs, *self.consts(), *(e.out for e in self.eqns)]:
+            number.setdefault(v.id, len(number))
+
+        def name(v):
+            return f"%{number[v.id]}" if v.id in number else repr(v)
+
         lines = []
-        ins = ", ".join(f"{v}: {v.aval}" for v in self.inputs)
+        ins = ", ".join(f"{name(v)}: {v.aval}" for v in self.inputs)
         lines.append(f"graph({ins}) {{")
         for c in self.consts():
-            lines.append(f"  {c}: {c.aval} = const {_fmt_const(c.const)}")
+            lines.append(f"  {name(c)}: {c.aval} = const {_fmt_const(c.const)}")
         for e in self.eqns:
             params, subs = "", []
             if e.params:
@@ -99,11 +107,11 @@ class Graph:
                         items.append(f"{k}={_fmt_param(v)}")
                 params = " [" + ", ".join(items) + "]"
             tag = f"  # {e.tag}" if e.tag else ""
-            args = ", ".join(map(repr, e.inputs))
-            lines.append(f"  {e.out}: {e.out.aval} = {e.prim.name}{params} {args}{tag}")
+            args = ", ".join(map(name, e.inputs))
+            lines.append(f"  {name(e.out)}: {e.out.aval} = {e.prim.name}{params} {args}{tag}")
             for k, sub in subs:
                 lines.append(f"    {k} = " + sub.as_text("    ").lstrip())
-        lines.append(f"  return {', '.join(map(repr, self.outputs))}")
+        lines.append(f"  return {', '.join(map(name, self.outputs))}")
         lines.append("}")
         return "\n".join(indent + line for line in lines)
 

@@ -60,10 +60,6 @@ _FRESH = set(_UFUNCS) | {
 }
 
 
-def _fmt(v):
-    return repr(v)
-
-
 class Lowered:
     """A compiled graph: ``fn(*input_arrays) -> tuple of output arrays``, and its source."""
 

@@ -180,6 +180,18 @@ class Tensor:
     def __complex__(self):
         return complex(self.item())
 
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """``np.exp(tensor)`` and friends run the matching core op, so derivatives survive;
+        a ufunc without one raises instead of silently dropping to numpy."""
+        name = _UFUNC_OPS.get(ufunc.__name__)
+        if method != "__call__" or kwargs or name is None:
+            raise TypeError(
+                f"numpy.{ufunc.__name__}{'' if method == '__call__' else '.' + method} on a diffsci "
+                "Tensor: use the core.ops function (it keeps derivatives and the device), or "
+                "convert explicitly with .asnumpy()"
+            )
+        return getattr(_ops, name)(*inputs)
+
     def __array__(self, dtype=None, copy=None):
         arr = self.asnumpy()
         return arr if dtype is None else arr.astype(dtype)
@@ -298,6 +310,21 @@ class Tensor:
     def __setitem__(self, index, value):
         self._become(_ops.index_update(self, index, value))
 
+
+# numpy ufunc name -> core.ops function, for Tensor.__array_ufunc__
+_UFUNC_OPS = {
+    "add": "add", "subtract": "sub", "multiply": "mul", "true_divide": "div", "divide": "div",
+    "floor_divide": "floor_divide", "remainder": "mod", "power": "pow", "negative": "neg",
+    "absolute": "abs", "sign": "sign", "exp": "exp", "expm1": "expm1", "log": "log",
+    "log1p": "log1p", "sqrt": "sqrt", "square": "square", "reciprocal": "reciprocal",
+    "sin": "sin", "cos": "cos", "tan": "tan", "arcsin": "arcsin", "arccos": "arccos",
+    "arctan": "arctan", "arctan2": "arctan2", "sinh": "sinh", "cosh": "cosh", "tanh": "tanh",
+    "floor": "floor", "ceil": "ceil", "rint": "round", "conjugate": "conj", "maximum": "maximum",
+    "minimum": "minimum", "equal": "equal", "not_equal": "not_equal", "less": "less",
+    "less_equal": "less_equal", "greater": "greater", "greater_equal": "greater_equal",
+    "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
+    "logical_not": "logical_not", "isfinite": "isfinite", "isnan": "isnan", "matmul": "matmul",
+}  # fmt: skip
 
 # Methods that forward to the op of the same name in core.ops (x.sum(axis) == ops.sum(x, axis)).
 _METHODS = (

@@ -607,3 +607,18 @@ def test_random_dtypes_shapes_and_ranges():
         and set(np.unique(_np(b))) <= {0.0, 1.0}
         and 0.15 < _np(b).mean() < 0.35
     )
+
+
+def test_numpy_ufuncs_on_tensors_run_core_ops_and_keep_gradients():
+    x = core.tensor([0.5, 2.0], dtype="float64")
+    y = np.exp(x)
+    assert isinstance(y, core.Tensor)
+    np.testing.assert_allclose(y.asnumpy(), np.exp([0.5, 2.0]))
+    assert isinstance(np.ones(2) + x, core.Tensor)  # ndarray + Tensor is a Tensor, not an ndarray
+    g = core.grad(lambda t: (np.sin(t) * np.sqrt(t)).sum())(x)
+    t = np.array([0.5, 2.0])
+    np.testing.assert_allclose(g.asnumpy(), np.cos(t) * np.sqrt(t) + np.sin(t) / (2 * np.sqrt(t)))
+    with pytest.raises(TypeError, match=r"numpy\.add\.reduce on a diffsci Tensor"):
+        np.add.reduce(x)
+    with pytest.raises(TypeError, match="numpy.exp on a diffsci Tensor"):
+        np.exp(x, out=np.empty(2))

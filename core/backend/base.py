@@ -6,7 +6,6 @@ expression is compiled. Nothing outside ``core/backend/`` asks which backend run
 """
 
 
-
 class Backend:
     """Base class; subclasses fill in every attribute and method below.
 

@@ -69,7 +69,9 @@ def _project(v, xhat, x, n_axes, eps):
     d = x - ops.mean(x, axis=axes, keepdims=True)
     rstd = ops.rsqrt(ops.mean(d * d, axis=axes, keepdims=True) + eps)
     return rstd * (
-        v - ops.mean(v, axis=axes, keepdims=True) - xhat * ops.mean(v * xhat, axis=axes, keepdims=True)
+        v
+        - ops.mean(v, axis=axes, keepdims=True)
+        - xhat * ops.mean(v * xhat, axis=axes, keepdims=True)
     )
 
 

@@ -152,7 +152,24 @@ def _tanh_backward_impl(xp, g, t):
     return g * (1 - t * t)  # Python int 1 is weak: the dtype stays t's
 
 
-def_partials(tanh_backward, lambda out, g, t: 1.0 - t * t, lambda out, g, t: -2.0 * g * t)
+# its own derivatives: linear in g (so tanh_backward again, one primitive), and -2 g t in t
+
+
+def _tanh_backward_vjp(c, out, g, t, _needed=(True, True)):
+    return (
+        tanh_backward(c, t) if _needed[0] else None,
+        mul(c, -2.0 * g * t) if _needed[1] else None,
+    )
+
+
+def _tanh_backward_jvp(ts, out, g, t):
+    a = None if ts[0] is None else tanh_backward(ts[0], t)
+    b = None if ts[1] is None else ts[1] * (-2.0 * g * t)
+    return b if a is None else (a if b is None else a + b)
+
+
+defvjp(tanh_backward, _tanh_backward_vjp, masked=True)
+defjvp(tanh_backward, _tanh_backward_jvp)
 defvjp(tanh, lambda g, out, x: (tanh_backward(g, out),))
 defjvp(tanh, lambda ts, out, x: tanh_backward(ts[0], out))
 def_partials(logistic, lambda out, x: out * (1.0 - out))

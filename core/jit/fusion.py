@@ -54,6 +54,7 @@ _TEMPLATES = {
 _OK_DTYPES = (np.dtype("float32"), np.dtype("float64"), np.dtype("bool"))
 _MAX_INPUTS = 24
 _SMALL = 4096  # elements: below this, only groups of >= 3 ops are worth a kernel call
+_CPU_MIN = 1 << 20  # elements: smaller CPU arrays stay on numpy (see _worth_it)
 
 
 class FusedKernel:
@@ -153,7 +154,7 @@ def fuse_elementwise(graph, backend=None):
     new_eqns = []
 
     def emit(pend):
-        if len(pend.eqns) == 1 or not _worth_it(pend.root, len(pend.eqns)):
+        if len(pend.eqns) == 1 or not _worth_it(pend.root, len(pend.eqns), transcendental):
             new_eqns.extend(sorted(pend.eqns, key=lambda e: order[id(e)]))
             return
         # merged sub-expressions may share leaves: give each distinct Var one name
@@ -238,10 +239,18 @@ class _Names(dict):
         return self.names[int(key[1:])]
 
 
-def _worth_it(e, n_ops):
+def _worth_it(e, n_ops, on_gpu):
     size = 1
     for d in e.out.aval.shape:
         size *= d
+    if not on_gpu:
+        # Mid-sized arrays: numexpr's threaded set-up (~100 us) outweighs its gain, and numpy
+        # ufuncs writing into reused buffers (codegen's out=) match its single-thread speed; a
+        # kernel pays off on large arrays, where its threads do (2x at 8M elements on 2
+        # cores, slower at 262K), and on tiny ones, where one call replaces several.
+        if size < _SMALL:
+            return n_ops >= 3
+        return n_ops >= 2 and size >= _CPU_MIN
     if n_ops >= 3:
         return True
     return n_ops >= 2 and size >= _SMALL

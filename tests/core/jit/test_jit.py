@@ -475,3 +475,17 @@ def test_parameter_assignment_inside_grad_inside_jit_is_an_error():
         core.jit(core.grad(lambda x: ops.sum(p.set_data(x * 2.0) * x)))(rand(3))
     np.testing.assert_array_equal(p.asnumpy(), np.ones(3))
     assert not p._subs
+
+
+def test_cpu_fusion_policy_fuses_only_large_arrays():
+    # numexpr's threaded set-up outweighs its gain on mid-sized CPU arrays (below ~1M
+    # elements), where numpy ufuncs writing into reused buffers are as fast: they stay numpy
+    from core.jit.fusion import fused
+
+    fn = core.jit(lambda x: (x * 2.0 + 1.0) * x - 3.0)
+    small = core.tensor(np.ones((64, 64), np.float32))
+    large = core.tensor(np.ones((1024, 1024), np.float32))
+    assert not any(e.prim is fused for e in fn.lower(small).graph.eqns)
+    assert [e.prim for e in fn.lower(large).graph.eqns] == [fused]
+    np.testing.assert_allclose(fn(large).asnumpy(), np.full((1024, 1024), 0.0, np.float32))
+    np.testing.assert_allclose(fn(small).asnumpy(), np.zeros((64, 64), np.float32))

@@ -14,6 +14,16 @@ from core.primitive import ShapedArray
 from core.prims import elementwise as E
 from core.prims import shape as S
 
+
+@pytest.fixture(autouse=True)
+def _fuse_small_cpu_arrays(monkeypatch):
+    # By default the CPU only fuses arrays of >= 1M elements (see test_cpu_fusion_policy);
+    # these tests exercise the fusion pass on small arrays.
+    from core.jit import fusion
+
+    monkeypatch.setattr(fusion, "_CPU_MIN", 0)
+
+
 from . import _golden
 from ._helpers import assert_tree_close
 

@@ -15,17 +15,18 @@ from core.prims import elementwise as E
 from core.prims import shape as S
 
 
+from . import _golden
+from ._helpers import assert_tree_close
+
+
 @pytest.fixture(autouse=True)
 def _fuse_small_cpu_arrays(monkeypatch):
-    # By default the CPU only fuses arrays of >= 1M elements (see test_cpu_fusion_policy);
+    # By default the CPU only fuses arrays of >= 1M elements (see test_cpu_fusion_policy_fuses_only_large_arrays);
     # these tests exercise the fusion pass on small arrays.
     from core.jit import fusion
 
     monkeypatch.setattr(fusion, "_CPU_MIN", 0)
 
-
-from . import _golden
-from ._helpers import assert_tree_close
 
 F64 = np.dtype("float64")
 

@@ -14,7 +14,6 @@ from core.primitive import ShapedArray
 from core.prims import elementwise as E
 from core.prims import shape as S
 
-
 from . import _golden
 from ._helpers import assert_tree_close
 

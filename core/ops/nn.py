@@ -636,15 +636,20 @@ def layer_norm(x, normalized_shape, weight=None, bias=None, eps=1e-5):
         raise ValueError(
             f"layer_norm: input of shape {tuple(x.shape)} does not end with normalized_shape {ns}"
         )
-    from ..prims.normalize import normalize
+    from ..prims import normalize as N
 
-    if _dt.is_complex(x.dtype):
-        out = _normalize(x, tuple(range(x.ndim - len(ns), x.ndim)), eps)
-    else:
-        out = normalize(x, n_axes=len(ns), eps=float(eps))
     for v, what in ((weight, "weight"), (bias, "bias")):
         if v is not None and tuple(v.shape) != ns:
             raise ValueError(f"layer_norm: {what} of shape {tuple(v.shape)} should be {ns}")
+    if _dt.is_complex(x.dtype):
+        out = _normalize(x, tuple(range(x.ndim - len(ns), x.ndim)), eps)
+    elif weight is not None and bias is not None:
+        weight, bias = as_tensor(weight), as_tensor(bias)
+        if weight.dtype == x.dtype and bias.dtype == x.dtype:
+            return N.layer_norm(x, weight, bias, n_axes=len(ns), eps=float(eps))
+        out = N.normalize(x, n_axes=len(ns), eps=float(eps))
+    else:
+        out = N.normalize(x, n_axes=len(ns), eps=float(eps))
     if weight is not None:
         out = out * weight
     if bias is not None:

@@ -561,3 +561,24 @@ def test_softmax_of_a_large_input_runs_block_by_block_and_matches_scipy():
     ref[1, 5] = 0
     out[1, 5] = 0
     np.testing.assert_allclose(out, ref, rtol=2e-6, atol=1e-7)
+
+
+def test_layer_norm_primitive_with_affine_gradients_and_batching():
+    # weight and bias are applied inside the blocked layer_norm primitive: check its rules
+    rng = np.random.default_rng(3)
+    x, w, b = (
+        rng.standard_normal((3, 4, 5)),
+        rng.standard_normal((4, 5)),
+        rng.standard_normal((4, 5)),
+    )
+    core.testing.gradcheck(lambda x, w, b: ops.layer_norm(x, (4, 5), w, b), [x, w, b], order=2)
+    ref = (x - x.mean((1, 2), keepdims=True)) / np.sqrt(x.var((1, 2), keepdims=True) + 1e-5) * w + b
+    np.testing.assert_allclose(_np(ops.layer_norm(_t(x), (4, 5), _t(w), _t(b))), ref, rtol=1e-10)
+    ws = rng.standard_normal((3, 5))
+    batched = core.vmap(lambda w: ops.layer_norm(_t(x[0]), 5, w, _t(b[0])))(_t(ws))
+    loop = np.stack([_np(ops.layer_norm(_t(x[0]), 5, _t(wi), _t(b[0]))) for wi in ws])
+    np.testing.assert_allclose(_np(batched), loop, rtol=1e-12)
+    many = rng.standard_normal((300, 512))  # more rows than one cache block: the blocked path
+    out = _np(ops.layer_norm(_t(many), 512, _t(np.full(512, 2.0)), _t(np.full(512, 0.5))))
+    z = (many - many.mean(1, keepdims=True)) / np.sqrt(many.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(out, 2 * z + 0.5, rtol=1e-10, atol=1e-12)

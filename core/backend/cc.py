@@ -17,6 +17,7 @@ Everything here is optional: without a working compiler (or with ``DIFFSCI_NATIV
 :func:`available` is False and every caller keeps its numpy implementation.
 """
 
+import contextlib
 import ctypes
 import hashlib
 import os
@@ -27,7 +28,15 @@ import sys
 import sysconfig
 import tempfile
 
-FLAGS = ["-O3", "-march=native", "-fno-math-errno", "-fno-trapping-math", "-fPIC", "-shared"]
+FLAGS = [
+    "-O3",
+    "-march=native",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+    "-ffp-contract=off",
+    "-fPIC",
+    "-shared",
+]
 
 _state = {}  # "compiler": [argv] or None, "version": str, "cpu": str
 _libraries = {}  # cache key -> ctypes.CDLL
@@ -134,6 +143,18 @@ def _setup():
 def available():
     """True when native kernels can be compiled and loaded on this machine."""
     return _setup() is not None
+
+
+@contextlib.contextmanager
+def disabled():
+    """Within this block, act as on a machine without a compiler (numpy/numexpr paths only);
+    for tests and benchmarks that compare both paths."""
+    saved = _setup()
+    _state["compiler"] = None
+    try:
+        yield
+    finally:
+        _state["compiler"] = saved
 
 
 def load(source):

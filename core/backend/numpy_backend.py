@@ -1,4 +1,5 @@
-"""CPU backend: numpy arrays, numpy's PCG64 generator, numexpr for fused elementwise code."""
+"""CPU backend: numpy arrays, numpy's PCG64 generator, native C loops (or numexpr) for fused
+elementwise code."""
 
 import numpy as np
 
@@ -46,7 +47,13 @@ class NumpyBackend(Backend):
         return self._rng.permutation(n)
 
     def fuse_elementwise(self, kernel):
-        """A numexpr program for ``kernel`` (core.jit.fusion.FusedKernel): ``f(*arrays, out=None)``."""
+        """``f(*arrays, out=None)`` for ``kernel`` (core.jit.fusion.FusedKernel): a native C loop
+        when fusion chose one (``kernel.native``, see core.backend.cpu_fusion), else a numexpr
+        program."""
+        if kernel.native:
+            from .cpu_fusion import NativeFused
+
+            return NativeFused(kernel)
         import numexpr
 
         kinds = {
@@ -63,3 +70,11 @@ class NumpyBackend(Backend):
             return program(*arrays, out=out, ex_uses_vml=False, order="K", casting="safe")
 
         return run
+
+    def prepare_fused(self, kernels_and_shapes):
+        """Compile the native kernels of one graph together: ``[(FusedKernel, in_shapes)]``."""
+        from .cpu_fusion import prepare
+
+        native = [(k.compiled(self), shapes) for k, shapes in kernels_and_shapes if k.native]
+        if native:
+            prepare(native)

@@ -140,6 +140,15 @@ def lower(graph, backend=None):
     for i, e in enumerate(graph.eqns):
         if _can_out(e) and in_place[i] is None:
             demand[key_of(e.out)] = demand.get(key_of(e.out), 0) + 1
+    prepare = getattr(backend, "prepare_fused", None)
+    if prepare is not None:  # e.g. one compiler call for all native CPU kernels of the graph
+        prepare(
+            [
+                (e.params["kernel"], [v.aval.shape for v in e.inputs])
+                for e in graph.eqns
+                if e.prim is fused
+            ]
+        )
     pool = {}  # key -> [names of dead buffers kept for reuse]
     var_of = {}
     lines = [f"def compiled({', '.join(names[v.id] for v in graph.inputs)}):"]

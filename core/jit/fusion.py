@@ -1,13 +1,16 @@
 """Elementwise fusion: chains of elementwise equations become one kernel.
 
-On the CPU a fused kernel is a precompiled numexpr program (multi-threaded, one pass over
-memory, no temporaries); on the GPU a cupy ElementwiseKernel. Small groups on small arrays
-stay as plain numpy calls, where the per-call overhead of a kernel would dominate.
+On the CPU a fused kernel over >= 4096 elements is a native C loop (``core.backend.cpu_fusion``:
+one pass over memory, vectorized, transcendental functions from glibc's vector math library)
+when a C compiler is available; otherwise, and for tiny arrays, a numexpr program. On the GPU
+it is a cupy ElementwiseKernel. Small groups on small arrays stay as plain numpy calls, where
+the per-call overhead of a kernel would dominate.
 """
 
 import numpy as np
 
 from .. import backend as _backend
+from ..backend import cc as _cc
 from ..primitive import Primitive, ShapedArray
 from ..prims import elementwise as E
 from .ir import Eqn, Var
@@ -30,6 +33,14 @@ _TEMPLATES = {
     E.tanh: ("tanh({0})", "tanh({0})", ()),
     E.abs: ("abs({0})", "fabs({0})", ()),
     E.logistic: ("(1 / (1 + exp(-{0})))", "(1 / (1 + exp(-{0})))", ()),
+    E.erf: (None, "erf({0})", ()),  # numexpr has no erf: native C and GPU kernels only
+    E.gelu: (None, "((0.5 * {0}) * (1 + erf({0} * 0.70710678118654752)))", (0,)),
+    E.gelu_backward: (
+        None,
+        "({0} * (0.5 * (1 + erf({1} * 0.70710678118654752))"
+        " + {1} * (0.39894228040143268 * exp(-0.5 * {1} * {1}))))",
+        (1,),
+    ),
     E.tanh_backward: ("({0} * (1 - {1} * {1}))", "({0} * (1 - {1} * {1}))", (1,)),
     E.pow: ("({0} ** {1})", "pow({0}, {1})", ()),
     # NaN propagates as in numpy's maximum/minimum (a NaN in {1} fails the comparison)
@@ -60,8 +71,9 @@ _CPU_MIN = 1 << 20  # elements: smaller CPU arrays stay on numpy (see _worth_it)
 class FusedKernel:
     """One fused elementwise expression over named inputs."""
 
-    def __init__(self, numexpr_src, c_src, names, in_dtypes, out_dtype, n_ops):
-        self.numexpr_src = numexpr_src
+    def __init__(self, numexpr_src, c_src, names, in_dtypes, out_dtype, n_ops, native=False):
+        self.numexpr_src = numexpr_src  # None when numexpr lacks a function (erf)
+        self.native = native  # CPU: a native C loop (core.backend.cpu_fusion), not numexpr
         self.c_src = c_src
         self.names = tuple(names)
         self.in_dtypes = tuple(in_dtypes)
@@ -78,10 +90,10 @@ class FusedKernel:
 
     @property
     def name(self):
-        return f"fused<{self.numexpr_src}>"
+        return f"fused<{self}>"
 
     def __repr__(self):
-        return self.numexpr_src
+        return self.numexpr_src if self.numexpr_src is not None else self.c_src
 
 
 def _fused_impl(xp, *arrays, kernel):
@@ -101,14 +113,32 @@ fused = Primitive("fused", _fused_impl, _fused_abstract)
 # numexpr evaluates these with scalar libm calls, 3-8x slower than numpy's SIMD loops (measured
 # on 4M float32: exp 19 vs 7 ms, tanh 31 vs 4, sqrt 14 vs 3.5): on the CPU only arithmetic,
 # comparisons and selects are fused; on the GPU everything in the table is.
-_TRANSCENDENTAL = {E.exp, E.expm1, E.log, E.log1p, E.sqrt, E.sin, E.cos, E.tanh, E.logistic, E.pow}
+# A native C loop (arrays of >= _SMALL elements) calls glibc's vectorized versions instead, where
+# they exist (core.backend.cc.VECTOR_MATH).
+_TRANSCENDENTAL = {
+    E.exp, E.expm1, E.log, E.log1p, E.sqrt, E.sin, E.cos, E.tanh, E.logistic, E.pow,
+    E.erf, E.gelu, E.gelu_backward,
+}  # fmt: skip
 
 
-def _fusable(e, transcendental=True):
+def _size(v):
+    size = 1
+    for d in v.aval.shape:
+        size *= d
+    return size
+
+
+def _native_cpu(e, on_gpu):
+    """Whether a kernel rooted at ``e`` would be a native C loop (CPU, compiler, large)."""
+    return not on_gpu and _size(e.out) >= _SMALL and _cc.available()
+
+
+def _fusable(e, on_gpu=True):
     if e.prim not in _TEMPLATES:
         return False
-    if not transcendental and e.prim in _TRANSCENDENTAL:
-        return False
+    if not on_gpu and (e.prim in _TRANSCENDENTAL or _TEMPLATES[e.prim][0] is None):
+        if not (_cc.VECTOR_MATH and _native_cpu(e, on_gpu)):
+            return False
     if e.out.aval.dtype not in _OK_DTYPES:
         return False
     return all(v.aval.dtype in _OK_DTYPES for v in e.inputs)
@@ -122,13 +152,15 @@ def _float_dtype(e):
 class _Pending:
     """An expression tree not yet emitted: sources with ``{L<k>}`` leaf placeholders."""
 
-    __slots__ = ("c", "eqns", "leaves", "ne", "root")
+    __slots__ = ("c", "eqns", "leaves", "ne", "root")  # ne is None without a numexpr form
 
     def __init__(self, root, ne, c, leaves, eqns):
         self.root, self.ne, self.c, self.leaves, self.eqns = root, ne, c, leaves, eqns
 
 
 def _shift(src, offset, count):
+    if src is None:
+        return None
     # renumber leaf placeholders {L0..L(count-1)} by offset, highest first so names never clash
     for k in range(count - 1, -1, -1):
         src = src.replace(f"{{L{k}}}", f"{{L{k + offset}}}")
@@ -141,10 +173,10 @@ def fuse_elementwise(graph, backend=None):
     Expressions grow greedily in program order: an elementwise result used exactly once, by
     another fusable equation of the same shape, is inlined into it (up to ``_MAX_INPUTS``
     leaves); everything else is emitted where it is needed. ``backend`` (default: the current
-    device) decides whether transcendental functions are fused (GPU) or not (CPU).
+    device) decides whether transcendental functions are fused (GPU, native CPU loops) or not.
     """
     backend = backend or _backend.current()
-    transcendental = backend.array_type is not np.ndarray
+    on_gpu = backend.array_type is not np.ndarray
     consumers = {}
     for i, e in enumerate(graph.eqns):
         for v in e.inputs:
@@ -154,7 +186,8 @@ def fuse_elementwise(graph, backend=None):
     new_eqns = []
 
     def emit(pend):
-        if len(pend.eqns) == 1 or not _worth_it(pend.root, len(pend.eqns), transcendental):
+        native = _native_cpu(pend.root, on_gpu)
+        if len(pend.eqns) == 1 or not _worth_it(pend.root, len(pend.eqns), on_gpu, native):
             new_eqns.extend(sorted(pend.eqns, key=lambda e: order[id(e)]))
             return
         # merged sub-expressions may share leaves: give each distinct Var one name
@@ -165,7 +198,7 @@ def fuse_elementwise(graph, backend=None):
                 k = len(unique)
                 unique.append(v)
             names.append(f"x{k}")
-        ne_src = pend.ne.format_map(_Names(names))
+        ne_src = None if pend.ne is None else pend.ne.format_map(_Names(names))
         c_src = pend.c.format_map(_Names(names))
         root = pend.root
         kernel = FusedKernel(
@@ -175,12 +208,13 @@ def fuse_elementwise(graph, backend=None):
             [v.aval.dtype for v in unique],
             root.out.aval.dtype,
             len(pend.eqns),
+            native=native,
         )
         new_eqns.append(Eqn(fused, unique, {"kernel": kernel}, root.out, root.tag))
 
     order = {id(e): i for i, e in enumerate(graph.eqns)}
     for e in graph.eqns:
-        if not (_fusable(e, transcendental) and _float_dtype(e) != "mixed"):
+        if not (_fusable(e, on_gpu) and _float_dtype(e) != "mixed"):
             for v in e.inputs:
                 if v.id in pending:
                     emit(pending.pop(v.id))
@@ -211,7 +245,8 @@ def fuse_elementwise(graph, backend=None):
                 leaves.append(v)
             ne_args.append(f"{{L{idx}}}")
             c_args.append(f"{{L{idx}}}")
-        pend = _Pending(e, ne_t.format(*ne_args), c_t.format(*c_args), leaves, eqns)
+        ne_src = None if ne_t is None or None in ne_args else ne_t.format(*ne_args)
+        pend = _Pending(e, ne_src, c_t.format(*c_args), leaves, eqns)
         cs = consumers.get(e.out.id, [])
         if e.out.id not in out_ids and len(cs) == 1:
             pending[e.out.id] = pend  # its single consumer may inline it
@@ -239,10 +274,10 @@ class _Names(dict):
         return self.names[int(key[1:])]
 
 
-def _worth_it(e, n_ops, on_gpu):
-    size = 1
-    for d in e.out.aval.shape:
-        size *= d
+def _worth_it(e, n_ops, on_gpu, native=False):
+    size = _size(e.out)
+    if native:
+        return n_ops >= 2  # one vectorized pass instead of n_ops, at ~1 us per call
     if not on_gpu:
         # Mid-sized arrays: numexpr's threaded set-up (~100 us) outweighs its gain, and numpy
         # ufuncs writing into reused buffers (codegen's out=) match its single-thread speed; a

@@ -477,15 +477,34 @@ def test_parameter_assignment_inside_grad_inside_jit_is_an_error():
     assert not p._subs
 
 
-def test_cpu_fusion_policy_fuses_only_large_arrays():
+def test_cpu_fusion_policy_without_a_compiler_fuses_only_large_arrays():
     # numexpr's threaded set-up outweighs its gain on mid-sized CPU arrays (below ~1M
     # elements), where numpy ufuncs writing into reused buffers are as fast: they stay numpy
+    from core.backend import cc
     from core.jit.fusion import fused
 
+    with cc.disabled():
+        fn = core.jit(lambda x: (x * 2.0 + 1.0) * x - 3.0)
+        small = core.tensor(np.ones((64, 64), np.float32))
+        large = core.tensor(np.ones((1024, 1024), np.float32))
+        assert not any(e.prim is fused for e in fn.lower(small).graph.eqns)
+        assert [e.prim for e in fn.lower(large).graph.eqns] == [fused]
+        assert not fn.lower(large).graph.eqns[0].params["kernel"].native
+        np.testing.assert_allclose(fn(large).asnumpy(), np.full((1024, 1024), 0.0, np.float32))
+        np.testing.assert_allclose(fn(small).asnumpy(), np.zeros((64, 64), np.float32))
+
+
+def test_cpu_fusion_policy_with_a_compiler_fuses_from_4096_elements():
+    from core.backend import cc
+    from core.jit.fusion import fused
+
+    if not cc.available():
+        pytest.skip("no working C compiler on this machine")
     fn = core.jit(lambda x: (x * 2.0 + 1.0) * x - 3.0)
-    small = core.tensor(np.ones((64, 64), np.float32))
-    large = core.tensor(np.ones((1024, 1024), np.float32))
-    assert not any(e.prim is fused for e in fn.lower(small).graph.eqns)
-    assert [e.prim for e in fn.lower(large).graph.eqns] == [fused]
-    np.testing.assert_allclose(fn(large).asnumpy(), np.full((1024, 1024), 0.0, np.float32))
-    np.testing.assert_allclose(fn(small).asnumpy(), np.zeros((64, 64), np.float32))
+    tiny = core.tensor(np.ones((8, 8), np.float32))
+    mid = core.tensor(np.ones((64, 64), np.float32))
+    # tiny arrays: a numexpr kernel for >= 3 ops (no compiler call for them)
+    assert not any(e.params["kernel"].native for e in fn.lower(tiny).graph.eqns if e.prim is fused)
+    (eqn,) = fn.lower(mid).graph.eqns
+    assert eqn.prim is fused and eqn.params["kernel"].native
+    np.testing.assert_allclose(fn(mid).asnumpy(), np.zeros((64, 64), np.float32))

@@ -9,6 +9,8 @@ Each wrapper returns None when native kernels are unavailable (see ``core.backen
 dtype is not float32/float64; callers then keep their numpy implementation.
 """
 
+import ctypes
+
 import numpy as np
 
 from . import cc
@@ -19,6 +21,8 @@ _TYPES = {np.dtype("float32"): ("float", "f", "f"), np.dtype("float64"): ("doubl
 # F the math-function suffix, L the literal suffix)
 _KERNELS = {
     "erf": (1, "out = erf{F}(a);"),
+    # exp(min(x, 0)) / (1 + exp(-|x|)): full relative precision at both ends, one exp
+    "logistic": (1, "T e = exp{F}(-fabs{F}(a));\n    out = (a >= 0 ? (T)1 : e) / ((T)1 + e);"),
     "gelu": (1, "out = (T)0.5{L} * a * ((T)1 + erf{F}(a * (T)0.70710678118654752440{L}));"),
     # g * (Phi(x) + x phi(x)), the derivative of x Phi(x)
     "gelu_backward": (
@@ -30,8 +34,79 @@ _KERNELS = {
 }
 
 
+# Row kernels over [rows, n] C-contiguous blocks. Reductions keep LANES partial results, so
+# they vectorize without reassociation flags (what -ffast-math would permit).
+_ROWS = """
+#define LANES 16
+static T rowmax_T(const T* x, ptrdiff_t n) {
+  T acc[LANES], m = -INFINITY;
+  for (int j = 0; j < LANES; ++j) acc[j] = -INFINITY;
+  ptrdiff_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int j = 0; j < LANES; ++j) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  for (int j = 0; j < LANES; ++j) m = acc[j] > m ? acc[j] : m;
+  return m;
+}
+static T rowsum_T(const T* x, ptrdiff_t n) {
+  T acc[LANES], s = 0;
+  for (int j = 0; j < LANES; ++j) acc[j] = 0;
+  ptrdiff_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int j = 0; j < LANES; ++j) acc[j] += x[i + j];
+  for (; i < n; ++i) s += x[i];
+  for (int j = 0; j < LANES; ++j) s += acc[j];
+  return s;
+}
+static T rowsumsq_T(const T* x, ptrdiff_t n) {
+  T acc[LANES], s = 0;
+  for (int j = 0; j < LANES; ++j) acc[j] = 0;
+  ptrdiff_t i = 0;
+  for (; i + LANES <= n; i += LANES)
+    for (int j = 0; j < LANES; ++j) acc[j] += x[i + j] * x[i + j];
+  for (; i < n; ++i) s += x[i] * x[i];
+  for (int j = 0; j < LANES; ++j) s += acc[j];
+  return s;
+}
+/* softmax of each row; the max shift is only for range, and a row whose max is not finite
+   (all -inf) uses 0, giving 0/0 = NaN as numpy's path and PyTorch do */
+void softmax_rows_T(const T* x, T* y, ptrdiff_t rows, ptrdiff_t n) {
+  for (ptrdiff_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * n;
+    T* yr = y + r * n;
+    T m = rowmax_T(xr, n);
+    if (!isfinite(m)) m = 0;
+    for (ptrdiff_t i = 0; i < n; ++i) yr[i] = exp{F}(xr[i] - m);
+    T s = rowsum_T(yr, n);
+    for (ptrdiff_t i = 0; i < n; ++i) yr[i] = yr[i] / s;
+  }
+}
+/* (x - mean) / sqrt(var + eps) per row, then * w + b when w is given (two-pass variance) */
+void layer_norm_rows_T(const T* x, const T* w, const T* b, T* y, ptrdiff_t rows, ptrdiff_t n,
+                       double eps) {
+  for (ptrdiff_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * n;
+    T* yr = y + r * n;
+    T mean = rowsum_T(xr, n) / (T)n;
+    for (ptrdiff_t i = 0; i < n; ++i) yr[i] = xr[i] - mean;
+    T rstd = (T)1 / sqrt{F}(rowsumsq_T(yr, n) / (T)n + (T)eps);
+    if (w) {
+      for (ptrdiff_t i = 0; i < n; ++i) yr[i] = yr[i] * rstd * w[i] + b[i];
+    } else {
+      for (ptrdiff_t i = 0; i < n; ++i) yr[i] = yr[i] * rstd;
+    }
+  }
+}
+"""
+
+
 def _source():
     parts = [cc.math_header()]
+    for ctype, fsuffix, _ in _TYPES.values():
+        code = _ROWS.replace("{F}", fsuffix).replace("_T(", f"_{ctype}(")
+        parts.append(
+            code.replace("T ", f"{ctype} ").replace("T*", f"{ctype}*").replace("(T)", f"({ctype})")
+        )
     for name, (n_in, body) in _KERNELS.items():
         for ctype, fsuffix, lsuffix in _TYPES.values():
             code = body.replace("{F}", fsuffix).replace("{L}", lsuffix).replace("T", ctype)
@@ -70,6 +145,56 @@ def _run(name, *arrays):
     out = np.empty(shape, dtype)
     _function(name, dtype)(*[cc.address(a) for a in arrays], cc.address(out), out.size)
     return out
+
+
+def _rows_ready(x):
+    return x.dtype in _TYPES and cc.available() and x.ndim >= 1 and x.shape[-1] > 0
+
+
+def softmax_last_axis(x):
+    """Softmax over the last axis of a float32/float64 array, or None."""
+    if not _rows_ready(x):
+        return None
+    x = np.ascontiguousarray(x)
+    out = np.empty_like(x)
+    n = x.shape[-1]
+    fn = _row_function("softmax_rows", x.dtype, 4)
+    fn(cc.address(x), cc.address(out), x.size // n, n)
+    return out
+
+
+def layer_norm_rows(x, eps, w=None, b=None):
+    """Each row of ``x`` [R, C] normalized (and ``* w + b`` with w, b of shape [C]), or None."""
+    if not _rows_ready(x) or x.ndim != 2:
+        return None
+    dt = x.dtype
+    if w is not None and (
+        w.dtype != dt or b.dtype != dt or w.size != x.shape[1] or b.size != x.shape[1]
+    ):
+        return None
+    x = np.ascontiguousarray(x)
+    out = np.empty_like(x)
+    keep = [] if w is None else [np.ascontiguousarray(w), np.ascontiguousarray(b)]
+    ptrs = [0, 0] if w is None else [cc.address(a) for a in keep]
+    fn = _row_function("layer_norm_rows", dt, 7)
+    fn(cc.address(x), *ptrs, cc.address(out), x.shape[0], x.shape[1], ctypes.c_double(eps))
+    return out
+
+
+def _row_function(name, dtype, n_args):
+    key = (name, dtype)
+    fn = _functions.get(key)
+    if fn is None:
+        fn = cc.function(cc.load(_source()), f"{name}_{_TYPES[dtype][0]}", n_args)
+        if name == "layer_norm_rows":
+            fn.argtypes = [ctypes.c_ssize_t] * 6 + [ctypes.c_double]
+        _functions[key] = fn
+    return fn
+
+
+def logistic(x):
+    """The logistic sigmoid of a float32/float64 array, or None."""
+    return _run("logistic", x)
 
 
 def erf(x):

@@ -117,6 +117,10 @@ def _logistic(xp, x):
     if x.dtype.kind == "c":
         half = x.dtype.type(0.5)
         return half * xp.tanh(half * x) + half
+    if xp is np and x.size >= _NATIVE_MIN:
+        out = _native.logistic(x)  # one C pass with one vectorized exp, where a compiler exists
+        if out is not None:
+            return out
     out = xp.empty_like(x)
     if xp is np and x.size > _BLOCK and x.flags.c_contiguous:
         # six passes over memory become one: each block is finished while it is in cache

@@ -113,3 +113,62 @@ def test_without_a_compiler_load_says_what_is_missing(monkeypatch):
     assert not cc.available()
     with pytest.raises(RuntimeError, match="no C compiler"):
         cc.load("int f(void) { return 1; }\n")
+
+
+@needs_cc
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-6), (np.float64, 1e-14)])
+def test_native_softmax_layer_norm_and_logistic_match_references(dtype, tol):
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal((37, 6, 131)) * 4).astype(dtype)  # rows not a multiple of 16
+    np.testing.assert_allclose(
+        cpu_kernels.softmax_last_axis(x), sp.softmax(x.astype(np.float64), axis=-1), atol=tol
+    )
+    rows = x.reshape(-1, 131)
+    w, b = rng.standard_normal(131).astype(dtype), rng.standard_normal(131).astype(dtype)
+    xd = rows.astype(np.float64)
+    xhat = (xd - xd.mean(1, keepdims=True)) / np.sqrt(xd.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(cpu_kernels.layer_norm_rows(rows, 1e-5), xhat, atol=20 * tol)
+    np.testing.assert_allclose(
+        cpu_kernels.layer_norm_rows(rows, 1e-5, w, b), xhat * w + b, atol=40 * tol
+    )
+    z = np.concatenate([x.ravel(), np.array([-200, -90, 0, 90, 200], dtype)])
+    got = cpu_kernels.logistic(z)
+    # relative precision down to the smallest normal number of the dtype (below: underflow)
+    tiny = np.finfo(dtype).tiny
+    np.testing.assert_allclose(got, sp.expit(z.astype(np.float64)), rtol=tol, atol=tiny)
+
+
+@needs_cc
+def test_native_softmax_rows_of_minus_infinity_and_nan_give_nan_like_numpy():
+    x = np.zeros((4, 300), np.float32)
+    x[1] = -np.inf
+    x[2, 5] = np.nan
+    x[3, :10] = -np.inf  # masked entries: exactly zero probability
+    got = cpu_kernels.softmax_last_axis(x)
+    assert np.isnan(got[1]).all() and np.isnan(got[2]).all()
+    np.testing.assert_allclose(got[0], 1 / 300, rtol=1e-6)
+    assert (got[3, :10] == 0).all()
+    np.testing.assert_allclose(got[3].sum(), 1.0, rtol=1e-6)
+
+
+def test_softmax_layer_norm_logistic_primitives_agree_on_native_and_numpy_paths():
+    from core.prims import normalize as N
+    from core.prims import softmax as S
+
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((16, 4, 64)) * 3).astype(np.float32)
+    w, b = rng.standard_normal(64).astype(np.float32), rng.standard_normal(64).astype(np.float32)
+
+    def run_all():
+        return (
+            S._softmax_impl(np, x, 2),
+            N._layer_norm_impl(np, x, w, b, 1, 1e-5),
+            N._normalize_impl(np, x, 2, 1e-5),
+            E.logistic.impl(np, x),
+        )
+
+    native = run_all()
+    with cc.disabled():
+        plain = run_all()
+    for a, b_ in zip(native, plain):
+        np.testing.assert_allclose(a, b_, rtol=1e-5, atol=2e-6)

@@ -81,6 +81,23 @@ void softmax_rows_T(const T* x, T* y, ptrdiff_t rows, ptrdiff_t n) {
     for (ptrdiff_t i = 0; i < n; ++i) yr[i] = yr[i] / s;
   }
 }
+/* softmax(a + b) per row: row r reads a at oa = (r / per_outer) * sa + (r % per_outer) * n
+   (likewise b), so an operand broadcast along leading axes is read in place */
+void softmax_add_rows_T(const T* a, const T* b, T* y, ptrdiff_t rows, ptrdiff_t n,
+                        ptrdiff_t per_outer, ptrdiff_t sa, ptrdiff_t sb) {
+  for (ptrdiff_t r = 0; r < rows; ++r) {
+    ptrdiff_t o = r / per_outer, w = (r % per_outer) * n;
+    const T* ar = a + o * sa + w;
+    const T* br = b + o * sb + w;
+    T* yr = y + r * n;
+    for (ptrdiff_t i = 0; i < n; ++i) yr[i] = ar[i] + br[i];
+    T m = rowmax_T(yr, n);
+    if (!isfinite(m)) m = 0;
+    for (ptrdiff_t i = 0; i < n; ++i) yr[i] = exp{F}(yr[i] - m);
+    T s = rowsum_T(yr, n);
+    for (ptrdiff_t i = 0; i < n; ++i) yr[i] = yr[i] / s;
+  }
+}
 /* (x - mean) / sqrt(var + eps) per row, then * w + b when w is given (two-pass variance) */
 void layer_norm_rows_T(const T* x, const T* w, const T* b, T* y, ptrdiff_t rows, ptrdiff_t n,
                        double eps) {
@@ -160,6 +177,28 @@ def softmax_last_axis(x):
     n = x.shape[-1]
     fn = _row_function("softmax_rows", x.dtype, 4)
     fn(cc.address(x), cc.address(out), x.size // n, n)
+    return out
+
+
+def softmax_add_last_axis(a, b):
+    """softmax(a + b) over the last axis in one pass (float32/float64, a and b broadcasting
+    along leading axes only, both varying along the last), or None."""
+    from .cpu_fusion import layout
+
+    if not _rows_ready(a) or b.dtype != a.dtype or b.ndim < 1:
+        return None
+    out_shape = tuple(np.broadcast_shapes(a.shape, b.shape))
+    n = out_shape[-1]
+    lay = layout([a.shape, b.shape], out_shape)
+    if lay is None or a.shape[-1] != n or b.shape[-1] != n:
+        return None
+    n_outer, n_inner, _, (sa, sb) = lay
+    if n_inner % n:
+        return None
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    out = np.empty(out_shape, a.dtype)
+    fn = _row_function("softmax_add_rows", a.dtype, 8)
+    fn(cc.address(a), cc.address(b), cc.address(out), out.size // n, n, n_inner // n, sa, sb)
     return out
 
 

@@ -208,6 +208,7 @@ def run_passes(graph, passes=None, backend=None):
     followed by ``verify()``."""
     import functools
 
+    from .fuse_softmax import fuse_softmax_add
     from .fusion import fuse_elementwise
 
     if passes is None:  # an empty sequence means "no passes" (the raw trace)
@@ -217,6 +218,7 @@ def run_passes(graph, passes=None, backend=None):
             common_subexpressions,
             simplify,
             dead_code,
+            functools.partial(fuse_softmax_add, backend=backend),
             functools.partial(fuse_elementwise, backend=backend),
             dead_code,
         )

@@ -124,3 +124,43 @@ def test_all_kernels_of_a_graph_compile_in_one_call(monkeypatch):
     assert sum(e.prim is fused for e in low.graph.eqns) == 2
     assert len(calls) == 1
     assert_tree_close(core.jit(f)(x, y), f(x, y), rtol=1e-12, atol=1e-12)
+
+
+@needs_cc
+@pytest.mark.parametrize(
+    "bias_shape",
+    [(3, 16, 80), (1, 3, 16, 80), (5, 1, 1, 80), (5, 3, 16, 80), (80,), (5, 3, 16, 1)],
+)
+def test_softmax_of_a_sum_is_one_equation_and_matches_eager(bias_shape):
+    from core.jit.fuse_softmax import softmax_add
+
+    rng = np.random.default_rng(4)
+    a = core.tensor(rng.standard_normal((5, 3, 16, 80)) * 3)
+    b = core.tensor(rng.standard_normal(bias_shape))
+    fn = lambda a, b: ops.softmax(a + b, axis=-1)  # noqa: E731
+    prims = [e.prim for e in core.jit(fn).lower(a, b).graph.eqns]
+    # a bias constant along the softmax axis is left alone (it cancels; nothing to gain)
+    assert (softmax_add in prims) == (bias_shape[-1] == 80)
+    assert_tree_close(core.jit(fn)(a, b), fn(a, b), rtol=1e-13, atol=1e-15)
+
+    def loss(a, b):
+        s = ops.softmax(a + b, axis=-1)
+        return ops.sum(s * s * ops.cos(a))
+
+    g = core.grad(loss, grad_position=(0, 1))
+    assert_tree_close(core.jit(g)(a, b), g(a, b), rtol=1e-12, atol=1e-14)
+
+
+@needs_cc
+def test_softmax_add_is_not_formed_when_the_sum_is_read_elsewhere():
+    from core.jit.fuse_softmax import softmax_add
+
+    rng = np.random.default_rng(5)
+    a, b = (core.tensor(rng.standard_normal((64, 100)).astype(np.float32)) for _ in range(2))
+
+    def fn(a, b):
+        z = a + b
+        return ops.softmax(z, axis=-1), z * 2.0
+
+    assert softmax_add not in [e.prim for e in core.jit(fn).lower(a, b).graph.eqns]
+    assert_tree_close(core.jit(fn)(a, b), fn(a, b), rtol=1e-6, atol=1e-6)

@@ -192,7 +192,7 @@ def softmax_add_last_axis(a, b):
     lay = layout([a.shape, b.shape], out_shape)
     if lay is None or a.shape[-1] != n or b.shape[-1] != n:
         return None
-    n_outer, n_inner, _, (sa, sb) = lay
+    _, n_inner, _, (sa, sb) = lay
     if n_inner % n:
         return None
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)

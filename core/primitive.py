@@ -83,6 +83,11 @@ class Tracer(Tensor):
 
     __slots__ = ("_trace",)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__dict__.get("_alias_of") is None:
+            _PLAIN_TRACER_TYPES.add(cls)  # bind's fast check (alias classes take the slow path)
+
     @property
     def aval(self):
         raise NotImplementedError
@@ -107,6 +112,7 @@ class Tracer(Tensor):
         )
 
 
+_PLAIN_TRACER_TYPES = set()
 _trace_stack = []
 _debug_nans = False
 # core.jit installs a function here while it traces: it turns the first read of a Parameter
@@ -156,9 +162,15 @@ def bind(prim, args, params):
         return eager(prim, args, params)
     top = None
     level = -1
+    plain = _PLAIN_TRACER_TYPES
     for i, a in enumerate(args):
         t = type(a)
         if t is Tensor:
+            continue
+        if t in plain:
+            trace = a._trace
+            if trace.level > level:
+                top, level = trace, trace.level
             continue
         if isinstance(a, Tracer) and getattr(t, "_alias_of", None) is None:
             if a._trace.level > level:

@@ -7,7 +7,10 @@ VJP rule, which is written with core ops; when an outer transformation is active
 of any order work. Broadcasting is undone here, once, not in every rule.
 """
 
+import numpy as np
+
 from .. import dtypes as _dt
+from .. import primitive as _primitive
 from ..primitive import Trace, Tracer, bind, eager
 from ..tensor import Tensor
 
@@ -20,14 +23,16 @@ needs_mask = set()
 class Node:
     """One recorded primitive application (or a leaf, when ``prim`` is None)."""
 
-    __slots__ = ("out", "params", "parents", "prim", "primals")
+    __slots__ = ("arrays", "out", "params", "parents", "prim", "primals")
 
-    def __init__(self, prim, parents, primals, out, params):
+    def __init__(self, prim, parents, primals, out, params, arrays=None):
         self.prim = prim
         self.parents = parents
         self.primals = primals
         self.out = out
         self.params = params
+        # (out, *primals) as numpy arrays when all were concrete (see array_rules), else None
+        self.arrays = arrays
 
 
 def leaf_node():
@@ -81,6 +86,7 @@ class VJPTrace(Trace):
         return node
 
     def process(self, prim, args, params):
+        arrays = None
         if len(args) == 2:  # the common case, unrolled
             a, b = args
             if type(a) is VJPTracer and a._trace is self:
@@ -95,6 +101,7 @@ class VJPTrace(Trace):
             parents = (na, nb)
             if type(pa) is Tensor and type(pb) is Tensor:  # one level down is eager: skip bind
                 out = eager(prim, primals, params)
+                arrays = (out._value, pa._value, pb._value)
             else:
                 out = bind(prim, primals, params)
         elif len(args) == 1:
@@ -103,11 +110,11 @@ class VJPTrace(Trace):
                 primals, parents = (a.primal,), (a.node,)
             else:
                 primals, parents = (a,), (None,)
-            out = (
-                eager(prim, primals, params)
-                if type(primals[0]) is Tensor
-                else bind(prim, primals, params)
-            )
+            if type(primals[0]) is Tensor:
+                out = eager(prim, primals, params)
+                arrays = (out._value, primals[0]._value)
+            else:
+                out = bind(prim, primals, params)
         else:
             primals = []
             parents = []
@@ -125,7 +132,9 @@ class VJPTrace(Trace):
         dtype = out._value.dtype if type(out) is Tensor else out.dtype
         if not (dtype.kind in "fc" or dtype == _dt.bfloat16):
             return out
-        node = Node(prim, parents, primals, out, params)
+        if arrays is not None and type(arrays[0]) is not np.ndarray:
+            arrays = None  # the array rules are numpy-only
+        node = Node(prim, parents, primals, out, params, arrays)
         self.tape.append(node)
         return VJPTracer(self, out, node)
 
@@ -167,6 +176,7 @@ def backward(roots, cotangents, order=None):
     bound to locals and the shape/dtype check reads concrete arrays directly when it can.
     """
     from ..prims.elementwise import add
+    from .array_rules import array_vjps
 
     cts = {}
     for r, g in zip(roots, cotangents):
@@ -175,7 +185,9 @@ def backward(roots, cotangents, order=None):
     if order is None:
         order = toposort(roots)
     leaf_cts = {}
-    pop, get = cts.pop, cts.get
+    pop = cts.pop
+    array_rule = array_vjps.get
+    array_ok = not _primitive._debug_nans  # the array path skips the per-primitive NaN check
     rules, masked = vjp_rules, needs_mask
     for node in reversed(order):
         g = pop(id(node), None)
@@ -185,6 +197,31 @@ def backward(roots, cotangents, order=None):
         if prim is None:
             leaf_cts[id(node)] = g
             continue
+        arrays = node.arrays
+        if arrays is not None and array_ok:
+            fast = array_rule(prim)
+            gv = g if type(g) is np.ndarray else (g._value if type(g) is Tensor else None)
+            if fast is not None and type(gv) is np.ndarray:
+                # nothing traces this backward pass: the VJP runs on the arrays and the
+                # cotangents stay arrays (core.autodiff.array_rules)
+                ps = node.parents
+                needed = (
+                    (ps[0] is not None, ps[1] is not None)
+                    if len(ps) == 2
+                    else tuple([p is not None for p in ps])
+                )
+                in_cts = fast(gv, *arrays, needed)
+                for parent, c, x in zip(ps, in_cts, arrays[1:]):
+                    if parent is None or c is None:
+                        continue
+                    if type(c) is not np.ndarray:
+                        c = np.asarray(c)  # numpy gives scalars for 0-d results
+                    if c.shape != x.shape or c.dtype != x.dtype:
+                        c = fit_to(_wrap_array(c), x)
+                    _accumulate(cts, id(parent), c, add)
+                continue
+        if type(g) is np.ndarray:
+            g = _wrap_array(g)
         rule = rules.get(prim)
         if rule is None:
             if isinstance(prim, CustomVJPCall):
@@ -213,11 +250,39 @@ def backward(roots, cotangents, order=None):
                     c = fit_to(c, x)
             elif c.shape != x.shape or c.dtype != x.dtype:
                 c = fit_to(c, x)
-            key = id(parent)
-            prev = get(key)
-            cts[key] = c if prev is None else add(prev, c)
+            _accumulate(cts, id(parent), c, add)
     leaf_cts.update(cts)  # with a tape as the order, leaves (not on the tape) remain here
+    for key, v in leaf_cts.items():
+        if type(v) is np.ndarray:
+            leaf_cts[key] = _wrap_array(v)
     return leaf_cts
+
+
+def _accumulate(cts, key, c, add):
+    """cts[key] += c; two arrays (or concrete numpy tensors) are summed directly."""
+    prev = cts.get(key)
+    if prev is None:
+        cts[key] = c
+        return
+    pv = prev if type(prev) is np.ndarray else (prev._value if type(prev) is Tensor else None)
+    cv = c if type(c) is np.ndarray else (c._value if type(c) is Tensor else None)
+    if type(pv) is np.ndarray and type(cv) is np.ndarray and not _primitive._debug_nans:
+        total = pv + cv  # same shape and dtype (fit_to ran)
+        cts[key] = total if type(total) is np.ndarray else np.asarray(total)
+        return
+    if type(prev) is np.ndarray:
+        prev = _wrap_array(prev)
+    if type(c) is np.ndarray:
+        c = _wrap_array(c)
+    cts[key] = add(prev, c)
+
+
+def _wrap_array(a):
+    if type(a) is not np.ndarray:
+        a = np.asarray(a)  # numpy gives scalars for 0-d results
+    t = Tensor.__new__(Tensor)
+    t._value = a
+    return t
 
 
 def fit_to(c, x):

@@ -551,3 +551,40 @@ def test_escaped_tracer_is_reported():
 def test_symbolic_values_cannot_be_used_in_python_control_flow():
     with pytest.raises(NotImplementedError, match="no concrete value"):
         core.vmap(lambda x: x.item())(T(X))
+
+
+# ---- the array path of the backward sweep (core.autodiff.array_rules) ---------------------------
+def test_array_rules_give_the_same_gradients_as_the_tensor_rules(monkeypatch):
+    from core.autodiff import array_rules
+
+    rng = np.random.default_rng(7)
+    x = core.tensor(rng.standard_normal((6, 5)))
+    c = core.tensor(rng.uniform(0.5, 1.5, (6, 5)))
+    row = core.tensor(rng.uniform(0.5, 1.5, (5,)))  # broadcast: the sweep sums it back
+    s = core.tensor(np.float64(0.7))  # 0-d: numpy returns scalars, which must become arrays
+
+    def f(x, c, row, s):
+        y = ops.tanh(x * c + row) / (row + 2.0) - ops.exp(-x) * s
+        y = ops.sigmoid(y) * y - y / c
+        return ops.sum(y * x + y)  # x is read several times: cotangents accumulate
+
+    g = core.grad(f, grad_position=(0, 1, 2, 3))
+    fast = g(x, c, row, s)
+    monkeypatch.setattr(array_rules, "array_vjps", {})
+    slow = g(x, c, row, s)
+    for a, b in zip(fast, slow):
+        assert type(a) is core.Tensor and a.shape == b.shape and a.dtype == b.dtype
+        np.testing.assert_allclose(a.asnumpy(), b.asnumpy(), rtol=1e-14, atol=1e-14)
+    assert core.testing.gradcheck(f, (x, c, row, s), order=1)
+
+
+def test_array_rules_are_not_used_where_the_backward_pass_is_differentiated():
+    # grad of grad: the inner sweep runs on tracers of the outer one, so the tensor rules run
+    f = lambda x: ops.sum(ops.tanh(x) * ops.exp(x))  # noqa: E731
+    x = core.tensor(np.linspace(-1, 1, 7))
+    h = core.grad(lambda x: ops.sum(core.grad(f)(x) * x))(x)
+    xv = x.asnumpy()
+    t, e = np.tanh(xv), np.exp(xv)
+    d1 = (1 - t * t) * e + t * e  # f'
+    d2 = -2 * t * (1 - t * t) * e + 2 * (1 - t * t) * e + t * e  # f''
+    np.testing.assert_allclose(h.asnumpy(), d1 + xv * d2, rtol=1e-12)

@@ -140,11 +140,22 @@ def _source():
 _functions = {}
 
 
+def _library():
+    """The kernels' library, or None when it cannot be built here (disk full, read-only cache):
+    the callers then take their numpy path."""
+    try:
+        return cc.load(_source())
+    except (OSError, RuntimeError):
+        return None
+
+
 def _function(name, dtype):
     key = (name, dtype)
     fn = _functions.get(key)
     if fn is None:
-        lib = cc.load(_source())
+        lib = _library()
+        if lib is None:
+            return None
         n_in = _KERNELS[name][0]
         fn = cc.function(lib, f"{name}_{_TYPES[dtype][0]}", n_in + 2)
         _functions[key] = fn
@@ -158,9 +169,12 @@ def _run(name, *arrays):
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays):
         return None  # broadcasting is left to numpy
+    fn = _function(name, dtype)
+    if fn is None:
+        return None
     arrays = [np.ascontiguousarray(a) for a in arrays]
     out = np.empty(shape, dtype)
-    _function(name, dtype)(*[cc.address(a) for a in arrays], cc.address(out), out.size)
+    fn(*[cc.address(a) for a in arrays], cc.address(out), out.size)
     return out
 
 
@@ -176,6 +190,8 @@ def softmax_last_axis(x):
     out = np.empty_like(x)
     n = x.shape[-1]
     fn = _row_function("softmax_rows", x.dtype, 4)
+    if fn is None:
+        return None
     fn(cc.address(x), cc.address(out), x.size // n, n)
     return out
 
@@ -198,6 +214,8 @@ def softmax_add_last_axis(a, b):
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     out = np.empty(out_shape, a.dtype)
     fn = _row_function("softmax_add_rows", a.dtype, 8)
+    if fn is None:
+        return None
     fn(cc.address(a), cc.address(b), cc.address(out), out.size // n, n, n_inner // n, sa, sb)
     return out
 
@@ -216,6 +234,8 @@ def layer_norm_rows(x, eps, w=None, b=None):
     keep = [] if w is None else [np.ascontiguousarray(w), np.ascontiguousarray(b)]
     ptrs = [0, 0] if w is None else [cc.address(a) for a in keep]
     fn = _row_function("layer_norm_rows", dt, 7)
+    if fn is None:
+        return None
     fn(cc.address(x), *ptrs, cc.address(out), x.shape[0], x.shape[1], ctypes.c_double(eps))
     return out
 
@@ -224,7 +244,10 @@ def _row_function(name, dtype, n_args):
     key = (name, dtype)
     fn = _functions.get(key)
     if fn is None:
-        fn = cc.function(cc.load(_source()), f"{name}_{_TYPES[dtype][0]}", n_args)
+        lib = _library()
+        if lib is None:
+            return None
+        fn = cc.function(lib, f"{name}_{_TYPES[dtype][0]}", n_args)
         if name == "layer_norm_rows":
             fn.argtypes = [ctypes.c_ssize_t] * 6 + [ctypes.c_double]
         _functions[key] = fn

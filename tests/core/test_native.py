@@ -172,3 +172,15 @@ def test_softmax_layer_norm_logistic_primitives_agree_on_native_and_numpy_paths(
         plain = run_all()
     for a, b_ in zip(native, plain):
         np.testing.assert_allclose(a, b_, rtol=1e-5, atol=2e-6)
+
+
+@needs_cc
+def test_kernels_fall_back_to_numpy_when_the_library_cannot_be_built(monkeypatch):
+    def broken(src):
+        raise OSError("No space left on device")
+
+    monkeypatch.setattr(cc, "load", broken)
+    monkeypatch.setattr(cpu_kernels, "_functions", {})
+    x = _inputs(np.float32, 3000)
+    assert cpu_kernels.gelu(x) is None and cpu_kernels.softmax_last_axis(x) is None
+    np.testing.assert_allclose(E.gelu.impl(np, x), _gelu_ref(x), atol=2e-6, rtol=2e-6)

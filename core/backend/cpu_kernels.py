@@ -70,16 +70,15 @@ static T rowsumsq_T(const T* x, ptrdiff_t n) {
 }
 /* softmax of each row; the max shift is only for range, and a row whose max is not finite
    (all -inf) uses 0, giving 0/0 = NaN as numpy's path and PyTorch do */
+static void softmax_row_T(const T* xr, T* yr, ptrdiff_t n) {  /* xr may be yr */
+  T m = rowmax_T(xr, n);
+  if (!isfinite(m)) m = 0;
+  for (ptrdiff_t i = 0; i < n; ++i) yr[i] = exp{F}(xr[i] - m);
+  T s = rowsum_T(yr, n);
+  for (ptrdiff_t i = 0; i < n; ++i) yr[i] = yr[i] / s;
+}
 void softmax_rows_T(const T* x, T* y, ptrdiff_t rows, ptrdiff_t n) {
-  for (ptrdiff_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * n;
-    T* yr = y + r * n;
-    T m = rowmax_T(xr, n);
-    if (!isfinite(m)) m = 0;
-    for (ptrdiff_t i = 0; i < n; ++i) yr[i] = exp{F}(xr[i] - m);
-    T s = rowsum_T(yr, n);
-    for (ptrdiff_t i = 0; i < n; ++i) yr[i] = yr[i] / s;
-  }
+  for (ptrdiff_t r = 0; r < rows; ++r) softmax_row_T(x + r * n, y + r * n, n);
 }
 /* softmax(a + b) per row: row r reads a at oa = (r / per_outer) * sa + (r % per_outer) * n
    (likewise b), so an operand broadcast along leading axes is read in place */
@@ -91,11 +90,7 @@ void softmax_add_rows_T(const T* a, const T* b, T* y, ptrdiff_t rows, ptrdiff_t 
     const T* br = b + o * sb + w;
     T* yr = y + r * n;
     for (ptrdiff_t i = 0; i < n; ++i) yr[i] = ar[i] + br[i];
-    T m = rowmax_T(yr, n);
-    if (!isfinite(m)) m = 0;
-    for (ptrdiff_t i = 0; i < n; ++i) yr[i] = exp{F}(yr[i] - m);
-    T s = rowsum_T(yr, n);
-    for (ptrdiff_t i = 0; i < n; ++i) yr[i] = yr[i] / s;
+    softmax_row_T(yr, yr, n);
   }
 }
 /* (x - mean) / sqrt(var + eps) per row, then * w + b when w is given (two-pass variance) */
@@ -149,15 +144,18 @@ def _library():
         return None
 
 
-def _function(name, dtype):
+def _function(name, dtype, n_args):
+    """``name`` for ``dtype`` from the kernels' library (all pointer/size arguments, except
+    layer_norm's trailing double eps), or None."""
     key = (name, dtype)
     fn = _functions.get(key)
     if fn is None:
         lib = _library()
         if lib is None:
             return None
-        n_in = _KERNELS[name][0]
-        fn = cc.function(lib, f"{name}_{_TYPES[dtype][0]}", n_in + 2)
+        fn = cc.function(lib, f"{name}_{_TYPES[dtype][0]}", n_args)
+        if name == "layer_norm_rows":
+            fn.argtypes = [ctypes.c_ssize_t] * 6 + [ctypes.c_double]
         _functions[key] = fn
     return fn
 
@@ -169,7 +167,7 @@ def _run(name, *arrays):
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays):
         return None  # broadcasting is left to numpy
-    fn = _function(name, dtype)
+    fn = _function(name, dtype, _KERNELS[name][0] + 2)
     if fn is None:
         return None
     arrays = [np.ascontiguousarray(a) for a in arrays]
@@ -189,7 +187,7 @@ def softmax_last_axis(x):
     x = np.ascontiguousarray(x)
     out = np.empty_like(x)
     n = x.shape[-1]
-    fn = _row_function("softmax_rows", x.dtype, 4)
+    fn = _function("softmax_rows", x.dtype, 4)
     if fn is None:
         return None
     fn(cc.address(x), cc.address(out), x.size // n, n)
@@ -213,7 +211,7 @@ def softmax_add_last_axis(a, b):
         return None
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     out = np.empty(out_shape, a.dtype)
-    fn = _row_function("softmax_add_rows", a.dtype, 8)
+    fn = _function("softmax_add_rows", a.dtype, 8)
     if fn is None:
         return None
     fn(cc.address(a), cc.address(b), cc.address(out), out.size // n, n, n_inner // n, sa, sb)
@@ -233,25 +231,11 @@ def layer_norm_rows(x, eps, w=None, b=None):
     out = np.empty_like(x)
     keep = [] if w is None else [np.ascontiguousarray(w), np.ascontiguousarray(b)]
     ptrs = [0, 0] if w is None else [cc.address(a) for a in keep]
-    fn = _row_function("layer_norm_rows", dt, 7)
+    fn = _function("layer_norm_rows", dt, 7)
     if fn is None:
         return None
     fn(cc.address(x), *ptrs, cc.address(out), x.shape[0], x.shape[1], ctypes.c_double(eps))
     return out
-
-
-def _row_function(name, dtype, n_args):
-    key = (name, dtype)
-    fn = _functions.get(key)
-    if fn is None:
-        lib = _library()
-        if lib is None:
-            return None
-        fn = cc.function(lib, f"{name}_{_TYPES[dtype][0]}", n_args)
-        if name == "layer_norm_rows":
-            fn.argtypes = [ctypes.c_ssize_t] * 6 + [ctypes.c_double]
-        _functions[key] = fn
-    return fn
 
 
 def logistic(x):

@@ -73,6 +73,7 @@ class Trace:
     """One active transformation; ``level`` is its depth in the trace stack."""
 
     level = -1
+    tracer_type = None  # the Tracer class it makes, for bind's fast path (None: no fast path)
 
     def process(self, prim, args, params):
         raise NotImplementedError
@@ -160,6 +161,15 @@ def bind(prim, args, params):
             break
     else:
         return eager(prim, args, params)
+    if len(_trace_stack) == 1:  # fast path: one transformation, its own tracers and tensors
+        top = _trace_stack[0]
+        own = top.tracer_type
+        for a in args:
+            t = type(a)
+            if t is not Tensor and (t is not own or a._trace is not top):
+                break
+        else:
+            return top.process(prim, args, params)
     top = None
     level = -1
     plain = _PLAIN_TRACER_TYPES
@@ -226,8 +236,7 @@ def eager(prim, args, params):
     try:
         out = prim.impl(xp, *vals, **params) if params else prim.impl(xp, *vals)
     except (ValueError, IndexError, TypeError, np.linalg.LinAlgError) as err:
-        shapes = ", ".join(f"{v.dtype}{list(v.shape)}" for v in vals)
-        raise type(err)(f"{prim.name}({shapes}{_fmt_params(params)}): {err}") from err
+        raise op_error(prim, vals, params, err) from err
     if type(out) is not np.ndarray and not isinstance(out, np.ndarray):
         # numpy returns scalars for 0-d results; cupy arrays pass through
         out = xp.asarray(out) if not hasattr(out, "__cuda_array_interface__") else out
@@ -236,6 +245,12 @@ def eager(prim, args, params):
     res = Tensor.__new__(Tensor)
     res._value = out
     return res
+
+
+def op_error(prim, vals, params, err):
+    """``err`` raised by ``prim``'s implementation, retold with the op and its input shapes."""
+    shapes = ", ".join(f"{v.dtype}{list(v.shape)}" for v in vals)
+    return type(err)(f"{prim.name}({shapes}{_fmt_params(params)}): {err}")
 
 
 def _check_same_device(prim, vals):

@@ -16,7 +16,7 @@ from . import dtypes as _dt
 from . import primitive as _primitive
 from . import tree as _tree
 from .autodiff.api import _Reverse
-from .autodiff.reverse import CustomVJPCall, Node, VJPTrace, VJPTracer, _no_grad_depth, unwrap
+from .autodiff.reverse import CustomVJPCall, VJPTrace, VJPTracer, _no_grad_depth, unwrap
 from .jit.random import RandomTape
 from .tensor import Parameter, Tensor
 
@@ -126,12 +126,12 @@ def recompute(fn):
         for a in args:
             if type(a) is VJPTracer and a._trace is trace:
                 arg_primals.append(a.primal)
-                parents.append(a.node)
+                parents.append(a)
             else:
                 arg_primals.append(a)
                 parents.append(None)
         for p in params:
-            parents.append(p._subs[-1].node)
+            parents.append(p._subs[-1])
         param_primals = [p._subs[-1].primal for p in params]
         outs, treedef = _tree.flatten(out)
         wrapped = []
@@ -140,10 +140,9 @@ def recompute(fn):
                 wrapped.append(o)  # integer/bool outputs carry no cotangent
                 continue
             call = _RecomputeCall(fn, tuple(arg_primals), params, k, len(outs), tape)
-            node = trace.record(
-                Node(call, parents, tuple(arg_primals) + tuple(param_primals), o, {})
+            wrapped.append(
+                trace.record(call, parents, tuple(arg_primals) + tuple(param_primals), o)
             )
-            wrapped.append(VJPTracer(trace, o, node))
         return _tree.unflatten(treedef, wrapped)
 
     return wrapper

@@ -41,6 +41,8 @@ class BatchTracer(Tracer):
 
 
 class BatchTrace(Trace):
+    tracer_type = BatchTracer
+
     def __init__(self, size):
         self.size = size
 

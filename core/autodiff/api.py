@@ -9,12 +9,10 @@ from ..tensor import Parameter, Tensor, resolve
 from .forward import JVPTrace, JVPTracer
 from .reverse import (
     CustomVJPCall,
-    Node,
     VJPTrace,
     VJPTracer,
     _no_grad_depth,
     backward,
-    leaf_node,
     unwrap,
 )
 
@@ -54,12 +52,12 @@ class _Reverse:
             wrapped = []
             for a in args:
                 leaves, treedef = _tree.flatten(a)
-                tracers = [VJPTracer(self.trace, _as_tensor(x), leaf_node()) for x in leaves]
+                tracers = [VJPTracer(self.trace, _as_tensor(x)) for x in leaves]
                 self.leaves.extend(tracers)
                 wrapped.append(_tree.unflatten(treedef, tracers))
             self.param_tracers = []
             for p in self.params:
-                t = VJPTracer(self.trace, _param_primal(p), leaf_node())
+                t = VJPTracer(self.trace, _param_primal(p))
                 p._subs.append(t)
                 self.param_tracers.append(t)
             try:
@@ -69,6 +67,11 @@ class _Reverse:
                     p._subs.pop()
         finally:
             pop_trace(self.trace)
+            # The tape moves here: the trace's tracers point back at the trace, so a tape left
+            # on it would make a reference cycle that keeps every activation alive until the
+            # garbage collector runs.
+            self.tape = self.trace.tape
+            self.trace.tape = None
 
     def split_aux(self, has_aux):
         out = self.out
@@ -94,9 +97,9 @@ class _Reverse:
                     raise ValueError(
                         f"vjp: cotangent shape {tuple(c.shape)} != output shape {tuple(o.shape)}"
                     )
-                roots.append(o.node)
+                roots.append(o)
                 seeds.append(c)
-        leaf_cts = backward(roots, seeds, order=self.trace.tape) if roots else {}
+        leaf_cts = backward(roots, seeds, order=self.tape) if roots else {}
         return leaf_cts
 
     def grads_for(self, leaf_cts, tracers):
@@ -104,7 +107,7 @@ class _Reverse:
 
         res = []
         for t in tracers:
-            g = leaf_cts.get(id(t.node))
+            g = leaf_cts.get(id(t))
             res.append(ops.zeros_like(t.primal) if g is None else g)
         return res
 
@@ -509,7 +512,7 @@ class custom_vjp:
                 a = a._subs[-1]
             if type(a) is VJPTracer and a._trace is top:
                 primals.append(a.primal)
-                parents.append(a.node)
+                parents.append(a)
             else:
                 primals.append(a)
                 parents.append(None)
@@ -517,4 +520,4 @@ class custom_vjp:
         out, residuals = self.fwd(*primals)
         out = resolve(out)
         call = CustomVJPCall(self.__name__, self.bwd, residuals)
-        return VJPTracer(top, out, top.record(Node(call, parents, tuple(primals), out, {})))
+        return top.record(call, parents, primals, out)

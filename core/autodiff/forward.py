@@ -42,6 +42,8 @@ class JVPTracer(Tracer):
 
 
 class JVPTrace(Trace):
+    tracer_type = JVPTracer
+
     def process(self, prim, args, params):
         primals = []
         tangents = []

@@ -1,18 +1,20 @@
-"""Reverse mode: a tape of :class:`Node` built while the function runs, then a backward sweep.
+"""Reverse mode: a tape built while the function runs, then a backward sweep.
 
-Each primitive applied to a :class:`VJPTracer` records a Node (primitive, parent nodes, the
-primal inputs, the primal output, static params). The backward sweep calls the primitive's
-VJP rule, which is written with core ops; when an outer transformation is active (``grad`` of
-``grad``, ``jvp`` of ``grad``) those ops are themselves traced, which is what makes derivatives
-of any order work. Broadcasting is undone here, once, not in every rule.
+Each primitive applied to a :class:`VJPTracer` returns a new VJPTracer that is also the tape
+entry (primitive, parent tracers, the primal inputs, the primal output, static params). The
+backward sweep calls the primitive's VJP rule, which is written with core ops; when an outer
+transformation is active (``grad`` of ``grad``, ``jvp`` of ``grad``) those ops are themselves
+traced, which is what makes derivatives of any order work. Broadcasting is undone here, once, not in every rule.
 """
 
 import numpy as np
 
 from .. import dtypes as _dt
 from .. import primitive as _primitive
-from ..primitive import Trace, Tracer, bind, eager
-from ..tensor import Tensor
+from ..primitive import Trace, Tracer, bind, eager, op_error
+from ..tensor import Tensor, _alias_class, resolve
+
+_new = object.__new__
 
 vjp_rules = {}  # Primitive -> rule(g, out, *primals, **params) -> tuple of cotangents (None = zero)
 # Primitives whose rule also takes ``_needed`` (a tuple of bools, one per input): the engine
@@ -20,34 +22,35 @@ vjp_rules = {}  # Primitive -> rule(g, out, *primals, **params) -> tuple of cota
 needs_mask = set()
 
 
-class Node:
-    """One recorded primitive application (or a leaf, when ``prim`` is None)."""
+class VJPTracer(Tracer):
+    """A value inside reverse mode, and the tape entry that made it.
 
-    __slots__ = ("arrays", "out", "params", "parents", "prim", "primals")
+    One object per recorded primitive application keeps the forward pass lean: it is the
+    tracer that user code holds and the node the backward sweep visits. Leaves (the inputs and
+    Parameters being differentiated) have ``prim`` None and no parents.
 
-    def __init__(self, prim, parents, primals, out, params, arrays=None):
+    Slots:
+        primal: the concrete (or outer-tracer) value this tracer stands for: the node's output.
+        prim: the Primitive (or a CustomVJPCall / recompute call) that produced it.
+        parents: one entry per input: that input's VJPTracer of this trace, or None.
+        primals: the inputs' primal values.
+        params: the static params of the application.
+        arrays: ``(out, *primals)`` as numpy arrays when all were concrete (see array_rules),
+            else None.
+    """
+
+    __slots__ = ("arrays", "dtype", "params", "parents", "prim", "primal", "primals")
+
+    def __init__(self, trace, primal, prim=None, parents=(), primals=(), params=None):
+        self._trace = trace
+        self.primal = primal
+        # read by the ops layer several times per op: kept here instead of a property chain
+        self.dtype = primal._value.dtype if type(primal) is Tensor else primal.dtype
         self.prim = prim
         self.parents = parents
         self.primals = primals
-        self.out = out
         self.params = params
-        # (out, *primals) as numpy arrays when all were concrete (see array_rules), else None
-        self.arrays = arrays
-
-
-def leaf_node():
-    return Node(None, (), (), None, None)
-
-
-class VJPTracer(Tracer):
-    __slots__ = ("dtype", "node", "primal")
-
-    def __init__(self, trace, primal, node):
-        self._trace = trace
-        self.primal = primal
-        self.node = node
-        # read by the ops layer several times per op: kept here instead of a property chain
-        self.dtype = primal._value.dtype if type(primal) is Tensor else primal.dtype
+        self.arrays = None
 
     @property
     def shape(self):
@@ -61,6 +64,13 @@ class VJPTracer(Tracer):
     def concrete(self):
         p = self.primal
         return p.concrete() if isinstance(p, Tracer) else p
+
+    def _become(self, other):
+        # `x[idx] = v` on a tracer: this object is also a tape entry that later nodes name as
+        # their parent, so its node fields stay and it turns into an alias of the new value
+        # (bind resolves aliases), instead of copying the new value's fields over them.
+        self.__class__ = _alias_class(VJPTracer)
+        self._value = resolve(other)
 
     def __repr__(self):
         return f"VJPTracer(level={self._trace.level}, {self.concrete()!r})"
@@ -76,43 +86,65 @@ _no_grad_depth = [0]
 
 
 class VJPTrace(Trace):
+    tracer_type = VJPTracer
+
     def __init__(self):
-        # every Node made in this trace, in creation order: a valid topological order for
+        # every VJPTracer made in this trace, in creation order: a valid topological order for
         # the backward sweep (parents are always created before their children)
         self.tape = []
-
-    def record(self, node):
-        self.tape.append(node)
-        return node
 
     def process(self, prim, args, params):
         arrays = None
         if len(args) == 2:  # the common case, unrolled
             a, b = args
             if type(a) is VJPTracer and a._trace is self:
-                pa, na = a.primal, a.node
+                pa, na = a.primal, a
             else:
                 pa, na = a, None
             if type(b) is VJPTracer and b._trace is self:
-                pb, nb = b.primal, b.node
+                pb, nb = b.primal, b
             else:
                 pb, nb = b, None
             primals = (pa, pb)
             parents = (na, nb)
             if type(pa) is Tensor and type(pb) is Tensor:  # one level down is eager: skip bind
-                out = eager(prim, primals, params)
-                arrays = (out._value, pa._value, pb._value)
+                va, vb = pa._value, pb._value
+                if type(va) is np.ndarray and type(vb) is np.ndarray and not _primitive._debug_nans:
+                    # eager() inlined for host arrays: this runs once per recorded op
+                    try:
+                        ov = prim.impl(np, va, vb, **params) if params else prim.impl(np, va, vb)
+                    except (ValueError, IndexError, TypeError, np.linalg.LinAlgError) as err:
+                        raise op_error(prim, (va, vb), params, err) from err
+                    if type(ov) is not np.ndarray:
+                        ov = np.asarray(ov)  # numpy gives scalars for 0-d results
+                    out = _new(Tensor)
+                    out._value = ov
+                    arrays = (ov, va, vb)
+                else:
+                    out = eager(prim, primals, params)
             else:
                 out = bind(prim, primals, params)
         elif len(args) == 1:
             a = args[0]
             if type(a) is VJPTracer and a._trace is self:
-                primals, parents = (a.primal,), (a.node,)
+                pa, parents = a.primal, (a,)
             else:
-                primals, parents = (a,), (None,)
-            if type(primals[0]) is Tensor:
-                out = eager(prim, primals, params)
-                arrays = (out._value, primals[0]._value)
+                pa, parents = a, (None,)
+            primals = (pa,)
+            if type(pa) is Tensor:
+                va = pa._value
+                if type(va) is np.ndarray and not _primitive._debug_nans:
+                    try:
+                        ov = prim.impl(np, va, **params) if params else prim.impl(np, va)
+                    except (ValueError, IndexError, TypeError, np.linalg.LinAlgError) as err:
+                        raise op_error(prim, (va,), params, err) from err
+                    if type(ov) is not np.ndarray:
+                        ov = np.asarray(ov)
+                    out = _new(Tensor)
+                    out._value = ov
+                    arrays = (ov, va)
+                else:
+                    out = eager(prim, primals, params)
             else:
                 out = bind(prim, primals, params)
         else:
@@ -121,22 +153,39 @@ class VJPTrace(Trace):
             for a in args:
                 if type(a) is VJPTracer and a._trace is self:
                     primals.append(a.primal)
-                    parents.append(a.node)
+                    parents.append(a)
                 else:
                     primals.append(a)
                     parents.append(None)
             primals = tuple(primals)
+            parents = tuple(parents)
             out = bind(prim, primals, params)
         if not prim.differentiable or _no_grad_depth[0]:
             return out
-        dtype = out._value.dtype if type(out) is Tensor else out.dtype
+        if arrays is not None:
+            dtype = arrays[0].dtype
+        else:
+            dtype = out._value.dtype if type(out) is Tensor else out.dtype
         if not (dtype.kind in "fc" or dtype == _dt.bfloat16):
             return out
-        if arrays is not None and type(arrays[0]) is not np.ndarray:
-            arrays = None  # the array rules are numpy-only
-        node = Node(prim, parents, primals, out, params, arrays)
-        self.tape.append(node)
-        return VJPTracer(self, out, node)
+        # a VJPTracer built field by field: no __init__ frame on this hot path
+        t = _new(VJPTracer)
+        t._trace = self
+        t.primal = out
+        t.dtype = dtype
+        t.prim = prim
+        t.parents = parents
+        t.primals = primals
+        t.params = params
+        t.arrays = arrays
+        self.tape.append(t)
+        return t
+
+    def record(self, prim, parents, primals, out, params=None):
+        """A VJPTracer for ``out`` made by ``prim`` (custom_vjp, recompute), on the tape."""
+        t = VJPTracer(self, out, prim, tuple(parents), tuple(primals), params or {})
+        self.tape.append(t)
+        return t
 
     def __repr__(self):
         return f"VJPTrace(level={self.level})"
@@ -236,11 +285,11 @@ def backward(roots, cotangents, order=None):
                 needed = (ps[0] is not None, ps[1] is not None)
             else:
                 needed = tuple([p is not None for p in ps])
-            in_cts = rule(g, node.out, *node.primals, _needed=needed, **node.params)
+            in_cts = rule(g, node.primal, *node.primals, _needed=needed, **node.params)
         elif node.params:
-            in_cts = rule(g, node.out, *node.primals, **node.params)
+            in_cts = rule(g, node.primal, *node.primals, **node.params)
         else:
-            in_cts = rule(g, node.out, *node.primals)
+            in_cts = rule(g, node.primal, *node.primals)
         for parent, c, x in zip(node.parents, in_cts, node.primals):
             if parent is None or c is None:
                 continue

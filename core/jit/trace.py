@@ -40,6 +40,8 @@ class JitTrace(Trace):
     extra graph output written back after each call.
     """
 
+    tracer_type = JitTracer
+
     def __init__(self, parent=None):
         self.parent = parent  # the enclosing graph's trace, for sub-graphs (while_loop bodies)
         self.captured = []  # [(outer Var, our input Var)] values captured from the parent

@@ -588,3 +588,50 @@ def test_array_rules_are_not_used_where_the_backward_pass_is_differentiated():
     d1 = (1 - t * t) * e + t * e  # f'
     d2 = -2 * t * (1 - t * t) * e + 2 * (1 - t * t) * e + t * e  # f''
     np.testing.assert_allclose(h.asnumpy(), d1 + xv * d2, rtol=1e-12)
+
+
+# ---- the tape: one VJPTracer per recorded op ----------------------------------------------------
+def test_reverse_pass_frees_its_activations_without_the_garbage_collector():
+    """Tracers point at their trace; the tape must not point back from the trace, or every
+    activation of a gradient would live until a gc run (a memory leak in a training loop)."""
+    import gc
+    import weakref
+
+    refs = []
+
+    def f(x):
+        h = ops.tanh(x * 2.0)
+        refs.append(weakref.ref(h))
+        refs.append(weakref.ref(h.primal))
+        return (h * h).sum()
+
+    gc.disable()
+    try:
+        g = core.grad(f)(T(X))
+        _, vjp_fn = core.vjp(f, T(X))
+        (g2,) = vjp_fn(core.tensor(1.0, dtype="float64"))
+        del vjp_fn
+        assert all(r() is None for r in refs)
+    finally:
+        gc.enable()
+    np.testing.assert_allclose(_np(g), _np(g2))
+
+
+def test_setitem_on_a_tracer_that_earlier_ops_already_read():
+    """``y[idx] = v`` rebinds y; ops recorded before it keep the old value (and its gradient
+    path), ops after it see the new one."""
+    x0 = np.arange(1.0, 7.0).reshape(2, 3)
+
+    def f(x, v):
+        y = x * 1.0
+        z = y * 3.0  # reads the old y
+        y[0] = v * v
+        return (z * y).sum()
+
+    x, v = T(x0), T([0.5, -1.0, 2.0])
+    gx, gv = core.grad(f, (0, 1))(x, v)
+    y_new = x0.copy()
+    y_new[0] = _np(v) ** 2
+    np.testing.assert_allclose(_np(gx), 3.0 * y_new + 3.0 * x0 * np.array([[0.0], [1.0]]))
+    np.testing.assert_allclose(_np(gv), 2 * _np(v) * 3.0 * x0[0])
+    gradcheck(f, [x, v], order=2)

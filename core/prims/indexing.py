@@ -151,7 +151,24 @@ def _index_update_vjp(g, out, x, v, *arrays, index):
     from .. import ops
 
     gx = index_update(g, ops.zeros((), dtype=g.dtype), *arrays, index=index)
-    return (gx, getitem(g, *arrays, index=index)) + (None,) * len(arrays)
+    gv = getitem(g, *arrays, index=index)
+    if arrays:
+        gv = ops.where(_surviving_writes(x, arrays, index), gv, ops.zeros((), dtype=g.dtype))
+    return (gx, gv) + (None,) * len(arrays)
+
+
+def _surviving_writes(x, arrays, index):
+    """Bool mask over the written slots of ``x[index] = v``: False where a later slot of the
+    same assignment writes the same element of x (repeated indices; the last write wins, as in
+    numpy), so an overwritten value gets no gradient. Built from primitives, so it also works
+    on traced index arrays (jit, vmap). On the GPU, cupy does not fix which repeated write
+    wins; the mask then follows the order of this scatter, like the forward pass's."""
+    from .. import ops
+
+    shape = result_shape(x.shape, [a.shape for a in arrays], index)
+    slot = ops.reshape(ops.arange(int(np.prod(shape)), dtype="int64"), shape)
+    winner = index_update(ops.zeros(x.shape, dtype="int64"), slot, *arrays, index=index)
+    return getitem(winner, *arrays, index=index) == slot
 
 
 def _index_update_jvp(ts, out, x, v, *arrays, index):

@@ -481,6 +481,42 @@ def test_setitem_with_broadcast_value_and_repeated_accumulation():
     assert gv.shape == () and gv.item() == pytest.approx(3 * 2 * v0)
 
 
+REPEATED_INDICES = [
+    (np.array([1, 1, 2]),),  # 1-D, a repeated row
+    (np.array([[0, 2], [2, 0]]), slice(None), np.array([1, 1])),  # 2-D, two entries repeat
+    (np.array([0, 0, 0]), 1, np.array([3, 3, 4])),  # separated advanced indices
+]
+
+
+@pytest.mark.parametrize("index", REPEATED_INDICES, ids=range(len(REPEATED_INDICES)))
+def test_setitem_with_repeated_indices_gives_no_gradient_to_overwritten_values(index):
+    """``y[[1, 1]] = v``: numpy keeps the last write; the first v slot never reaches the output,
+    so its gradient is zero, in reverse mode, under jit, and by finite differences."""
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal(XI.shape)
+    v0 = rng.standard_normal(XI[index].shape)
+    x0 = rng.standard_normal(XI.shape)
+
+    def f(x, v):
+        y = x * 1.0
+        y[index] = v * v
+        return (y * core.Tensor(w)).sum()
+
+    # the reference: which write slot's value ends up in the array, found by tagging each slot
+    slots = np.arange(v0.size).reshape(v0.shape)
+    tagged = np.full(XI.shape, -1)
+    tagged[index] = slots
+    survives = tagged[index] == slots
+    assert not survives.all()  # the case really repeats an index
+    expected_gv = np.where(survives, 2 * v0 * w[index], 0.0)
+    x, v = core.Tensor(x0), core.Tensor(v0)
+    for grad in (core.grad(f, (0, 1)), core.jit(core.grad(f, (0, 1)))):
+        gx, gv = grad(x, v)
+        np.testing.assert_allclose(_np(gv), expected_gv, rtol=1e-12)
+        np.testing.assert_allclose(_np(gx), np.where(tagged >= 0, 0.0, w), rtol=1e-12)
+    gradcheck(f, [x, v], order=2)
+
+
 def test_setitem_under_vmap_and_jvp():
     def f(x, i):
         y = x * 2.0

@@ -55,6 +55,10 @@ def randint(low, high, shape, dtype=None):
 
 def permutation(n):
     """A random permutation of ``range(n)`` as an int64 tensor."""
+    n = int(n)
+    staged = _staged("permutation", (n,), _dt.int64)
+    if staged is not None:
+        return staged
     return Tensor._wrap(_backend.current().permutation(n).astype("int64"))
 
 

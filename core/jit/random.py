@@ -21,6 +21,8 @@ def _draw(kind):
             return b.normal(shape, dtype)
         if kind == "uniform":
             return b.uniform(shape, params["low"], params["high"], dtype)
+        if kind == "permutation":
+            return b.permutation(shape[0]).astype(dtype)
         return b.randint(params["low"], params["high"], shape, dtype)
 
     prim = Primitive(
@@ -33,7 +35,7 @@ def _draw(kind):
     return prim
 
 
-_PRIMS = {k: _draw(k) for k in ("normal", "uniform", "randint")}
+_PRIMS = {k: _draw(k) for k in ("normal", "uniform", "randint", "permutation")}
 _tape = [None]  # the innermost active RandomTape
 
 

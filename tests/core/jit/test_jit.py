@@ -260,6 +260,21 @@ def test_random_draws_differ_between_calls():
     np.testing.assert_array_equal(jf(x).asnumpy(), c)  # repeatable with a seed
 
 
+def test_random_permutation_and_randint_are_drawn_at_every_call():
+    """A shuffle inside a compiled step must not be baked into the graph."""
+    jf = core.jit(lambda x: (x[core.random.permutation(50)], core.random.randint(0, 1000, (20,))))
+    x = core.arange(50, dtype="int64")
+    (p1, r1), (p2, r2) = jf(x), jf(x)
+    assert jf.trace_count == 1
+    for p in (p1, p2):
+        assert p.dtype == core.int64 and sorted(p.tolist()) == list(range(50))
+    assert p1.tolist() != p2.tolist() and r1.tolist() != r2.tolist()
+    core.set_seed(3)
+    first = jf(x)[0].tolist()
+    core.set_seed(3)
+    assert jf(x)[0].tolist() == first
+
+
 def test_dropout_cell_follows_training_mode_under_jit():
     drop = nn.Dropout(p=0.5)
     jd = core.jit(drop)

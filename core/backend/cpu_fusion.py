@@ -15,7 +15,7 @@ import re
 
 import numpy as np
 
-from . import cc
+from . import cc, cpu_layout
 
 _CTYPE = {
     np.dtype("float32"): "float",
@@ -136,8 +136,10 @@ class NativeFused:
         fn, out_shape = found
         keep = []
         for a, dt in zip(arrays, self.in_dtypes):
-            if type(a) is not np.ndarray or a.dtype != dt or not a.flags.c_contiguous:
+            if type(a) is not np.ndarray or a.dtype != dt:
                 a = np.ascontiguousarray(a, dtype=dt)
+            elif not a.flags.c_contiguous:
+                a = cpu_layout.ascontiguousarray(a)
             keep.append(a)
         if (
             out is None

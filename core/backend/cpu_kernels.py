@@ -13,7 +13,7 @@ import ctypes
 
 import numpy as np
 
-from . import cc
+from . import cc, cpu_layout
 
 _TYPES = {np.dtype("float32"): ("float", "f", "f"), np.dtype("float64"): ("double", "", "")}
 
@@ -170,7 +170,7 @@ def _run(name, *arrays):
     fn = _function(name, dtype, _KERNELS[name][0] + 2)
     if fn is None:
         return None
-    arrays = [np.ascontiguousarray(a) for a in arrays]
+    arrays = [cpu_layout.ascontiguousarray(a) for a in arrays]
     out = np.empty(shape, dtype)
     fn(*[cc.address(a) for a in arrays], cc.address(out), out.size)
     return out
@@ -184,7 +184,7 @@ def softmax_last_axis(x):
     """Softmax over the last axis of a float32/float64 array, or None."""
     if not _rows_ready(x):
         return None
-    x = np.ascontiguousarray(x)
+    x = cpu_layout.ascontiguousarray(x)
     out = np.empty_like(x)
     n = x.shape[-1]
     fn = _function("softmax_rows", x.dtype, 4)
@@ -209,7 +209,7 @@ def softmax_add_last_axis(a, b):
     _, n_inner, _, (sa, sb) = lay
     if n_inner % n:
         return None
-    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    a, b = cpu_layout.ascontiguousarray(a), cpu_layout.ascontiguousarray(b)
     out = np.empty(out_shape, a.dtype)
     fn = _function("softmax_add_rows", a.dtype, 8)
     if fn is None:
@@ -227,9 +227,9 @@ def layer_norm_rows(x, eps, w=None, b=None):
         w.dtype != dt or b.dtype != dt or w.size != x.shape[1] or b.size != x.shape[1]
     ):
         return None
-    x = np.ascontiguousarray(x)
+    x = cpu_layout.ascontiguousarray(x)
     out = np.empty_like(x)
-    keep = [] if w is None else [np.ascontiguousarray(w), np.ascontiguousarray(b)]
+    keep = [] if w is None else [cpu_layout.ascontiguousarray(w), cpu_layout.ascontiguousarray(b)]
     ptrs = [0, 0] if w is None else [cc.address(a) for a in keep]
     fn = _function("layer_norm_rows", dt, 7)
     if fn is None:

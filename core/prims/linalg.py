@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autodiff.rules import defjvp, defvjp
+from ..backend import cpu_layout
 from ..primitive import ShapedArray
 from ..vmap import batch_rules, to_front
 from ._define import broadcast_shapes, defprim
@@ -33,6 +34,8 @@ def _blas_ready(xp, a):
         s0 == item and s1 >= item * max(a.shape[-2], 1)
     ):
         return a
+    if xp is np:
+        return cpu_layout.ascontiguousarray(a)  # a tiled copy when `a` is a transposed view
     return xp.ascontiguousarray(a)
 
 

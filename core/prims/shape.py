@@ -7,6 +7,7 @@ are composites in ``core/ops/shape.py``.
 import numpy as np
 
 from ..autodiff.rules import def_linear_unary, defjvp, defvjp
+from ..backend import cpu_layout
 from ..primitive import ShapedArray
 from ..vmap import batch_rules, broadcast_batch, to_front
 from ._define import defprim
@@ -19,7 +20,19 @@ def _reshape_aval(x, shape):
     return ShapedArray(shape, x.dtype)
 
 
-reshape = defprim("reshape", lambda xp, x, shape: xp.reshape(x, shape), _reshape_aval)
+def _reshape_impl(xp, x, shape):
+    if xp is np and x.size >= cpu_layout.MIN_SIZE and not x.flags.c_contiguous:
+        try:
+            return np.reshape(x, shape, copy=False)  # a view where the strides allow one
+        except ValueError:
+            # numpy would copy a transposed view in its slow order (einsum's operands)
+            return cpu_layout.ascontiguousarray(x).reshape(shape)
+        except TypeError:  # numpy < 2.1: no copy argument
+            pass
+    return xp.reshape(x, shape)
+
+
+reshape = defprim("reshape", _reshape_impl, _reshape_aval)
 def_linear_unary(reshape, lambda g, out, x, shape: reshape(g, shape=tuple(x.shape)))
 batch_rules[reshape] = lambda args, bdims, shape: (
     reshape(to_front(args[0], bdims[0]), shape=(args[0].shape[bdims[0]],) + tuple(shape)),

@@ -23,6 +23,9 @@ _KERNELS = {
     "erf": (1, "out = erf{F}(a);"),
     # exp(min(x, 0)) / (1 + exp(-|x|)): full relative precision at both ends, one exp
     "logistic": (1, "T e = exp{F}(-fabs{F}(a));\n    out = (a >= 0 ? (T)1 : e) / ((T)1 + e);"),
+    # g * (1 - t^2), tanh's derivative times g, from t = tanh(x); the same operations in the
+    # same order as numpy's path, so the result is bit-identical
+    "tanh_backward": (2, "out = a * ((T)1 - b * b);"),
     "gelu": (1, "out = (T)0.5{L} * a * ((T)1 + erf{F}(a * (T)0.70710678118654752440{L}));"),
     # g * (Phi(x) + x phi(x)), the derivative of x Phi(x)
     "gelu_backward": (
@@ -251,6 +254,11 @@ def erf(x):
 def gelu(x):
     """x Phi(x) (exact GELU) for a float32/float64 array, or None."""
     return _run("gelu", x)
+
+
+def tanh_backward(g, t):
+    """g (1 - t^2) for arrays of one shape and dtype (float32/float64), or None."""
+    return _run("tanh_backward", g, t)
 
 
 def gelu_backward(g, x):

@@ -160,6 +160,10 @@ tanh_backward = _binary("tanh_backward", lambda xp, g, t: _tanh_backward_impl(xp
 
 
 def _tanh_backward_impl(xp, g, t):
+    if xp is np and t.size >= _NATIVE_MIN and g.shape == t.shape and g.dtype == t.dtype:
+        out = _native.tanh_backward(g, t)  # one pass instead of three
+        if out is not None:
+            return out
     return g * (1 - t * t)  # Python int 1 is weak: the dtype stays t's
 
 

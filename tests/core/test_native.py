@@ -83,6 +83,19 @@ def test_gelu_primitive_agrees_on_native_and_numpy_paths(monkeypatch):
 
 
 @needs_cc
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_native_tanh_backward_is_bit_identical_to_numpy(dtype):
+    rng = np.random.default_rng(4)
+    t = np.tanh(rng.standard_normal(3000) * 2).astype(dtype)
+    g = rng.standard_normal(3000).astype(dtype)
+    t[:3] = [1.0, -1.0, np.nan]
+    out = cpu_kernels.tanh_backward(g, t)
+    assert out.dtype == dtype
+    np.testing.assert_array_equal(out, g * (1 - t * t))
+    np.testing.assert_array_equal(E.tanh_backward.impl(np, g, t), out)
+
+
+@needs_cc
 def test_kernel_cache_is_written_once_reused_and_keyed_by_source(tmp_path, monkeypatch):
     monkeypatch.setenv("DIFFSCI_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(cc, "_libraries", {})

@@ -26,6 +26,8 @@ _KERNELS = {
     # g * (1 - t^2), tanh's derivative times g, from t = tanh(x); the same operations in the
     # same order as numpy's path, so the result is bit-identical
     "tanh_backward": (2, "out = a * ((T)1 - b * b);"),
+    # -2 c g t, what tanh_backward(g, t) passes back to t (numpy's path: same order)
+    "tanh_backward_t": (3, "out = (T)-2 * a * b * c;"),
     "gelu": (1, "out = (T)0.5{L} * a * ((T)1 + erf{F}(a * (T)0.70710678118654752440{L}));"),
     # g * (Phi(x) + x phi(x)), the derivative of x Phi(x)
     "gelu_backward": (
@@ -126,7 +128,7 @@ def _source():
         for ctype, fsuffix, lsuffix in _TYPES.values():
             code = body.replace("{F}", fsuffix).replace("{L}", lsuffix).replace("T", ctype)
             args = ", ".join(f"const {ctype}* xa{k}" for k in range(n_in))
-            loads = " ".join(f"{ctype} {'ab'[k]} = xa{k}[i];" for k in range(n_in))
+            loads = " ".join(f"{ctype} {'abc'[k]} = xa{k}[i];" for k in range(n_in))
             parts.append(
                 f"void {name}_{ctype}({args}, {ctype}* y, ptrdiff_t n) {{\n"
                 f"  for (ptrdiff_t i = 0; i < n; ++i) {{\n"
@@ -259,6 +261,11 @@ def gelu(x):
 def tanh_backward(g, t):
     """g (1 - t^2) for arrays of one shape and dtype (float32/float64), or None."""
     return _run("tanh_backward", g, t)
+
+
+def tanh_backward_t(c, g, t):
+    """-2 c g t for arrays of one shape and dtype (float32/float64), or None."""
+    return _run("tanh_backward_t", c, g, t)
 
 
 def gelu_backward(g, x):

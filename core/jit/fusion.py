@@ -42,6 +42,7 @@ _TEMPLATES = {
         (1,),
     ),
     E.tanh_backward: ("({0} * (1 - {1} * {1}))", "({0} * (1 - {1} * {1}))", (1,)),
+    E.tanh_backward_t: ("(((-2 * {0}) * {1}) * {2})", "(((-2 * {0}) * {1}) * {2})", ()),
     E.pow: ("({0} ** {1})", "pow({0}, {1})", ()),
     # NaN propagates as in numpy's maximum/minimum (a NaN in {1} fails the comparison)
     E.maximum: (

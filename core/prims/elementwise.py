@@ -167,20 +167,60 @@ def _tanh_backward_impl(xp, g, t):
     return g * (1 - t * t)  # Python int 1 is weak: the dtype stays t's
 
 
-# its own derivatives: linear in g (so tanh_backward again, one primitive), and -2 g t in t
+# its own derivatives: linear in g (so tanh_backward again, one primitive), and c * (-2 g t)
+# in t, also one primitive (a PINN's second derivatives run it once per layer and point)
+
+
+def _tanh_backward_t_impl(xp, c, g, t):
+    """-2 c g t: the cotangent that tanh_backward(g, t) passes to t."""
+    if xp is np and t.size >= _NATIVE_MIN and c.shape == g.shape == t.shape:
+        if c.dtype == g.dtype == t.dtype:
+            out = _native.tanh_backward_t(c, g, t)  # one pass instead of three
+            if out is not None:
+                return out
+    return (-2 * c) * g * t  # the native kernel's order of operations; -2 is weak
+
+
+tanh_backward_t = _binary("tanh_backward_t", _tanh_backward_t_impl)
 
 
 def _tanh_backward_vjp(c, out, g, t, _needed=(True, True)):
     return (
         tanh_backward(c, t) if _needed[0] else None,
-        mul(c, -2.0 * g * t) if _needed[1] else None,
+        tanh_backward_t(c, g, t) if _needed[1] else None,
     )
 
 
 def _tanh_backward_jvp(ts, out, g, t):
     a = None if ts[0] is None else tanh_backward(ts[0], t)
-    b = None if ts[1] is None else ts[1] * (-2.0 * g * t)
+    b = None if ts[1] is None else tanh_backward_t(ts[1], g, t)
     return b if a is None else (a if b is None else a + b)
+
+
+# -2 c g t is linear in each input: every partial is the same primitive with that input
+# replaced by the incoming (co)tangent
+def _tanh_backward_t_vjp(ct, out, c, g, t, _needed=(True, True, True)):
+    return (
+        tanh_backward_t(ct, g, t) if _needed[0] else None,
+        tanh_backward_t(c, ct, t) if _needed[1] else None,
+        tanh_backward_t(c, g, ct) if _needed[2] else None,
+    )
+
+
+def _tanh_backward_t_jvp(ts, out, c, g, t):
+    terms = [
+        tanh_backward_t(*(tan if k == j else x for k, x in enumerate((c, g, t))))
+        for j, tan in enumerate(ts)
+        if tan is not None
+    ]
+    total = terms[0]
+    for term in terms[1:]:
+        total = total + term
+    return total
+
+
+defvjp(tanh_backward_t, _tanh_backward_t_vjp, masked=True)
+defjvp(tanh_backward_t, _tanh_backward_t_jvp)
 
 
 defvjp(tanh_backward, _tanh_backward_vjp, masked=True)

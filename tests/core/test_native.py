@@ -93,6 +93,11 @@ def test_native_tanh_backward_is_bit_identical_to_numpy(dtype):
     assert out.dtype == dtype
     np.testing.assert_array_equal(out, g * (1 - t * t))
     np.testing.assert_array_equal(E.tanh_backward.impl(np, g, t), out)
+    c = rng.standard_normal(3000).astype(dtype)
+    out_t = cpu_kernels.tanh_backward_t(c, g, t)
+    np.testing.assert_array_equal(out_t, (-2 * c) * g * t)
+    with cc.disabled():
+        np.testing.assert_array_equal(E.tanh_backward_t.impl(np, c, g, t), out_t)
 
 
 @needs_cc

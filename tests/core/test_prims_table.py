@@ -145,6 +145,17 @@ UNARY = [
         lambda g, t: g * (1 - t * t),
         id="tanh_backward_bcast",
     ),
+    Case(
+        E.tanh_backward_t,
+        [normal(*U), normal(*U), normal(*U)],
+        lambda c, g, t: -2 * c * g * t,
+    ),
+    Case(
+        E.tanh_backward_t,
+        [normal(*U), normal(3), normal(1, 3)],
+        lambda c, g, t: -2 * c * g * t,
+        id="tanh_backward_t_bcast",
+    ),
     Case(E.logistic, [normal(*U)], sps.expit),
     Case(E.erf, [normal(*U)], sps.erf),
     Case(E.gelu, [normal(*U)], lambda x: x * sps.ndtr(x)),

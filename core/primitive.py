@@ -161,8 +161,10 @@ def bind(prim, args, params):
             break
     else:
         return eager(prim, args, params)
-    if len(_trace_stack) == 1:  # fast path: one transformation, its own tracers and tensors
-        top = _trace_stack[0]
+    if _trace_stack:
+        # fast path: only tensors and tracers of the innermost transformation, which is then
+        # the highest level present (the general search below finds the same trace)
+        top = _trace_stack[-1]
         own = top.tracer_type
         for a in args:
             t = type(a)

@@ -26,16 +26,18 @@ class _Entry:
         self.n_out = n_out
         self.param_sig = tuple((tuple(p.shape), p.dtype) for p in params_read)
         self.cells, self.cell_state = (), ()
+        self.bindings = ()
 
     def still_valid(self):
-        """False when a Parameter changed shape/dtype, or a Cell the function reaches changed
-        training mode or had a Parameter or sub-cell replaced."""
+        """False when a Parameter changed shape/dtype, a Cell the function reaches changed
+        training mode or had a Parameter or sub-cell replaced, or a global or closure variable
+        the function reads was rebound (``net = Net()`` again, ``scale = 3.0``)."""
         if (
             tuple((tuple(p._value.shape), p._value.dtype) for p in self.params_read)
             != self.param_sig
         ):
             return False
-        return _cell_state(self.cells) == self.cell_state
+        return _bindings_hold(self.bindings) and _cell_state(self.cells) == self.cell_state
 
     def run(self, arrays):
         arrays = list(arrays) + [p._value for p in self.params_read]
@@ -71,8 +73,10 @@ class JitFunction:
     ``static_argnums``/``static_argnames`` are static: part of the cache key (with their
     type: ``2`` and ``2.0`` compile separately), baked into the graph. The Cells the function
     reaches (itself, ``self``, closures, globals it names) are watched too: a new training
-    mode (``set_train``) or a replaced Parameter or sub-cell retraces. ``trace_count`` counts
-    the compilations.
+    mode (``set_train``) or a replaced Parameter or sub-cell retraces. So does rebinding a
+    global or closure variable that the function (or a function it calls by name) reads:
+    ``net = Net()`` again, ``scale = 3.0``; mutating a list or dict in place is not seen.
+    ``trace_count`` counts the compilations.
     """
 
     def __init__(self, fn, static_argnums=(), static_argnames=(), passes=None):
@@ -162,7 +166,7 @@ class JitFunction:
         return entry.lowered
 
     def _compile(self, key, args, kwargs, dyn, rebuild):
-        cells = _find_cells(self.fn)
+        cells, bindings = _reach(self.fn)
         self.trace_count += 1
         with JitTrace() as trace:
             tracers = [trace.new_input(ShapedArray(t.shape, t.dtype)) for t in dyn]
@@ -205,6 +209,7 @@ class JitFunction:
         )
         entry.cells = cells
         entry.cell_state = _cell_state(cells)
+        entry.bindings = bindings
         self._cache.setdefault(key, []).append(entry)
         return entry
 
@@ -228,12 +233,19 @@ def _static_maps(fn, nums, names):
     return names, positions
 
 
-def _find_cells(fn, limit=2000):
-    """Cells reachable from ``fn``: itself, bound ``self``, closure variables and the globals
-    it names, recursively through functions, partials, Cells and their sub-cells."""
+def _reach(fn, limit=2000):
+    """What a trace of ``fn`` depends on besides its arguments: ``(cells, bindings)``.
+
+    cells: the Cells reachable from ``fn``: itself, bound ``self``, closure variables and the
+    globals it names, recursively through functions, partials, Cells and their sub-cells.
+    bindings: ``(namespace, name, value)`` for every global (namespace a dict) and closure
+    variable (namespace a closure cell, name None) those functions read, modules aside. The
+    graph baked their values in (a constant tensor, a Python number) or reached Parameters
+    through them (a Cell), so rebinding one must retrace.
+    """
     from ..nn.cell import Cell
 
-    found, seen, stack = [], set(), [fn]
+    found, bindings, seen, stack = [], [], set(), [fn]
     while stack and len(seen) < limit:
         obj = stack.pop()
         if id(obj) in seen:
@@ -253,16 +265,45 @@ def _find_cells(fn, limit=2000):
         elif inspect.isfunction(obj):
             for c in obj.__closure__ or ():
                 try:
-                    stack.append(c.cell_contents)
+                    value = c.cell_contents
                 except ValueError:  # an empty cell
-                    pass
+                    continue
+                bindings.append((c, None, value))
+                stack.append(value)
             g = obj.__globals__
-            stack.extend(g[n] for n in _code_names(obj.__code__) if n in g)
+            for n in _code_names(obj.__code__):
+                if n in g:
+                    value = g[n]
+                    if not inspect.ismodule(value):
+                        bindings.append((g, n, value))
+                    stack.append(value)
             if hasattr(obj, "__wrapped__"):
                 stack.append(obj.__wrapped__)
         elif callable(obj) and hasattr(obj, "__dict__") and not isinstance(obj, type):
             stack.extend(v for v in vars(obj).values() if callable(v))
-    return found
+    return found, tuple(bindings)
+
+
+_UNBOUND = object()
+_VALUE_TYPES = (bool, int, float, complex, str, bytes)  # equal values are the same constant
+
+
+def _bindings_hold(bindings):
+    """Whether every recorded global/closure variable still holds its value (the same object,
+    or an equal number or string)."""
+    for namespace, name, value in bindings:
+        if name is None:
+            try:
+                now = namespace.cell_contents
+            except ValueError:
+                return False
+        else:
+            now = namespace.get(name, _UNBOUND)
+        if now is not value and not (
+            type(now) is type(value) and type(value) in _VALUE_TYPES and now == value
+        ):
+            return False
+    return True
 
 
 def _code_names(code):

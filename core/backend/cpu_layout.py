@@ -22,10 +22,14 @@ _MAX_DIMS = 8
 _TILE = 32
 _ITEMS = {1: "uint8_t", 2: "uint16_t", 4: "uint32_t", 8: "uint64_t", 16: "item16"}
 
-_SOURCE = """
+_HEADER = """
 #include <stddef.h>
 #include <stdint.h>
 typedef struct { uint64_t lo, hi; } item16;
+"""
+
+# one copy of this per item type T
+_KERNEL = """
 /* dst (C-contiguous, shape `shape`) = src read with element strides `ss`. Axis p is the
    source's fastest axis and axis d = ndim - 1 the destination's; the other axes are walked
    by an odometer, and each [shape[p], shape[d]] block is copied in TILE x TILE tiles. */
@@ -64,10 +68,8 @@ void permute_copy_T(const T* src, T* dst, ptrdiff_t ndim, const ptrdiff_t* shape
 
 
 def _source():
-    body = _SOURCE.replace("MAX_DIMS", str(_MAX_DIMS)).replace("TILE", str(_TILE))
-    head, kernel = body.split("/* dst", 1)
-    kernel = "/* dst" + kernel
-    parts = [head]
+    kernel = _KERNEL.replace("MAX_DIMS", str(_MAX_DIMS)).replace("TILE", str(_TILE))
+    parts = [_HEADER]
     for size, ctype in _ITEMS.items():
         parts.append(
             kernel.replace("permute_copy_T", f"permute_copy_{size}")

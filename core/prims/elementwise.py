@@ -160,8 +160,8 @@ tanh_backward = _binary("tanh_backward", lambda xp, g, t: _tanh_backward_impl(xp
 
 
 def _tanh_backward_impl(xp, g, t):
-    if xp is np and t.size >= _NATIVE_MIN and g.shape == t.shape and g.dtype == t.dtype:
-        out = _native.tanh_backward(g, t)  # one pass instead of three
+    if xp is np and t.size >= _NATIVE_MIN:
+        out = _native.tanh_backward(g, t)  # one pass instead of three (None: numpy's path)
         if out is not None:
             return out
     return g * (1 - t * t)  # Python int 1 is weak: the dtype stays t's
@@ -173,11 +173,10 @@ def _tanh_backward_impl(xp, g, t):
 
 def _tanh_backward_t_impl(xp, c, g, t):
     """-2 c g t: the cotangent that tanh_backward(g, t) passes to t."""
-    if xp is np and t.size >= _NATIVE_MIN and c.shape == g.shape == t.shape:
-        if c.dtype == g.dtype == t.dtype:
-            out = _native.tanh_backward_t(c, g, t)  # one pass instead of three
-            if out is not None:
-                return out
+    if xp is np and t.size >= _NATIVE_MIN:
+        out = _native.tanh_backward_t(c, g, t)  # one pass instead of three (None: numpy's path)
+        if out is not None:
+            return out
     return (-2 * c) * g * t  # the native kernel's order of operations; -2 is weak
 
 
@@ -208,15 +207,15 @@ def _tanh_backward_t_vjp(ct, out, c, g, t, _needed=(True, True, True)):
 
 
 def _tanh_backward_t_jvp(ts, out, c, g, t):
-    terms = [
-        tanh_backward_t(*(tan if k == j else x for k, x in enumerate((c, g, t))))
-        for j, tan in enumerate(ts)
-        if tan is not None
-    ]
-    total = terms[0]
-    for term in terms[1:]:
-        total = total + term
-    return total
+    tc, tg, tt = ts
+    terms = []
+    if tc is not None:
+        terms.append(tanh_backward_t(tc, g, t))
+    if tg is not None:
+        terms.append(tanh_backward_t(c, tg, t))
+    if tt is not None:
+        terms.append(tanh_backward_t(c, g, tt))
+    return sum(terms[1:], terms[0])
 
 
 defvjp(tanh_backward_t, _tanh_backward_t_vjp, masked=True)

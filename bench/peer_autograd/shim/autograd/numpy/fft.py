@@ -1,0 +1,7 @@
+"""``autograd.numpy.fft`` on diffsci."""
+
+from .._resolve import lookup as _lookup
+
+
+def __getattr__(name):
+    return _lookup(name, ["core.numpy.fft", "core.ops.fft"])

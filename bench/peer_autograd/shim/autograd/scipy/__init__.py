@@ -1,0 +1,1 @@
+"""``autograd.scipy``: only ``special`` and ``linalg`` are mapped; the rest is missing."""

@@ -1,0 +1,7 @@
+"""``autograd.scipy.special`` on diffsci's ``core.ops.special``."""
+
+from .._resolve import lookup as _lookup
+
+
+def __getattr__(name):
+    return _lookup(name, ["core.ops.special", "core.ops"])

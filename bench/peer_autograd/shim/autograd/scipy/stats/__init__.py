@@ -1,0 +1,5 @@
+"""``autograd.scipy.stats``: not mapped (diffsci has no distributions module)."""
+
+
+def __getattr__(name):
+    raise AttributeError(f"[peer-missing] autograd.scipy.stats.{name}: not mapped")

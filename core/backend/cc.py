@@ -37,6 +37,18 @@ FLAGS = [
     "-fPIC",
     "-shared",
 ]
+# Added to FLAGS where the compiler has OpenMP (GCC's libgomp, clang with libomp); without it
+# the kernels build single-threaded (their parallel parts are under #ifdef _OPENMP).
+OPENMP_FLAGS = ["-fopenmp"]
+
+# A kernel splits its work across threads only when every thread gets at least this many
+# elements (or rows holding as many): below it, waking the team (a few microseconds) costs more
+# than the loop saves, and tiny arrays (W1's dispatch-bound ops) stay on the calling thread.
+PARALLEL_GRAIN = 1 << 15
+# Chunk boundaries are multiples of this many elements from the start of the array, so every
+# element is computed by the same code path (SIMD body, vectorized libmvec call, or scalar
+# tail) as in a one-thread run: results are bit-identical for any number of threads.
+PARALLEL_ALIGN = 64
 
 _state = {}  # "compiler": [argv] or None, "version": str, "cpu": str
 _libraries = {}  # cache key -> ctypes.CDLL
@@ -78,6 +90,46 @@ def math_header():
             lines.append(f"DIFFSCI_VEC float {name}f(float);")
             lines.append(f"DIFFSCI_VEC double {name}(double);")
     return "\n".join(lines) + "\n"
+
+
+_PARALLEL = """
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+typedef void (*diffsci_range)(void* job, ptrdiff_t lo, ptrdiff_t hi);
+/* fn(job, lo, hi) over [0, n): on the calling thread, or split among up to `threads` OpenMP
+   threads when each gets at least `grain` units; chunk starts are multiples of `align`. */
+static void diffsci_parallel_for(diffsci_range fn, void* job, ptrdiff_t n, ptrdiff_t grain,
+                                 ptrdiff_t align, ptrdiff_t threads) {
+  ptrdiff_t team = n / (grain > 0 ? grain : 1);
+  if (team > threads) team = threads;
+#ifdef _OPENMP
+  if (team > 1) {
+    ptrdiff_t blocks = (n + align - 1) / align;
+#pragma omp parallel num_threads((int)team)
+    {
+      ptrdiff_t t = omp_get_thread_num(), k = omp_get_num_threads();
+      ptrdiff_t lo = blocks * t / k * align, hi = blocks * (t + 1) / k * align;
+      if (hi > n) hi = n;
+      if (lo < hi) fn(job, lo, hi);
+    }
+    return;
+  }
+#endif
+  fn(job, 0, n);
+}
+"""
+
+
+def parallel_header():
+    """C source of ``diffsci_parallel_for(fn, job, n, grain, align, threads)``, the one way
+    kernels use threads (see PARALLEL_GRAIN, PARALLEL_ALIGN); ``threads`` comes from
+    ``core.backend.threads.native_threads()`` at every call."""
+    return (
+        "#include <stddef.h>\n"
+        f"#define DIFFSCI_GRAIN {PARALLEL_GRAIN}\n#define DIFFSCI_ALIGN {PARALLEL_ALIGN}\n"
+        + _PARALLEL
+    )
 
 
 def _find_compiler():
@@ -131,13 +183,26 @@ def _setup():
     _state["compiler"] = argv if version else None
     _state["version"] = version or ""
     _state["cpu"] = _cpu_identity()
+    _state["flags"] = FLAGS + OPENMP_FLAGS
     if _state["compiler"] is not None:
-        # one trivial kernel proves that compiling, writing the cache and loading all work
-        try:
-            load("int diffsci_probe(void) { return 42; }\n")
-        except (OSError, RuntimeError):
+        # one small kernel proves that compiling (with OpenMP, else without), writing the
+        # cache and loading all work
+        probe = parallel_header() + "int diffsci_probe(void) { return omp_get_max_threads(); }\n"
+        for flags in (FLAGS + OPENMP_FLAGS, FLAGS):
+            _state["flags"] = flags
+            try:
+                load(probe if flags is not FLAGS else "int diffsci_probe(void) { return 1; }\n")
+                break
+            except (OSError, RuntimeError):
+                continue
+        else:
             _state["compiler"] = None
     return _state["compiler"]
+
+
+def openmp():
+    """True when native kernels are built with OpenMP (they can use several threads)."""
+    return available() and _state["flags"] is not FLAGS
 
 
 def available():
@@ -167,8 +232,9 @@ def load(source):
         raise RuntimeError(
             "no C compiler for native kernels (set CC, or DIFFSCI_NATIVE=0 to silence this)"
         )
+    flags = _state["flags"]
     key = hashlib.sha256(
-        "\0".join([source, " ".join(argv + FLAGS), _state["version"], _state["cpu"]]).encode()
+        "\0".join([source, " ".join(argv + flags), _state["version"], _state["cpu"]]).encode()
     ).hexdigest()[:32]
     lib = _libraries.get(key)
     if lib is not None:
@@ -183,7 +249,7 @@ def load(source):
                 f.write(source)
             built = os.path.join(tmp, "kernel.so")
             result = subprocess.run(
-                [*argv, *FLAGS, src, "-o", built, "-lm"],
+                [*argv, *flags, src, "-o", built, "-lm"],
                 capture_output=True,
                 text=True,
                 check=False,

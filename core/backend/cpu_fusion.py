@@ -16,6 +16,7 @@ import re
 import numpy as np
 
 from . import cc, cpu_layout
+from .threads import native_threads
 
 _CTYPE = {
     np.dtype("float32"): "float",
@@ -24,6 +25,10 @@ _CTYPE = {
 }
 _FLOAT_FUNCS = re.compile(r"\b(exp|expm1|log|log1p|sqrt|sin|cos|tanh|erf|fabs|pow)\(")
 _FLOAT_LITERAL = re.compile(r"(?<![\w.])(\d+\.\d*(?:[eE][+-]?\d+)?)(?![\w.])")
+
+
+def _header():
+    return cc.math_header() + cc.parallel_header()
 
 
 def supported(kernel):
@@ -70,25 +75,46 @@ def _expression(kernel):
 
 
 def _function_source(name, kernel, lay):
+    """C source of ``void name(const T0* a0, ..., T* y, ptrdiff_t threads)``.
+
+    Threads split the outer run when there is one (whole inner runs per thread), else the
+    inner run in chunks aligned to ``cc.PARALLEL_ALIGN``: either way each element is computed
+    by the same code as on one thread, so results do not depend on the thread count.
+    """
     n_outer, n_inner, inner_full, strides = lay
     in_types = [_CTYPE[np.dtype(d)] for d in kernel.in_dtypes]
     out_type = _CTYPE[np.dtype(kernel.out_dtype)]
-    args = [f"const {t}* a{k}" for k, t in enumerate(in_types)] + [f"{out_type}* y"]
-    lines = [f"void {name}({', '.join(args)}) {{"]
-    lines.append(f"  for (ptrdiff_t o = 0; o < {n_outer}; ++o) {{")
+    fields = " ".join(f"const {t}* a{k};" for k, t in enumerate(in_types))
+    lines = [f"typedef struct {{ {fields} {out_type}* y; }} {name}_job;"]
+    lines.append(f"static void {name}_range(void* job, ptrdiff_t lo, ptrdiff_t hi) {{")
+    lines.append(f"  const {name}_job* j = job;")
+    if n_outer > 1:  # units are outer steps
+        lines.append("  for (ptrdiff_t o = lo; o < hi; ++o) {")
+        i_lo, i_hi, units, align = "0", str(n_inner), n_outer, 1
+        grain = f"(DIFFSCI_GRAIN + {n_inner - 1}) / {n_inner}"  # outer steps per thread
+    else:  # units are elements of the single inner run
+        lines.append("  for (ptrdiff_t o = 0; o < 1; ++o) {")
+        i_lo, i_hi, units, grain, align = "lo", "hi", n_inner, "DIFFSCI_GRAIN", "DIFFSCI_ALIGN"
     for k, t in enumerate(in_types):
-        base = f"a{k} + o * {strides[k]}" if strides[k] else f"a{k}"
+        base = f"j->a{k} + o * {strides[k]}" if strides[k] else f"j->a{k}"
         if inner_full[k]:
             lines.append(f"    const {t}* p{k} = {base};")
         else:
             lines.append(f"    const {t} x{k} = *({base});")
-    lines.append(f"    {out_type}* q = y + o * {n_inner};")
-    lines.append(f"    for (ptrdiff_t i = 0; i < {n_inner}; ++i) {{")
+    lines.append(f"    {out_type}* q = j->y + o * {n_inner};")
+    lines.append(f"    for (ptrdiff_t i = {i_lo}; i < {i_hi}; ++i) {{")
     for k, t in enumerate(in_types):
         if inner_full[k]:
             lines.append(f"      const {t} x{k} = p{k}[i];")
     lines.append(f"      q[i] = ({out_type})({_expression(kernel)});")
-    lines.append("    }\n  }\n}\n")
+    lines.append("    }\n  }\n}")
+    args = [f"const {t}* a{k}" for k, t in enumerate(in_types)] + [f"{out_type}* y"]
+    names = ", ".join([f"a{k}" for k in range(len(in_types))] + ["y"])
+    lines.append(f"void {name}({', '.join(args)}, ptrdiff_t threads) {{")
+    lines.append(f"  {name}_job j = {{{names}}};")
+    lines.append(
+        f"  diffsci_parallel_for({name}_range, &j, {units}, {grain}, {align}, threads);\n}}\n"
+    )
     return "\n".join(lines)
 
 
@@ -101,13 +127,12 @@ class NativeFused:
         self.out_dtype = np.dtype(kernel.out_dtype)
         self._by_shapes = {}  # in_shapes -> (function, out_shape) or None
 
-    def entry(self, in_shapes):
-        """Source of the function for ``in_shapes`` and how to call it, or None."""
+    def entry(self, in_shapes, name="fused_kernel"):
+        """Source of the function ``name`` for ``in_shapes`` and how to call it, or None."""
         out_shape = tuple(np.broadcast_shapes(*in_shapes)) if in_shapes else ()
         lay = layout(in_shapes, out_shape)
         if lay is None:
             return None
-        name = "fused_kernel"
         return name, _function_source(name, self.kernel, lay), out_shape
 
     def _compile(self, shapes):
@@ -116,11 +141,11 @@ class NativeFused:
             self._by_shapes[shapes] = None
             return None
         name, source, out_shape = entry
-        self.install(shapes, cc.load(cc.math_header() + source), name, out_shape)
+        self.install(shapes, cc.load(_header() + source), name, out_shape)
         return self._by_shapes[shapes]
 
     def install(self, in_shapes, lib, name, out_shape):
-        fn = cc.function(lib, name, len(in_shapes) + 1)
+        fn = cc.function(lib, name, len(in_shapes) + 2)
         self._by_shapes[in_shapes] = (fn, out_shape)
 
     def __call__(self, *arrays, out=None):
@@ -148,24 +173,23 @@ class NativeFused:
             or not out.flags.c_contiguous
         ):
             out = np.empty(out_shape, self.out_dtype)
-        fn(*[cc.address(a) for a in keep], cc.address(out))
+        fn(*[cc.address(a) for a in keep], cc.address(out), native_threads())
         return out
 
 
 def prepare(runners_and_shapes):
     """Compile the functions of many ``(NativeFused, in_shapes)`` pairs in one compiler call."""
-    parts, todo = [cc.math_header()], []
+    parts, todo = [_header()], []
     for j, (runner, shapes) in enumerate(runners_and_shapes):
         shapes = tuple(tuple(s) for s in shapes)
         if shapes in runner._by_shapes:
             continue
-        entry = runner.entry(shapes)
+        entry = runner.entry(shapes, f"fused_kernel_{j}")
         if entry is None:
             runner._by_shapes[shapes] = None
             continue
-        _, source, out_shape = entry
-        name = f"fused_kernel_{j}"
-        parts.append(source.replace("void fused_kernel(", f"void {name}(", 1))
+        name, source, out_shape = entry
+        parts.append(source)
         todo.append((runner, shapes, name, out_shape))
     if not todo:
         return

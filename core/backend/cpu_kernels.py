@@ -10,10 +10,12 @@ dtype is not float32/float64; callers then keep their numpy implementation.
 """
 
 import ctypes
+import re
 
 import numpy as np
 
 from . import cc, cpu_layout
+from .threads import native_threads
 
 _TYPES = {np.dtype("float32"): ("float", "f", "f"), np.dtype("float64"): ("double", "", "")}
 
@@ -82,31 +84,54 @@ static void softmax_row_T(const T* xr, T* yr, ptrdiff_t n) {  /* xr may be yr */
   T s = rowsum_T(yr, n);
   for (ptrdiff_t i = 0; i < n; ++i) yr[i] = yr[i] / s;
 }
-void softmax_rows_T(const T* x, T* y, ptrdiff_t rows, ptrdiff_t n) {
-  for (ptrdiff_t r = 0; r < rows; ++r) softmax_row_T(x + r * n, y + r * n, n);
+/* The row kernels run rows [lo, hi) of a job on one thread; rows are independent, so any
+   split gives the one-thread result bit for bit. */
+static ptrdiff_t row_grain_T(ptrdiff_t n) { return (DIFFSCI_GRAIN + n - 1) / n; }
+
+typedef struct { const T* x; T* y; ptrdiff_t n; } softmax_job_T;
+static void softmax_range_T(void* p, ptrdiff_t lo, ptrdiff_t hi) {
+  const softmax_job_T* j = p;
+  for (ptrdiff_t r = lo; r < hi; ++r) softmax_row_T(j->x + r * j->n, j->y + r * j->n, j->n);
+}
+void softmax_rows_T(const T* x, T* y, ptrdiff_t rows, ptrdiff_t n, ptrdiff_t threads) {
+  softmax_job_T j = {x, y, n};
+  diffsci_parallel_for(softmax_range_T, &j, rows, row_grain_T(n), 1, threads);
 }
 /* softmax(a + b) per row: row r reads a at oa = (r / per_outer) * sa + (r % per_outer) * n
    (likewise b), so an operand broadcast along leading axes is read in place */
-void softmax_add_rows_T(const T* a, const T* b, T* y, ptrdiff_t rows, ptrdiff_t n,
-                        ptrdiff_t per_outer, ptrdiff_t sa, ptrdiff_t sb) {
-  for (ptrdiff_t r = 0; r < rows; ++r) {
-    ptrdiff_t o = r / per_outer, w = (r % per_outer) * n;
-    const T* ar = a + o * sa + w;
-    const T* br = b + o * sb + w;
-    T* yr = y + r * n;
+typedef struct {
+  const T* a; const T* b; T* y; ptrdiff_t n, per_outer, sa, sb;
+} softmax_add_job_T;
+static void softmax_add_range_T(void* p, ptrdiff_t lo, ptrdiff_t hi) {
+  const softmax_add_job_T* j = p;
+  ptrdiff_t n = j->n;
+  for (ptrdiff_t r = lo; r < hi; ++r) {
+    ptrdiff_t o = r / j->per_outer, w = (r % j->per_outer) * n;
+    const T* ar = j->a + o * j->sa + w;
+    const T* br = j->b + o * j->sb + w;
+    T* yr = j->y + r * n;
     for (ptrdiff_t i = 0; i < n; ++i) yr[i] = ar[i] + br[i];
     softmax_row_T(yr, yr, n);
   }
 }
+void softmax_add_rows_T(const T* a, const T* b, T* y, ptrdiff_t rows, ptrdiff_t n,
+                        ptrdiff_t per_outer, ptrdiff_t sa, ptrdiff_t sb, ptrdiff_t threads) {
+  softmax_add_job_T j = {a, b, y, n, per_outer, sa, sb};
+  diffsci_parallel_for(softmax_add_range_T, &j, rows, row_grain_T(n), 1, threads);
+}
 /* (x - mean) / sqrt(var + eps) per row, then * w + b when w is given (two-pass variance) */
-void layer_norm_rows_T(const T* x, const T* w, const T* b, T* y, ptrdiff_t rows, ptrdiff_t n,
-                       double eps) {
-  for (ptrdiff_t r = 0; r < rows; ++r) {
-    const T* xr = x + r * n;
-    T* yr = y + r * n;
+typedef struct { const T* x; const T* w; const T* b; T* y; ptrdiff_t n; double eps; } ln_job_T;
+static void layer_norm_range_T(void* p, ptrdiff_t lo, ptrdiff_t hi) {
+  const ln_job_T* j = p;
+  ptrdiff_t n = j->n;
+  const T* w = j->w;
+  const T* b = j->b;
+  for (ptrdiff_t r = lo; r < hi; ++r) {
+    const T* xr = j->x + r * n;
+    T* yr = j->y + r * n;
     T mean = rowsum_T(xr, n) / (T)n;
     for (ptrdiff_t i = 0; i < n; ++i) yr[i] = xr[i] - mean;
-    T rstd = (T)1 / sqrt{F}(rowsumsq_T(yr, n) / (T)n + (T)eps);
+    T rstd = (T)1 / sqrt{F}(rowsumsq_T(yr, n) / (T)n + (T)j->eps);
     if (w) {
       for (ptrdiff_t i = 0; i < n; ++i) yr[i] = yr[i] * rstd * w[i] + b[i];
     } else {
@@ -114,26 +139,56 @@ void layer_norm_rows_T(const T* x, const T* w, const T* b, T* y, ptrdiff_t rows,
     }
   }
 }
+void layer_norm_rows_T(const T* x, const T* w, const T* b, T* y, ptrdiff_t rows, ptrdiff_t n,
+                       double eps, ptrdiff_t threads) {
+  ln_job_T j = {x, w, b, y, n, eps};
+  diffsci_parallel_for(layer_norm_range_T, &j, rows, row_grain_T(n), 1, threads);
+}
+"""
+
+
+def _typed(code, ctype, fsuffix, lsuffix=""):
+    """``code`` for one C type: ``T`` is the type, a ``_T`` suffix names the function for it,
+    ``{F}`` the math-function suffix and ``{L}`` the literal suffix."""
+    code = code.replace("{F}", fsuffix).replace("{L}", lsuffix)
+    return re.sub(r"\bT\b", ctype, re.sub(r"_T\b", "_" + ctype, code))
+
+
+# One elementwise kernel: job struct, the loop over [lo, hi), and the exported entry point
+_ELEMENTWISE = """
+typedef struct { @FIELDS@ T* y; } @NAME@_job_T;
+static void @NAME@_range_T(void* p, ptrdiff_t lo, ptrdiff_t hi) {
+  const @NAME@_job_T* j = p;
+  T* y = j->y;
+  for (ptrdiff_t i = lo; i < hi; ++i) {
+    T out; @LOADS@
+    @BODY@
+    y[i] = out;
+  }
+}
+void @NAME@_T(@ARGS@, T* y, ptrdiff_t n, ptrdiff_t threads) {
+  @NAME@_job_T j = {@PASS@, y};
+  diffsci_parallel_for(@NAME@_range_T, &j, n, DIFFSCI_GRAIN, DIFFSCI_ALIGN, threads);
+}
 """
 
 
 def _source():
-    parts = [cc.math_header()]
+    parts = [cc.math_header(), cc.parallel_header()]
     for ctype, fsuffix, _ in _TYPES.values():
-        code = _ROWS.replace("{F}", fsuffix).replace("_T(", f"_{ctype}(")
-        parts.append(
-            code.replace("T ", f"{ctype} ").replace("T*", f"{ctype}*").replace("(T)", f"({ctype})")
-        )
+        parts.append(_typed(_ROWS, ctype, fsuffix))
     for name, (n_in, body) in _KERNELS.items():
+        names = [f"xa{k}" for k in range(n_in)]
+        code = (
+            _ELEMENTWISE.replace("@NAME@", name)
+            .replace("@FIELDS@", " ".join(f"const T* {a};" for a in names))
+            .replace("@PASS@", ", ".join(names))
+            .replace("@ARGS@", ", ".join(f"const T* {a}" for a in names))
+            .replace("@LOADS@", " ".join(f"T {'abc'[k]} = j->xa{k}[i];" for k in range(n_in)))
+            .replace("@BODY@", body)
+        )
         for ctype, fsuffix, lsuffix in _TYPES.values():
-            code = body.replace("{F}", fsuffix).replace("{L}", lsuffix).replace("T", ctype)
-            args = ", ".join(f"const {ctype}* xa{k}" for k in range(n_in))
-            loads = " ".join(f"{ctype} {'abc'[k]} = xa{k}[i];" for k in range(n_in))
-            parts.append(
-                f"void {name}_{ctype}({args}, {ctype}* y, ptrdiff_t n) {{\n"
-                f"  for (ptrdiff_t i = 0; i < n; ++i) {{\n"
-                f"    {ctype} out; {loads}\n    {code}\n    y[i] = out;\n  }}\n}}\n"
-            )
+            parts.append(_typed(code, ctype, fsuffix, lsuffix))
     return "\n".join(parts)
 
 
@@ -150,8 +205,8 @@ def _library():
 
 
 def _function(name, dtype, n_args):
-    """``name`` for ``dtype`` from the kernels' library (all pointer/size arguments, except
-    layer_norm's trailing double eps), or None."""
+    """``name`` for ``dtype`` from the kernels' library (all pointer/size arguments, the last
+    one the thread count, except layer_norm's double eps before it), or None."""
     key = (name, dtype)
     fn = _functions.get(key)
     if fn is None:
@@ -160,7 +215,7 @@ def _function(name, dtype, n_args):
             return None
         fn = cc.function(lib, f"{name}_{_TYPES[dtype][0]}", n_args)
         if name == "layer_norm_rows":
-            fn.argtypes = [ctypes.c_ssize_t] * 6 + [ctypes.c_double]
+            fn.argtypes = [ctypes.c_ssize_t] * 6 + [ctypes.c_double, ctypes.c_ssize_t]
         _functions[key] = fn
     return fn
 
@@ -172,12 +227,12 @@ def _run(name, *arrays):
     shape = arrays[0].shape
     if any(a.shape != shape for a in arrays):
         return None  # broadcasting is left to numpy
-    fn = _function(name, dtype, _KERNELS[name][0] + 2)
+    fn = _function(name, dtype, _KERNELS[name][0] + 3)
     if fn is None:
         return None
     arrays = [cpu_layout.ascontiguousarray(a) for a in arrays]
     out = np.empty(shape, dtype)
-    fn(*[cc.address(a) for a in arrays], cc.address(out), out.size)
+    fn(*[cc.address(a) for a in arrays], cc.address(out), out.size, native_threads())
     return out
 
 
@@ -192,10 +247,10 @@ def softmax_last_axis(x):
     x = cpu_layout.ascontiguousarray(x)
     out = np.empty_like(x)
     n = x.shape[-1]
-    fn = _function("softmax_rows", x.dtype, 4)
+    fn = _function("softmax_rows", x.dtype, 5)
     if fn is None:
         return None
-    fn(cc.address(x), cc.address(out), x.size // n, n)
+    fn(cc.address(x), cc.address(out), x.size // n, n, native_threads())
     return out
 
 
@@ -216,10 +271,11 @@ def softmax_add_last_axis(a, b):
         return None
     a, b = cpu_layout.ascontiguousarray(a), cpu_layout.ascontiguousarray(b)
     out = np.empty(out_shape, a.dtype)
-    fn = _function("softmax_add_rows", a.dtype, 8)
+    fn = _function("softmax_add_rows", a.dtype, 9)
     if fn is None:
         return None
-    fn(cc.address(a), cc.address(b), cc.address(out), out.size // n, n, n_inner // n, sa, sb)
+    rows = out.size // n
+    fn(*[cc.address(v) for v in (a, b, out)], rows, n, n_inner // n, sa, sb, native_threads())
     return out
 
 
@@ -236,10 +292,11 @@ def layer_norm_rows(x, eps, w=None, b=None):
     out = np.empty_like(x)
     keep = [] if w is None else [cpu_layout.ascontiguousarray(w), cpu_layout.ascontiguousarray(b)]
     ptrs = [0, 0] if w is None else [cc.address(a) for a in keep]
-    fn = _function("layer_norm_rows", dt, 7)
+    fn = _function("layer_norm_rows", dt, 8)
     if fn is None:
         return None
-    fn(cc.address(x), *ptrs, cc.address(out), x.shape[0], x.shape[1], ctypes.c_double(eps))
+    rows, n = x.shape
+    fn(cc.address(x), *ptrs, cc.address(out), rows, n, ctypes.c_double(eps), native_threads())
     return out
 
 

@@ -13,9 +13,12 @@ None where numpy's copy is already fine or no C compiler is available (``core.ba
 callers then use numpy. The copy moves bits: every dtype of item size 1, 2, 4, 8 or 16 works.
 """
 
+import re
+
 import numpy as np
 
 from . import cc
+from .threads import native_threads
 
 MIN_SIZE = 1 << 15  # elements; below this numpy's copy is as fast (the data fits in cache)
 _MAX_DIMS = 8
@@ -31,51 +34,58 @@ typedef struct { uint64_t lo, hi; } item16;
 # one copy of this per item type T
 _KERNEL = """
 /* dst (C-contiguous, shape `shape`) = src read with element strides `ss`. Axis p is the
-   source's fastest axis and axis d = ndim - 1 the destination's; the other axes are walked
-   by an odometer, and each [shape[p], shape[d]] block is copied in TILE x TILE tiles. */
-void permute_copy_T(const T* src, T* dst, ptrdiff_t ndim, const ptrdiff_t* shape,
-                    const ptrdiff_t* ss, ptrdiff_t p) {
-  ptrdiff_t ds[MAX_DIMS], idx[MAX_DIMS], total = 1;
-  for (ptrdiff_t k = ndim - 1; k >= 0; --k) { ds[k] = total; total *= shape[k]; idx[k] = 0; }
-  ptrdiff_t d = ndim - 1, np_ = shape[p], nd = shape[d];
-  if (total == 0) return;
-  ptrdiff_t sp = ss[p], sd = ss[d], dp = ds[p], outer = total / (np_ * nd);
-  for (ptrdiff_t o = 0; o < outer; ++o) {
-    ptrdiff_t so = 0, dof = 0;
-    for (ptrdiff_t k = 0; k < ndim; ++k)
-      if (k != p && k != d) { so += idx[k] * ss[k]; dof += idx[k] * ds[k]; }
-    const T* s = src + so;
-    T* t = dst + dof;
-    for (ptrdiff_t ip0 = 0; ip0 < np_; ip0 += TILE) {
-      ptrdiff_t ip1 = ip0 + TILE < np_ ? ip0 + TILE : np_;
-      for (ptrdiff_t id0 = 0; id0 < nd; id0 += TILE) {
-        ptrdiff_t id1 = id0 + TILE < nd ? id0 + TILE : nd;
-        for (ptrdiff_t ip = ip0; ip < ip1; ++ip) {
-          const T* sr = s + ip * sp;
-          T* tr = t + ip * dp;
-          for (ptrdiff_t id = id0; id < id1; ++id) tr[id] = sr[id * sd];
-        }
-      }
-    }
+   source's fastest axis and axis d = ndim - 1 the destination's. A unit of work is one
+   TILE-row strip of one [shape[p], shape[d]] block (the other axes are the block's index
+   `o`, decoded mixed-radix), copied in TILE x TILE tiles; units are split among threads. */
+typedef struct {
+  const T* src; T* dst; ptrdiff_t ndim, p, strips; const ptrdiff_t* shape; const ptrdiff_t* ss;
+} permute_job_T;
+static void permute_range_T(void* job, ptrdiff_t lo, ptrdiff_t hi) {
+  const permute_job_T* j = job;
+  const ptrdiff_t *shape = j->shape, *ss = j->ss;
+  ptrdiff_t ndim = j->ndim, p = j->p, d = ndim - 1, ds[MAX_DIMS], total = 1;
+  for (ptrdiff_t k = ndim - 1; k >= 0; --k) { ds[k] = total; total *= shape[k]; }
+  ptrdiff_t np_ = shape[p], nd = shape[d], sp = ss[p], sd = ss[d], dp = ds[p];
+  for (ptrdiff_t u = lo; u < hi; ++u) {
+    ptrdiff_t o = u / j->strips, ip0 = (u % j->strips) * TILE, so = 0, dof = 0;
     for (ptrdiff_t k = ndim - 1; k >= 0; --k) {
       if (k == p || k == d) continue;
-      if (++idx[k] < shape[k]) break;
-      idx[k] = 0;
+      ptrdiff_t idx = o % shape[k];
+      o /= shape[k];
+      so += idx * ss[k];
+      dof += idx * ds[k];
+    }
+    const T* s = j->src + so;
+    T* t = j->dst + dof;
+    ptrdiff_t ip1 = ip0 + TILE < np_ ? ip0 + TILE : np_;
+    for (ptrdiff_t id0 = 0; id0 < nd; id0 += TILE) {
+      ptrdiff_t id1 = id0 + TILE < nd ? id0 + TILE : nd;
+      for (ptrdiff_t ip = ip0; ip < ip1; ++ip) {
+        const T* sr = s + ip * sp;
+        T* tr = t + ip * dp;
+        for (ptrdiff_t id = id0; id < id1; ++id) tr[id] = sr[id * sd];
+      }
     }
   }
+}
+void permute_copy_T(const T* src, T* dst, ptrdiff_t ndim, const ptrdiff_t* shape,
+                    const ptrdiff_t* ss, ptrdiff_t p, ptrdiff_t threads) {
+  ptrdiff_t total = 1;
+  for (ptrdiff_t k = 0; k < ndim; ++k) total *= shape[k];
+  if (total == 0) return;
+  ptrdiff_t strips = (shape[p] + TILE - 1) / TILE, row = TILE * shape[ndim - 1];
+  permute_job_T j = {src, dst, ndim, p, strips, shape, ss};
+  ptrdiff_t units = total / (shape[p] * shape[ndim - 1]) * strips;
+  diffsci_parallel_for(permute_range_T, &j, units, (DIFFSCI_GRAIN + row - 1) / row, 1, threads);
 }
 """
 
 
 def _source():
     kernel = _KERNEL.replace("MAX_DIMS", str(_MAX_DIMS)).replace("TILE", str(_TILE))
-    parts = [_HEADER]
+    parts = [_HEADER, cc.parallel_header()]
     for size, ctype in _ITEMS.items():
-        parts.append(
-            kernel.replace("permute_copy_T", f"permute_copy_{size}")
-            .replace("const T*", f"const {ctype}*")
-            .replace("T*", f"{ctype}*")
-        )
+        parts.append(re.sub(r"\bT\b", ctype, re.sub(r"_T\b", f"_{size}", kernel)))
     return "\n".join(parts)
 
 
@@ -89,7 +99,7 @@ def _function(itemsize):
             lib = cc.load(_source())
         except (OSError, RuntimeError):
             return None
-        fn = cc.function(lib, f"permute_copy_{itemsize}", 6)
+        fn = cc.function(lib, f"permute_copy_{itemsize}", 7)
         _functions[itemsize] = fn
     return fn
 
@@ -129,7 +139,13 @@ def contiguous(a):
     out = np.empty(a.shape, a.dtype)
     dims = np.asarray(shape, dtype=np.intp)
     steps = np.asarray(el, dtype=np.intp)
-    fn(cc.address(a), cc.address(out), len(shape), cc.address(dims), cc.address(steps), p)
+    fn(
+        *[cc.address(v) for v in (a, out)],
+        len(shape),
+        *[cc.address(v) for v in (dims, steps)],
+        p,
+        native_threads(),
+    )
     return out
 
 

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autodiff.rules import def_linear_unary
+from ..backend.threads import get_num_threads
 from ..primitive import ShapedArray
 from ..vmap import axis_rule, batch_rules
 from ._define import defprim
@@ -63,17 +64,17 @@ def _fft_module(xp):
 
 
 class _ScipyFFT:
-    """scipy.fft's n-d transforms using every core, as BLAS does for matmul."""
+    """scipy.fft's n-d transforms with ``workers=core.get_num_threads()``, read at each call
+    (as BLAS follows the same setting for matmul; see core.backend.threads)."""
 
     def __getattr__(self, name):
-        import functools
-        import os
-
         import scipy.fft
 
-        fn = functools.partial(getattr(scipy.fft, name), workers=os.cpu_count() or 1)
-        setattr(self, name, fn)
-        return fn
+        def call(*args, **kwargs):
+            return getattr(scipy.fft, name)(*args, workers=get_num_threads(), **kwargs)
+
+        setattr(self, name, call)
+        return call
 
 
 _SCIPY_FFT = _ScipyFFT()

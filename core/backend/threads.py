@@ -1,0 +1,115 @@
+"""How many threads the CPU backend uses: one setting for BLAS, FFTs, numexpr and our kernels.
+
+``core.set_num_threads(n)`` / ``core.get_num_threads()``; the default is the environment
+variable ``DIFFSCI_NUM_THREADS`` when set, else the number of cores this process may run on
+(``os.sched_getaffinity``, so ``taskset`` and container CPU sets are respected). The setting
+reaches:
+
+- BLAS (numpy's OpenBLAS/MKL) through ``threadpoolctl``, and numexpr, when it is set (by
+  ``set_num_threads`` or by the environment variable at import); without either, those keep
+  their own default, which is also one thread per core;
+- FFTs: ``scipy.fft``'s ``workers=`` argument, read at every call (``core.prims.fft``);
+- the native C kernels (``core.backend.cc``): an OpenMP team of up to this many threads for
+  arrays large enough to pay for it (``cc.PARALLEL_GRAIN`` elements per thread at least).
+
+Fork safety: GNU OpenMP (libgomp) keeps its thread pool across ``fork()`` but not its threads,
+so a forked child that enters a parallel region deadlocks. A child process therefore runs our
+kernels on one thread (:func:`native_threads`). The hook is ``os.register_at_fork``: Python
+code can only run in a forked child after ``PyOS_AfterFork_Child``, which runs these hooks
+(``os.fork``, multiprocessing's "fork" start method), so it guards every fork that matters
+here, as a ``pthread_atfork`` handler would. BLAS and scipy's FFT pool handle fork themselves.
+"""
+
+import os
+
+_ENV = "DIFFSCI_NUM_THREADS"
+# "n": the setting (None until first read); "native": threads our kernels use (1 after fork)
+_state = {"n": None, "native": None}
+
+
+def usable_cores():
+    """Cores this process may run on (its CPU affinity set; ``os.cpu_count()`` where the OS
+    has no affinity call)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+def _check(n, where):
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"{where}: the number of threads must be an int >= 1, got {n!r}")
+    return n
+
+
+def _from_env():
+    raw = os.environ.get(_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        n = int(raw)
+    except ValueError:
+        n = raw
+    return _check(n, f"environment variable {_ENV}")
+
+
+def get_num_threads():
+    """The number of threads CPU work may use (see the module docstring)."""
+    n = _state["n"]
+    if n is None:
+        n = _from_env() or usable_cores()
+        _state["n"] = n
+        if _state["native"] is None:
+            _state["native"] = n
+    return n
+
+
+def set_num_threads(n):
+    """Use up to ``n`` threads for BLAS, FFTs, numexpr and native kernels from now on.
+
+    Args:
+        n: int >= 1.
+    """
+    _state["n"] = _check(n, "set_num_threads")
+    _state["native"] = 1 if _forked[0] else n
+    _apply_to_libraries(n)
+
+
+def native_threads():
+    """Threads a native kernel may use: the setting, or 1 in a forked child (libgomp)."""
+    n = _state["native"]
+    return get_num_threads() if n is None else n
+
+
+def blas_threads():
+    """The thread counts of the BLAS libraries loaded in this process (threadpoolctl's
+    view), as a list of ints; for tests and the bench header."""
+    from threadpoolctl import threadpool_info
+
+    return [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+
+
+def _apply_to_libraries(n):
+    """Cap numpy's BLAS and numexpr at ``n`` threads (process-wide, until changed again)."""
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=n, user_api="blas")
+    try:
+        import numexpr
+    except ImportError:  # numexpr is a dependency, but only the fused fallback needs it
+        return
+    numexpr.set_num_threads(n)
+
+
+_forked = [False]
+
+
+def _after_fork_in_child():
+    _forked[0] = True
+    _state["native"] = 1
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+if _from_env() is not None:
+    _apply_to_libraries(get_num_threads())

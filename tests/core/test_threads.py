@@ -1,0 +1,215 @@
+"""Thread settings (core.set_num_threads, DIFFSCI_NUM_THREADS) and the threaded native kernels:
+the setting reaches BLAS (as threadpoolctl sees it), scipy.fft's workers and our kernels; a
+kernel's result on several threads equals its one-thread result bit for bit; a forked child
+after a threaded kernel does not deadlock. No timings are asserted."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.fft
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import core
+from core import ops
+from core.backend import cc, cpu_kernels, cpu_layout, threads
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BIG = 2 * cc.PARALLEL_GRAIN + 4099  # splits into >= 2 chunks; not a multiple of the alignment
+needs_openmp = pytest.mark.skipif(not cc.openmp(), reason="no OpenMP-capable C compiler")
+
+
+@pytest.fixture
+def restore_threads():
+    saved = core.get_num_threads()
+    yield
+    core.set_num_threads(saved)
+
+
+def _run_python(code, env=None, timeout=120):
+    """Run ``code`` in a fresh interpreter at the repository root; its stdout."""
+    full_env = {**os.environ, **(env or {})}
+    res = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=ROOT,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    return res.stdout
+
+
+def test_default_env_var_and_bad_values(restore_threads):
+    code = "import core, os; print(core.get_num_threads(), len(os.sched_getaffinity(0)))"
+    got, cores = _run_python(code, env={"DIFFSCI_NUM_THREADS": ""}).split()
+    assert got == cores
+    out = _run_python(
+        "import core; from core.backend import threads\n"
+        "print(core.get_num_threads(), set(threads.blas_threads()))",
+        env={"DIFFSCI_NUM_THREADS": "3"},
+    )
+    assert out.split(None, 1) == ["3", "{3}\n"]
+    with pytest.raises(ValueError, match=r"set_num_threads.*int >= 1.*0"):
+        core.set_num_threads(0)
+    with pytest.raises(ValueError, match="set_num_threads"):
+        core.set_num_threads(2.0)
+    res = subprocess.run(
+        [sys.executable, "-c", "import core"],
+        cwd=ROOT,
+        env={**os.environ, "DIFFSCI_NUM_THREADS": "many"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode != 0 and "DIFFSCI_NUM_THREADS" in res.stderr and "'many'" in res.stderr
+
+
+def test_set_num_threads_reaches_blas_and_fft(restore_threads, monkeypatch):
+    core.set_num_threads(3)
+    assert core.get_num_threads() == 3 and threads.native_threads() == 3
+    assert threads.blas_threads() and set(threads.blas_threads()) == {3}
+    seen = []
+    real = scipy.fft.rfftn
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("workers"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(scipy.fft, "rfftn", spy)
+    x = np.random.default_rng(0).standard_normal((4, 16))
+    out = core.ops.fft.rfft2(core.tensor(x))
+    np.testing.assert_allclose(out.asnumpy(), np.fft.rfft2(x), rtol=1e-12, atol=1e-12)
+    core.set_num_threads(1)
+    core.ops.fft.rfft2(core.tensor(x))
+    assert seen == [3, 1]
+    assert set(threads.blas_threads()) == {1}
+
+
+def _both(fn):
+    """``fn()`` on one thread and on three (odd, more than this machine may have)."""
+    core.set_num_threads(1)
+    one = fn()
+    core.set_num_threads(3)
+    return one, fn()
+
+
+def _assert_same(pair):
+    one, many = pair
+    assert one is not None and many is not None
+    assert one.dtype == many.dtype and one.shape == many.shape
+    np.testing.assert_array_equal(one, many)  # NaN == NaN here, and bits must match
+
+
+@needs_openmp
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_elementwise_and_row_kernels_match_one_thread(restore_threads, dtype):
+    rng = np.random.default_rng(1)
+    x = (rng.standard_normal(BIG + 1) * 3).astype(dtype)[1:]  # starts mid-vector: misaligned
+    g = rng.standard_normal(BIG).astype(dtype)
+    x[7] = np.nan
+    for name in ("erf", "gelu", "logistic"):
+        _assert_same(_both(lambda name=name: getattr(cpu_kernels, name)(x)))
+    _assert_same(_both(lambda: cpu_kernels.gelu_backward(g, x)))
+    _assert_same(_both(lambda: cpu_kernels.tanh_backward_t(g, x, g)))
+    # a transposed (non-contiguous) input goes through the threaded tiled copy first
+    big = (rng.standard_normal(403 * 509 + 1) * 3).astype(dtype)
+    xt = big[1 : 1 + 331 * 257].reshape(331, 257).T
+    _assert_same(_both(lambda: cpu_kernels.tanh_backward(xt, xt)))
+    rows = big[1:].reshape(403, 509)
+    w, b = g[:509], g[509:1018]
+    _assert_same(_both(lambda: cpu_kernels.softmax_last_axis(rows)))
+    _assert_same(_both(lambda: cpu_kernels.layer_norm_rows(rows, 1e-5, w, b)))
+    bias = rows[:1].reshape(1, 509)
+    _assert_same(_both(lambda: cpu_kernels.softmax_add_last_axis(rows, bias)))
+
+
+@needs_openmp
+@settings(max_examples=8, deadline=None)
+@given(
+    dims=st.tuples(
+        st.integers(64, 150), st.integers(64, 150), st.integers(4, 24), st.integers(2, 3)
+    ),
+    perm=st.permutations([0, 1, 2]),
+)
+def test_tiled_transpose_matches_one_thread(dims, perm):
+    a0, a1, a2, step = dims
+    base = np.arange(a0 * a1 * a2 * step, dtype=np.float32).reshape(a0, a1, a2 * step)
+    view = base[:, :, ::step].transpose(perm)  # strided and permuted
+    saved = core.get_num_threads()
+    try:
+        one, many = _both(lambda: cpu_layout.ascontiguousarray(view))
+    finally:
+        core.set_num_threads(saved)
+    np.testing.assert_array_equal(one, np.ascontiguousarray(view))
+    np.testing.assert_array_equal(many, one)
+
+
+@needs_openmp
+def test_fused_jit_kernels_match_one_thread(restore_threads):
+    rng = np.random.default_rng(2)
+    x = core.tensor(rng.standard_normal((311, 433)).astype(np.float32))
+    y = core.tensor(rng.standard_normal((311, 433)).astype(np.float32))
+    bias = core.tensor(rng.standard_normal(433).astype(np.float32))
+
+    @core.jit
+    def flat(x, y):  # one run: threads split the inner loop
+        return ops.exp(x * 0.5) * y + ops.tanh(y) - x * x
+
+    @core.jit
+    def rows(x, bias):  # two runs (bias read once per row): threads split the rows
+        return ops.tanh(x + bias) * bias - bias
+
+    assert "fused" in flat.lower(x, y).as_text()
+    assert "fused" in rows.lower(x, bias).as_text()
+    _assert_same(_both(lambda: flat(x, y).asnumpy()))
+    _assert_same(_both(lambda: rows(x, bias).asnumpy()))
+
+
+@needs_openmp
+def test_fork_after_threaded_kernel_does_not_deadlock():
+    out = _run_python(
+        """
+        import multiprocessing, os
+        import numpy as np
+        import core
+        from core.backend import cpu_kernels, threads
+
+        core.set_num_threads(4)
+        before = len(os.listdir("/proc/self/task"))
+        x = np.linspace(-3, 3, 1 << 20, dtype=np.float32)
+        ref = cpu_kernels.gelu(x)  # starts libgomp's team of 4
+        print("team", len(os.listdir("/proc/self/task")) - before >= 3)
+
+        def child():
+            ok = threads.native_threads() == 1 and np.array_equal(cpu_kernels.gelu(x), ref)
+            os._exit(0 if ok else 3)
+
+        pid = os.fork()
+        if pid == 0:
+            child()
+        print("fork", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))
+        p = multiprocessing.get_context("fork").Process(target=child)
+        p.start()
+        p.join(60)
+        print("mp", p.exitcode)
+        print("parent", threads.native_threads(), np.array_equal(cpu_kernels.gelu(x), ref))
+        """,
+        timeout=90,
+    )
+    assert out.split("\n")[:4] == ["team True", "fork 0", "mp 0", "parent 4 True"]
+
+
+def test_numpy_fallback_ignores_threads(restore_threads):
+    x = np.linspace(-2, 2, BIG, dtype=np.float64)
+    core.set_num_threads(3)
+    with cc.disabled():
+        assert cpu_kernels.gelu(x) is None and cpu_layout.contiguous(x.reshape(-1, 5).T) is None
+        out = ops.gelu(core.tensor(x)).asnumpy()
+    np.testing.assert_allclose(out, cpu_kernels.gelu(x), rtol=1e-14, atol=1e-15)

@@ -10,7 +10,10 @@ from . import tensor as _tensor_module
 
 _tensor_module._ops = ops
 
+from . import context as context  # noqa: E402
+from . import dtypes as dtype  # noqa: E402  (MindSpore: from mindspore import dtype as mstype)
 from . import nn as nn  # noqa: E402
+from . import numpy as numpy  # noqa: E402  (mindspore.numpy)
 from . import prims as _prims  # noqa: E402, F401  (registers every primitive)
 from . import random as random  # noqa: E402
 from . import testing as testing  # noqa: E402
@@ -30,6 +33,11 @@ from .backend import set_device as set_device  # noqa: E402
 from .backend.threads import get_num_threads as get_num_threads  # noqa: E402
 from .backend.threads import set_num_threads as set_num_threads  # noqa: E402
 from .chunk import chunk_map as chunk_map  # noqa: E402
+from .context import GRAPH_MODE as GRAPH_MODE  # noqa: E402
+from .context import PYNATIVE_MODE as PYNATIVE_MODE  # noqa: E402
+from .context import get_context as get_context  # noqa: E402
+from .context import jit_class as jit_class  # noqa: E402
+from .context import set_context as set_context  # noqa: E402
 from .dtypes import bfloat16 as bfloat16  # noqa: E402
 from .dtypes import bool_ as bool_  # noqa: E402
 from .dtypes import complex64 as complex64  # noqa: E402

@@ -25,6 +25,25 @@ complex128 = np.dtype("complex128")
 default_float = float32
 default_int = int64
 
+# MindSpore's other spellings (``from core import dtype as mstype``: ``mstype.half`` ...).
+half = float16
+single = float32
+double = float64
+float_ = float32
+int_ = int64
+# MindSpore's annotation type: ``compute_dtype (mstype.dtype)``; isinstance(core.float32, dtype).
+dtype = np.dtype
+
+
+def dtype_to_nptype(type_):
+    """The numpy scalar type of a dtype (MindSpore's ``mstype.dtype_to_nptype``)."""
+    return canonical(type_).type
+
+
+def pytype_to_dtype(obj):
+    """The dtype of a Python type or numpy dtype (MindSpore's ``mstype.pytype_to_dtype``)."""
+    return canonical(obj)
+
 _FLOATS = (float16, bfloat16, float32, float64)
 _COMPLEX = (complex64, complex128)
 _REAL_OF = {complex64: float32, complex128: float64}

@@ -1,7 +1,13 @@
 """``core.ops``: every operation users call. Primitives live in ``core/prims``; everything here
 is a thin wrapper (scalar handling, axis normalization) or a composite of primitives."""
 
+from ..autodiff.api import grad as grad
+from ..autodiff.api import value_and_grad as value_and_grad
 from . import fft as fft
+from . import operations as operations
+from . import random as random
+from .composite import GradOperation as GradOperation
+from .composite import depend as depend
 from .control_flow import cond as cond
 from .control_flow import fori_loop as fori_loop
 from .control_flow import scan as scan
@@ -90,6 +96,7 @@ from .indexing import one_hot as one_hot
 from .indexing import scatter_add as scatter_add
 from .indexing import take as take
 from .indexing import take_along_axis as take_along_axis
+from .interpolate import interpolate as interpolate
 from .linalg import cholesky as cholesky
 from .linalg import det as det
 from .linalg import dot as dot
@@ -136,6 +143,18 @@ from .nn import scaled_dot_product_attention as scaled_dot_product_attention
 from .nn import smooth_l1_loss as smooth_l1_loss
 from .nn import softmax as softmax
 from .nn import unfold as unfold
+from .primitive_classes import Primitive as Primitive
+from .primitive_classes import constexpr as constexpr
+from .random import normal as normal
+from .random import rand as rand
+from .random import rand_like as rand_like
+from .random import randint as randint
+from .random import randint_like as randint_like
+from .random import randn as randn
+from .random import randn_like as randn_like
+from .random import randperm as randperm
+from .random import standard_normal as standard_normal
+from .random import uniform as uniform
 from .reduction import all as all
 from .reduction import amax as amax
 from .reduction import amin as amin
@@ -187,3 +206,8 @@ from .sort import topk as topk
 bitwise_and = logical_and
 bitwise_or = logical_or
 bitwise_xor = logical_xor
+cast = astype  # MindSpore's names
+select = where
+
+# MindSpore's Primitive classes (ops.Concat(), ops.Cast()...), generated from a table
+globals().update(operations.PRIMITIVE_CLASSES)

@@ -15,6 +15,25 @@ def _shape(shape):
     return tuple(int(s) for s in shape)
 
 
+def _is_dtype(v):
+    """True for a dtype spelling (``core.float32``, ``np.float32``, ``float``, ``'int32'``)."""
+    if isinstance(v, (np.dtype, str)):
+        return True
+    return isinstance(v, type) and issubclass(v, (np.generic, bool, int, float, complex))
+
+
+def _shape_and_dtype(op, shape, dtype):
+    """Split ``zeros(2, 3, dtype)`` / ``zeros((2, 3), dtype)`` (MindSpore passes the dtype
+    positionally) into the shape tuple and the dtype."""
+    if shape and _is_dtype(shape[-1]):
+        if dtype is not None:
+            raise TypeError(f"{op}: dtype given twice ({shape[-1]!r} and dtype={dtype!r})")
+        shape, dtype = shape[:-1], shape[-1]
+    if not shape:
+        raise TypeError(f"{op}: missing the shape")
+    return _shape(shape), dtype
+
+
 def _backend_for(like):
     if like is not None and type(like) is Tensor:
         return _backend.backend_of(like._value)
@@ -37,13 +56,18 @@ def tensor(data, dtype=None):
 
 
 def zeros(*shape, dtype=None):
+    """Zeros of ``shape`` (``zeros(2, 3)``, ``zeros((2, 3))``, ``zeros((2, 3), core.int32)``);
+    float32 by default."""
+    shape, dtype = _shape_and_dtype("zeros", shape, dtype)
     b = _backend.current()
-    return Tensor._wrap(b.xp.zeros(_shape(shape), dtype=_dt.canonical(dtype) or _dt.default_float))
+    return Tensor._wrap(b.xp.zeros(shape, dtype=_dt.canonical(dtype) or _dt.default_float))
 
 
 def ones(*shape, dtype=None):
+    """Ones of ``shape``; the dtype may be positional, as in MindSpore (``ones(5, float32)``)."""
+    shape, dtype = _shape_and_dtype("ones", shape, dtype)
     b = _backend.current()
-    return Tensor._wrap(b.xp.ones(_shape(shape), dtype=_dt.canonical(dtype) or _dt.default_float))
+    return Tensor._wrap(b.xp.ones(shape, dtype=_dt.canonical(dtype) or _dt.default_float))
 
 
 def full(shape, fill_value, dtype=None):
@@ -99,6 +123,14 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None):
 
 
 def eye(n, m=None, k=0, dtype=None):
+    """``[n, m]`` identity (ones on diagonal ``k``); ``eye(n, m, dtype)`` as in MindSpore's
+    ``ops.eye(n, m, t)``, whose third argument is the dtype."""
+    if _is_dtype(k):
+        if dtype is not None:
+            raise TypeError(f"eye: dtype given twice ({k!r} and dtype={dtype!r})")
+        k, dtype = 0, k
+    if _is_dtype(m):
+        m, dtype = None, m
     b = _backend.current()
     return Tensor._wrap(b.xp.eye(n, m, k, dtype=_dt.canonical(dtype) or _dt.default_float))
 

@@ -34,6 +34,35 @@ def _array_from(data, dtype):
     return backend.asarray(np.asarray(data, dtype=dtype))
 
 
+def _initialized(data, dtype, shape, init):
+    """The backend array of ``Tensor(shape=, dtype=, init=)`` (MindSpore's initializer form)."""
+    if data is not None:
+        raise TypeError("Tensor(): give either data or shape=/init=, not both")
+    if shape is None or init is None:
+        raise TypeError(
+            f"Tensor(): shape= and init= go together (got shape={shape!r}, init={init!r}); "
+            "for zeros use core.zeros(shape)"
+        )
+    from .nn.init import initializer
+
+    return initializer(init, shape, dtype)._value
+
+
+def _initial_value(tracer, name):
+    """The concrete value of a traced initial value of Parameter ``name``; a symbolic one
+    (under jit or vmap, where initializers draw symbolically) is an error that says why."""
+    try:
+        return tracer.asnumpy()
+    except NotImplementedError:
+        raise TypeError(
+            f"Parameter {name!r}: its initial value is symbolic, because the Parameter (or the "
+            "Cell that owns it, e.g. nn.Dense(...)) is being created inside core.jit, vmap or "
+            "GRAPH_MODE, where initializers draw symbolic values. Create Cells and Parameters "
+            "outside the compiled function (in __init__, or before the jitted step) and only "
+            "call them inside it"
+        ) from None
+
+
 def _holds_traced(seq):
     for e in seq:
         if isinstance(e, Tensor) and type(e) is not Tensor and not isinstance(e, Parameter):
@@ -50,13 +79,19 @@ class Tensor:
         data: nested lists, a Python scalar, a numpy array or another Tensor.
         dtype: target dtype; default float32 for Python floats, int64 for Python ints,
             and the array's own dtype for numpy arrays.
+        shape, init: MindSpore's initializer form, instead of ``data``:
+            ``Tensor(shape=(2, 3), dtype=core.float32, init=One())`` (``init``: an
+            Initializer, its name such as ``'normal'``, or a number). The values are drawn at
+            construction; ``init_data()`` returns the tensor, as MindSpore's does once drawn.
     """
 
     __slots__ = ("__weakref__", "_value")
     __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
     _alias_of = None  # set on alias classes (see _become): the class they were made from
 
-    def __init__(self, data=None, dtype=None):
+    def __init__(self, data=None, dtype=None, shape=None, init=None):
+        if init is not None or shape is not None:
+            data, dtype = _initialized(data, dtype, shape, init), None
         dtype = _dt.canonical(dtype)
         if isinstance(data, Tensor):
             data = data.asnumpy() if type(data) is not Tensor else data._value
@@ -105,6 +140,11 @@ class Tensor:
         return self.shape[0]
 
     # ---- data -----------------------------------------------------------------------
+    def init_data(self, slice_index=None, shape=None, opt_shard_group=None):
+        """This tensor (MindSpore draws an ``init=`` tensor here; diffsci did at construction)."""
+        del slice_index, shape, opt_shard_group  # MindSpore's sharding options
+        return self
+
     def asnumpy(self):
         """A host numpy array with this tensor's data (a copy for GPU tensors)."""
         return _backend.backend_of(self._value).to_numpy(self._value)
@@ -362,7 +402,7 @@ class Parameter(Tensor):
     def __init__(self, data, name=None, requires_grad=True, dtype=None):
         if isinstance(data, Tensor):
             data = (
-                data.asnumpy()
+                _initial_value(data, name)
                 if type(data) is not Tensor and type(data) is not Parameter
                 else data._value
             )

@@ -197,19 +197,8 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
 
         rev = _Reverse(inner, diff_args, weights_list)
         out, _ = rev.split_aux(has_aux)
-        if not isinstance(out, Tensor):
-            raise TypeError(f"grad: fn must return a Tensor, got {type(out).__name__}")
-        if out.size != 1:
-            raise ValueError(
-                f"grad: fn must return a scalar, got shape {tuple(out.shape)}; use core.vjp or "
-                "core.jacrev for non-scalar outputs, or reduce it (e.g. .sum())"
-            )
-        if not _dt.is_inexact(out.dtype):
-            raise TypeError(f"grad: fn returned dtype {out.dtype}, which has no derivative")
-        from .. import ops
-
-        seed = ops.ones_like(unwrap(out, rev.trace))
-        leaf_cts = rev.pullback(out, seed)
+        several = isinstance(out, (tuple, list))
+        leaf_cts = rev.pullback(out, _seeds(out, rev.trace) if several else _scalar_seed(out, rev))
         pos_grads = []
         i = 0
         for p in positions:
@@ -223,10 +212,66 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
         else:
             pg = pos_grads[0] if isinstance(grad_position, int) else tuple(pos_grads)
             grads = (pg, w_grads) if weights_list else pg
-        value = rev.primal(rev.out) if has_aux else unwrap(out, rev.trace)
+        value = rev.primal(rev.out) if has_aux or several else unwrap(out, rev.trace)
         return value, grads
 
-    return wrapper
+    return _graph_mode_dispatch(wrapper)
+
+
+def _scalar_seed(out, rev):
+    """The cotangent ``1`` of a scalar output (errors for what grad cannot differentiate)."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"grad: fn must return a Tensor, got {type(out).__name__}")
+    if out.size != 1:
+        raise ValueError(
+            f"grad: fn must return a scalar, got shape {tuple(out.shape)}; use core.vjp or "
+            "core.jacrev for non-scalar outputs, or reduce it (e.g. .sum())"
+        )
+    if not _dt.is_inexact(out.dtype):
+        raise TypeError(f"grad: fn returned dtype {out.dtype}, which has no derivative")
+    from .. import ops
+
+    return ops.ones_like(unwrap(out, rev.trace))
+
+
+def _seeds(outs, trace):
+    """Cotangents of ones for every output of a tuple (MindSpore's rule with has_aux=False:
+    the gradient of a tuple output is the sum of its outputs' gradients, each output seeded
+    with ones whatever its shape)."""
+    from .. import ops
+
+    seeds = []
+    for i, o in enumerate(outs):
+        if not isinstance(o, Tensor) or not _dt.is_inexact(o.dtype):
+            what = o.dtype if isinstance(o, Tensor) else type(o).__name__
+            raise TypeError(
+                f"grad: output {i} of fn's tuple is {what}, which has no derivative; with "
+                "has_aux=True only the first output is differentiated"
+            )
+        seeds.append(ops.ones_like(unwrap(o, trace)))
+    return seeds
+
+
+def _graph_mode_dispatch(wrapper):
+    """Under ``set_context(mode=GRAPH_MODE)``, a call from outside any transformation runs
+    ``wrapper`` compiled by ``core.jit`` (compiled once per input signature); otherwise, and
+    inside jit/grad/vmap, it runs as is."""
+    compiled = []
+
+    def dispatch(*args):
+        from ..context import graph_mode
+        from ..primitive import trace_stack
+
+        if graph_mode() and not trace_stack():
+            if not compiled:
+                from ..jit import jit
+
+                compiled.append(jit(wrapper))
+            return compiled[0](*args)
+        return wrapper(*args)
+
+    dispatch.__wrapped__ = wrapper
+    return dispatch
 
 
 def grad(fn, grad_position=0, weights=None, has_aux=False):

@@ -6,6 +6,8 @@ hyper-parameters are plain values, and ``construct`` is the forward pass.
 
 from collections import OrderedDict
 
+from ..context import graph_mode as _graph_mode
+from ..primitive import trace_stack as _trace_stack
 from ..tensor import Parameter
 
 
@@ -72,6 +74,19 @@ class Cell:
         raise NotImplementedError(f"{type(self).__name__} does not define construct()")
 
     def __call__(self, *args, **kwargs):
+        if _graph_mode() and not _trace_stack():
+            # set_context(mode=GRAPH_MODE): compiled by core.jit, once per input signature;
+            # inside a transformation (an outer jit, grad, vmap) it is traced inline instead
+            compiled = self.__dict__.get("_graph_fn")
+            if compiled is None:
+                from ..jit import jit
+
+                compiled = jit(self._pynative_call)
+                object.__setattr__(self, "_graph_fn", compiled)
+            return compiled(*args, **kwargs)
+        return self._pynative_call(*args, **kwargs)
+
+    def _pynative_call(self, *args, **kwargs):
         if self._recompute:
             from .. import recompute as _recompute
 

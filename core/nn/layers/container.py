@@ -115,9 +115,29 @@ class SequentialCell(_CellSeq):
         return items[self._index(index)][1]
 
     def construct(self, x):
-        for cell in self._cells.values():
-            x = cell(x)
+        for i, (key, cell) in enumerate(self._cells.items()):
+            try:
+                x = cell(x)
+            except Exception as err:
+                raise _in_layer(err, i, key, cell) from None
         return x
+
+
+# Exception types rebuilt with the layer named in their message; others get a note instead
+# (their constructors take other arguments, or callers match on their exact attributes).
+_REWORDED = (TypeError, ValueError, RuntimeError, IndexError, NotImplementedError, ZeroDivisionError)
+
+
+def _in_layer(err, index, key, cell):
+    """``err`` naming the SequentialCell layer it came from (index, key and class); the original
+    traceback is kept. Nested SequentialCells name every level, outermost last."""
+    where = f"layer {index}" if key == str(index) else f"layer {index} ({key!r})"
+    where = f"in SequentialCell {where}: {type(cell).__name__}"
+    if type(err) in _REWORDED and len(err.args) <= 1:
+        new = type(err)(f"{err} [{where}]")
+        return new.with_traceback(err.__traceback__)
+    err.add_note(where)
+    return err
 
 
 class CellList(_CellSeq):

@@ -48,6 +48,15 @@ def _initialized(data, dtype, shape, init):
     return initializer(init, shape, dtype)._value
 
 
+def _is_traced(t):
+    """True for a tracer (or an alias of one), and for a Parameter a transformation is tracing."""
+    if type(t) is Tensor:
+        return False
+    if isinstance(t, Parameter):
+        return bool(t._subs)
+    return True
+
+
 def _initial_value(tracer, name):
     """The concrete value of a traced initial value of Parameter ``name``; a symbolic one
     (under jit or vmap, where initializers draw symbolically) is an error that says why."""
@@ -94,6 +103,12 @@ class Tensor:
             data, dtype = _initialized(data, dtype, shape, init), None
         dtype = _dt.canonical(dtype)
         if isinstance(data, Tensor):
+            if _is_traced(data):
+                raise TypeError(
+                    f"Tensor(): the data is a traced tensor of shape {tuple(data.shape)} (inside "
+                    "grad/vmap/jit); a new Tensor would drop its derivative. Use it directly "
+                    "(core.ops.astype to change the dtype), or core.ops.stop_gradient"
+                )
             data = data.asnumpy() if type(data) is not Tensor else data._value
         elif isinstance(data, (list, tuple)) and _holds_traced(data):
             raise TypeError(
@@ -133,6 +148,10 @@ class Tensor:
     @property
     def mT(self):
         return _ops.swapaxes(self, -1, -2)
+
+    def ravel(self):
+        """The elements in a 1-D tensor of shape [size] (a reshape: differentiable)."""
+        return _ops.reshape(self, (-1,))
 
     def __len__(self):
         if not self.shape:
@@ -230,9 +249,22 @@ class Tensor:
                 "Tensor: use the core.ops function (it keeps derivatives and the device), or "
                 "convert explicitly with .asnumpy()"
             )
-        return getattr(_ops, name)(*inputs)
+        op = _ops
+        for part in name.split("."):  # "special.gammaln" for scipy.special's ufuncs
+            op = getattr(op, part)
+        return op(*inputs)
 
     def __array__(self, dtype=None, copy=None):
+        # numpy would get a traced tensor's value and silently drop its derivative (or bake a
+        # symbolic value into a graph), as np.asarray(x) or np.linspace(x, ...) did: raise, as
+        # JAX and PyTorch do. An explicit .asnumpy() still gives the value.
+        if _is_traced(self):
+            raise TypeError(
+                f"numpy conversion (np.asarray / np.array / a numpy function) of a traced tensor "
+                f"of shape {tuple(self.shape)} inside core.grad/jvp/vmap/jit: numpy would drop "
+                "its derivative. Use the core.ops functions instead, or call .asnumpy() for the "
+                "value without derivatives (not available under jit or vmap)"
+            )
         arr = self.asnumpy()
         return arr if dtype is None else arr.astype(dtype)
 
@@ -364,6 +396,17 @@ _UFUNC_OPS = {
     "less_equal": "less_equal", "greater": "greater", "greater_equal": "greater_equal",
     "logical_and": "logical_and", "logical_or": "logical_or", "logical_xor": "logical_xor",
     "logical_not": "logical_not", "isfinite": "isfinite", "isnan": "isnan", "matmul": "matmul",
+    "arcsinh": "arcsinh", "arccosh": "arccosh", "arctanh": "arctanh", "exp2": "exp2",
+    "log2": "log2", "log10": "log10", "logaddexp": "logaddexp", "logaddexp2": "logaddexp2",
+    "deg2rad": "deg2rad", "rad2deg": "rad2deg", "radians": "radians", "degrees": "degrees",
+    # scipy.special's functions are numpy ufuncs too
+    "erf": "erf", "erfc": "special.erfc", "erfcx": "special.erfcx", "erfinv": "special.erfinv",
+    "erfcinv": "special.erfcinv", "gammaln": "special.gammaln", "psi": "special.digamma",
+    "i0": "special.i0", "i1": "special.i1", "i0e": "special.i0e", "i1e": "special.i1e",
+    "ndtr": "special.ndtr", "ndtri": "special.ndtri", "log_ndtr": "special.log_ndtr",
+    "logit": "special.logit", "expit": "sigmoid", "log_expit": "special.log_expit",
+    "xlogy": "special.xlogy", "xlog1py": "special.xlog1py", "entr": "special.entr",
+    "rel_entr": "special.rel_entr",
 }  # fmt: skip
 
 # Methods that forward to the op of the same name in core.ops (x.sum(axis) == ops.sum(x, axis)).
@@ -376,7 +419,13 @@ _METHODS = (
 
 
 def _forward(name):
-    def method(self, *args, **kwargs):
+    def method(self, *args, out=None, **kwargs):
+        # numpy's functions call these methods with out=None (np.sum(x) is x.sum(axis=None,
+        # dtype=None, out=None))
+        if out is not None:
+            raise TypeError(
+                f"Tensor.{name}: out= is not supported (tensors are immutable); use the result"
+            )
         return getattr(_ops, name)(self, *args, **kwargs)
 
     method.__name__ = name

@@ -6,6 +6,7 @@ from ..autodiff.api import value_and_grad as value_and_grad
 from . import fft as fft
 from . import operations as operations
 from . import random as random
+from . import special as special
 from .composite import GradOperation as GradOperation
 from .composite import depend as depend
 from .control_flow import cond as cond
@@ -23,13 +24,18 @@ from .creation import ones_like as ones_like
 from .creation import tensor as tensor
 from .creation import zeros as zeros
 from .creation import zeros_like as zeros_like
+from .difference import diff as diff
+from .difference import gradient as gradient
 from .elementwise import abs as abs
 from .elementwise import add as add
 from .elementwise import angle as angle
 from .elementwise import arccos as arccos
+from .elementwise import arccosh as arccosh
 from .elementwise import arcsin as arcsin
+from .elementwise import arcsinh as arcsinh
 from .elementwise import arctan as arctan
 from .elementwise import arctan2 as arctan2
+from .elementwise import arctanh as arctanh
 from .elementwise import astype as astype
 from .elementwise import bitwise_not as bitwise_not
 from .elementwise import ceil as ceil
@@ -39,10 +45,13 @@ from .elementwise import complex as complex
 from .elementwise import conj as conj
 from .elementwise import cos as cos
 from .elementwise import cosh as cosh
+from .elementwise import deg2rad as deg2rad
+from .elementwise import degrees as degrees
 from .elementwise import div as div
 from .elementwise import equal as equal
 from .elementwise import erf as erf
 from .elementwise import exp as exp
+from .elementwise import exp2 as exp2
 from .elementwise import expm1 as expm1
 from .elementwise import floor as floor
 from .elementwise import floor_divide as floor_divide
@@ -57,6 +66,10 @@ from .elementwise import less as less
 from .elementwise import less_equal as less_equal
 from .elementwise import log as log
 from .elementwise import log1p as log1p
+from .elementwise import log2 as log2
+from .elementwise import log10 as log10
+from .elementwise import logaddexp as logaddexp
+from .elementwise import logaddexp2 as logaddexp2
 from .elementwise import logical_and as logical_and
 from .elementwise import logical_not as logical_not
 from .elementwise import logical_or as logical_or
@@ -68,6 +81,8 @@ from .elementwise import mul as mul
 from .elementwise import neg as neg
 from .elementwise import not_equal as not_equal
 from .elementwise import pow as pow
+from .elementwise import rad2deg as rad2deg
+from .elementwise import radians as radians
 from .elementwise import real as real
 from .elementwise import reciprocal as reciprocal
 from .elementwise import relu as relu
@@ -202,10 +217,19 @@ from .shape import view as view
 from .sort import argsort as argsort
 from .sort import sort as sort
 from .sort import topk as topk
+from .special import digamma as digamma
+from .special import erfc as erfc
+from .special import erfinv as erfinv
+from .special import i0 as i0
+from .special import logit as logit
+from .special import polygamma as polygamma
+from .special import sinc as sinc
+from .special import xlogy as xlogy
 
 bitwise_and = logical_and
 bitwise_or = logical_or
 bitwise_xor = logical_xor
+lgamma = special.gammaln  # MindSpore's and PyTorch's name
 cast = astype  # MindSpore's names
 select = where
 

@@ -71,6 +71,11 @@ def ones(*shape, dtype=None):
 
 
 def full(shape, fill_value, dtype=None):
+    if isinstance(fill_value, Tensor):  # a broadcast: differentiable in the fill value
+        from .elementwise import astype
+        from .shape import broadcast_to
+
+        return broadcast_to(astype(fill_value, dtype or fill_value.dtype), _shape(shape))
     b = _backend.current()
     if dtype is None:
         dtype = (
@@ -103,6 +108,8 @@ def arange(start, stop=None, step=1, dtype=None):
     """Evenly spaced values in [start, stop); int64 for integer arguments, else float32."""
     if stop is None:
         start, stop = 0, start
+    if any(isinstance(v, Tensor) for v in (start, stop, step)):
+        return _arange_of_tensors(start, stop, step, dtype)
     if dtype is None:
         dtype = (
             _dt.default_int
@@ -113,13 +120,72 @@ def arange(start, stop=None, step=1, dtype=None):
     return Tensor._wrap(b.xp.arange(start, stop, step, dtype=_dt.canonical(dtype)))
 
 
-def linspace(start, stop, num=50, endpoint=True, dtype=None):
+def _arange_of_tensors(start, stop, step, dtype):
+    """``start + i * step``: differentiable in tensor ``start`` and ``step`` (their values must
+    be concrete, since they set the length; ``stop`` only does that)."""
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, stop, step)]
+    if dtype is None and all(isinstance(v, int) for v in values):
+        dtype = _dt.default_int
+    dtype = _dt.canonical(dtype) or _inexact_dtype_of(start, stop, step)
+    if not _dt.is_inexact(dtype):  # integers carry no derivative
+        return arange(*values, dtype=dtype)
+    n = len(np.arange(*values))
+    from .elementwise import astype
+
+    like = start if isinstance(start, Tensor) else step
+    i = _const(np.arange(n, dtype=dtype), like)
+    return astype(start, dtype) + i * astype(step, dtype)
+
+
+def linspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """``num`` evenly spaced values from ``start`` to ``stop`` (excluded unless ``endpoint``);
+    float32 by default. Tensor endpoints (of shapes that broadcast) give a result of shape
+    ``[num, *shape]`` (the new axis at ``axis``) that is differentiable in them."""
+    if isinstance(start, Tensor) or isinstance(stop, Tensor):
+        return _linspace_of_tensors(start, stop, int(num), endpoint, dtype, axis)
     b = _backend.current()
     return Tensor._wrap(
         b.xp.linspace(
-            start, stop, num, endpoint=endpoint, dtype=_dt.canonical(dtype) or _dt.default_float
+            start,
+            stop,
+            num,
+            endpoint=endpoint,
+            dtype=_dt.canonical(dtype) or _dt.default_float,
+            axis=axis,
         )
     )
+
+
+def _inexact_dtype_of(*values):
+    """The dtype of the first floating tensor among ``values`` (float32 when none)."""
+    for v in values:
+        if isinstance(v, Tensor) and _dt.is_inexact(v.dtype):
+            return v.dtype
+    return _dt.default_float
+
+
+def _linspace_of_tensors(start, stop, num, endpoint, dtype, axis):
+    """numpy's formula with core ops: ``start + i * (stop - start) / div``, the last value
+    exactly ``stop`` when ``endpoint``."""
+    from ._convert import binary_args
+    from .elementwise import astype, floor
+    from .shape import concat, expand_dims, moveaxis
+
+    dtype = _dt.canonical(dtype)
+    work = _inexact_dtype_of(start, stop) if dtype is None or not _dt.is_inexact(dtype) else dtype
+    start, stop = binary_args(start, stop)
+    start, stop = astype(start, work), astype(stop, work)
+    if start.shape != stop.shape:
+        start, stop = start + stop * 0.0, stop + start * 0.0  # broadcast, keeping derivatives
+    div = num - 1 if endpoint else num
+    i = _const(np.arange(num, dtype=work).reshape((num,) + (1,) * start.ndim), start)
+    first, last = expand_dims(start, 0), expand_dims(stop, 0)
+    y = first + i * ((last - first) / div) if div > 0 else first + i * (last - first)
+    if endpoint and num > 1:
+        y = concat([y[:-1], last], axis=0)
+    if dtype is not None and not _dt.is_inexact(dtype):
+        y = astype(floor(y), dtype)  # numpy floors for integer dtypes
+    return moveaxis(y, 0, axis) if axis != 0 else y
 
 
 def eye(n, m=None, k=0, dtype=None):

@@ -322,3 +322,109 @@ def astype(x, dtype):
 
 def angle(x):
     return arctan2(imag(x), real(x))
+
+
+# ---- logarithms, exponentials, inverse hyperbolic functions (numpy names) -----------------------
+log2 = _float_unary(P.log2)
+log10 = _float_unary(P.log10)
+
+
+def _inexact(x):
+    """``x`` as a tensor with a floating (or complex) dtype: integers become float32."""
+    x = as_tensor(x)
+    if not _dt.is_inexact(x.dtype):
+        x = astype(x, _dt.default_float)
+    return x
+
+
+def exp2(x):
+    """2 ** x (a power, not exp(x ln 2): exact at integers, as numpy's exp2)."""
+    x = _inexact(x)
+    return pow(2.0, x)
+
+
+# Above this |x|, 1 + x^2 rounds to x^2 (float64) and acosh/asinh(x) = log(2 x) to 1e-17; below,
+# the log1p forms keep full precision near 0 (asinh) and near 1 (acosh) where log(x + ...)
+# cancels. The large branch also keeps x^2 from overflowing.
+_HUGE = 1e8
+
+
+def _split(cond, x):
+    """``x`` where ``cond`` holds and ``x`` where it does not, each with harmless fillers (1.0)
+    elsewhere: both branches of a select stay finite, so neither poisons the derivative."""
+    return where(cond, x, 1.0), where(cond, 1.0, x)
+
+
+def arcsinh(x):
+    """Inverse hyperbolic sine, accurate near 0 and finite for every finite x."""
+    x = _inexact(x)
+    if _dt.is_complex(x.dtype):
+        return log(x + sqrt(x * x + 1.0))
+    negative = less(x, 0)
+    a = where(negative, neg(x), x)  # |x| as a select: derivative 1 at 0 (abs's would be 0)
+    big = greater(a, _HUGE)
+    a_big, a_small = _split(big, a)
+    near = log1p(a_small + a_small * a_small / (1.0 + sqrt(1.0 + a_small * a_small)))
+    out = where(big, log(a_big) + math.log(2.0), near)
+    return where(negative, neg(out), out)
+
+
+def arccosh(x):
+    """Inverse hyperbolic cosine (nan below 1), accurate near 1 and for huge x."""
+    x = _inexact(x)
+    if _dt.is_complex(x.dtype):
+        return log(x + sqrt(x + 1.0) * sqrt(x - 1.0))
+    big = greater(x, _HUGE)
+    x_big, x_small = _split(big, x)
+    t = x_small - 1.0  # exact near 1
+    near = log1p(t + sqrt(t * (t + 2.0)))
+    return where(big, log(x_big) + math.log(2.0), near)
+
+
+def arctanh(x):
+    """Inverse hyperbolic tangent: (log1p(x) - log1p(-x)) / 2, accurate near 0 and near +-1."""
+    x = _inexact(x)
+    return 0.5 * (log1p(x) - log1p(neg(x)))
+
+
+def deg2rad(x):
+    return _inexact(x) * (math.pi / 180.0)
+
+
+def rad2deg(x):
+    return _inexact(x) * (180.0 / math.pi)
+
+
+radians = deg2rad
+degrees = rad2deg
+
+
+def _inexact_pair(x, y):
+    x, y = binary_args(x, y)
+    if not _dt.is_inexact(x.dtype):
+        x, y = astype(x, _dt.default_float), astype(y, _dt.default_float)
+    return x, y
+
+
+def _log_add_parts(x, y):
+    """(m, w) with log(e^x + e^y) = m + log(1 + e^w) and w <= 0, written with selects so that
+    the first and second derivatives are exact also at ties (x == y), and w = 0 where x and y
+    are the same infinity (inf - inf would be nan and warn)."""
+    same_inf = logical_and(equal(x, y), logical_not(isfinite(x)))
+    d = where(same_inf, 0.0, x) - where(same_inf, 0.0, y)
+    first = greater(d, 0)
+    return where(first, x, y), where(first, neg(d), d)
+
+
+def logaddexp(x, y):
+    """log(exp(x) + exp(y)) without overflow or underflow (numpy.logaddexp)."""
+    x, y = _inexact_pair(x, y)
+    m, w = _log_add_parts(x, y)
+    return m + log1p(exp(w))
+
+
+def logaddexp2(x, y):
+    """log2(2**x + 2**y) without overflow or underflow (numpy.logaddexp2)."""
+    x, y = _inexact_pair(x, y)
+    m, w = _log_add_parts(x, y)
+    return m + log1p(exp2(w)) * (1.0 / math.log(2.0))

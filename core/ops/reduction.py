@@ -1,11 +1,12 @@
 """Reductions: sum mean prod max min argmax argmin var std logsumexp norm cumsum cumprod."""
 
 import builtins
+import math
 
 from .. import dtypes as _dt
 from ..prims import reduction as P
 from ._convert import as_tensor, normalize_axes, normalize_axis
-from .elementwise import abs, astype, exp, log, sqrt, stop_gradient, where
+from .elementwise import abs, astype, equal, exp, log, sqrt, stop_gradient, where
 
 _LOW = (_dt.float16, _dt.bfloat16)
 
@@ -27,8 +28,11 @@ def _count(x, axes):
     return n
 
 
-def mean(x, axis=None, keepdims=False):
+def mean(x, axis=None, keepdims=False, dtype=None):
+    """Mean over ``axis``; ``dtype`` (numpy's) converts ``x`` first."""
     x = as_tensor(x)
+    if dtype is not None:
+        x = astype(x, dtype)
     if not _dt.is_inexact(x.dtype):
         x = astype(x, _dt.default_float)
     axes = normalize_axes(axis, x.ndim, "mean")
@@ -39,8 +43,10 @@ def mean(x, axis=None, keepdims=False):
     )
 
 
-def prod(x, axis=None, keepdims=False):
+def prod(x, axis=None, keepdims=False, dtype=None):
     x = as_tensor(x)
+    if dtype is not None:
+        x = astype(x, dtype)
     return P.reduce_prod(x, axes=normalize_axes(axis, x.ndim, "prod"), keepdims=bool(keepdims))
 
 
@@ -88,9 +94,12 @@ def argmin(x, axis=None, keepdims=False):
     return P.argmin(x, axis=normalize_axis(axis, x.ndim, "argmin"), keepdims=bool(keepdims))
 
 
-def var(x, axis=None, keepdims=False, ddof=0, unbiased=None):
-    """Variance; ``ddof=1`` (or ``unbiased=True``) divides by n - 1."""
+def var(x, axis=None, keepdims=False, ddof=0, unbiased=None, dtype=None):
+    """Variance; ``ddof=1`` (or ``unbiased=True``) divides by n - 1 (nan when n <= ddof, as
+    numpy)."""
     x = as_tensor(x)
+    if dtype is not None:
+        x = astype(x, dtype)
     if unbiased is not None:
         ddof = 1 if unbiased else 0
     axes = normalize_axes(axis, x.ndim, "var")
@@ -104,11 +113,19 @@ def var(x, axis=None, keepdims=False, ddof=0, unbiased=None):
         sq = real(d * conj(d))
     else:
         sq = d * d
-    return P.reduce_sum(sq, axes=axes, keepdims=bool(keepdims)) * (1.0 / (_count(x, axes) - ddof))
+    dof = _count(x, axes) - ddof
+    return P.reduce_sum(sq, axes=axes, keepdims=bool(keepdims)) * (
+        1.0 / dof if dof > 0 else math.nan
+    )
 
 
-def std(x, axis=None, keepdims=False, ddof=0, unbiased=None):
-    return sqrt(var(x, axis, keepdims, ddof, unbiased))
+def std(x, axis=None, keepdims=False, ddof=0, unbiased=None, dtype=None):
+    """Standard deviation. Where the variance is 0 (one element, or equal ones) std has a kink:
+    its derivatives there are the conventional subgradient 0 (sqrt's slope would be infinite,
+    and 0 * inf gave nan)."""
+    v = var(x, axis, keepdims, ddof, unbiased, dtype)
+    zero = equal(v, 0)
+    return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -156,17 +173,31 @@ def norm(x, ord=None, axis=None, keepdims=False):
     return P.reduce_sum(a**ord, axes=axes, keepdims=bool(keepdims)) ** (1.0 / ord)
 
 
-def cumsum(x, axis=0, reverse=False):
-    x = as_tensor(x)
+def _flat_if_none(x, axis):
+    """numpy's axis=None for cumulative ops: over the flattened tensor."""
+    if axis is not None:
+        return x, axis
+    from .shape import reshape
+
+    return reshape(x, (-1,)), 0
+
+
+def cumsum(x, axis=0, reverse=False, dtype=None):
+    """Cumulative sum along ``axis`` (of the flattened tensor when None)."""
+    x, axis = _flat_if_none(as_tensor(x), axis)
+    if dtype is not None:
+        x = astype(x, dtype)
     if x.dtype == _dt.bool_:
         x = astype(x, _dt.int64)
     return P.cumsum(x, axis=normalize_axis(axis, x.ndim, "cumsum"), reverse=bool(reverse))
 
 
-def cumprod(x, axis=0, reverse=False):
-    """Cumulative product along ``axis`` (from the end when ``reverse``); its derivatives are
-    exact also where inputs are zero."""
-    x = as_tensor(x)
+def cumprod(x, axis=0, reverse=False, dtype=None):
+    """Cumulative product along ``axis`` (from the end when ``reverse``, of the flattened tensor
+    when None); its derivatives are exact also where inputs are zero."""
+    x, axis = _flat_if_none(as_tensor(x), axis)
+    if dtype is not None:
+        x = astype(x, dtype)
     return P.cumprod(x, axis=normalize_axis(axis, x.ndim, "cumprod"), reverse=bool(reverse))
 
 

@@ -9,5 +9,6 @@ from . import normalize as normalize
 from . import reduction as reduction
 from . import shape as shape
 from . import softmax as softmax
+from . import special as special
 from . import sort as sort
 from ._define import ALL as ALL

@@ -88,6 +88,10 @@ exp = _unary("exp", lambda xp, x: xp.exp(x))
 expm1 = _unary("expm1", lambda xp, x: xp.expm1(x))  # accurate near 0, where exp(x) - 1 cancels
 log = _unary("log", lambda xp, x: xp.log(x))
 log1p = _unary("log1p", lambda xp, x: xp.log1p(x))  # accurate near 0
+# log2/log10 as primitives, not log(x) / log(b): exact at powers of the base (log(1000) /
+# log(10) is 2.9999999999999996), as numpy's own ufuncs are
+log2 = _unary("log2", lambda xp, x: xp.log2(x))
+log10 = _unary("log10", lambda xp, x: xp.log10(x))
 sqrt = _unary("sqrt", lambda xp, x: xp.sqrt(x))
 sin = _unary("sin", lambda xp, x: xp.sin(x))
 cos = _unary("cos", lambda xp, x: xp.cos(x))
@@ -282,6 +286,8 @@ defvjp(gelu, lambda g, out, x: (gelu_backward(g, x),))
 defjvp(gelu, lambda ts, out, x: gelu_backward(ts[0], x))
 defvjp(log, lambda g, out, x: (g / x,))
 defjvp(log, lambda ts, out, x: ts[0] / x)
+def_partials(log2, lambda out, x: (1.0 / math.log(2.0)) / x)
+def_partials(log10, lambda out, x: (1.0 / math.log(10.0)) / x)
 defvjp(sqrt, lambda g, out, x: (g / (2.0 * out),))
 defjvp(sqrt, lambda ts, out, x: ts[0] / (2.0 * out))
 

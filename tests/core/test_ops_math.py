@@ -75,6 +75,14 @@ UNARY = [
         lambda x: np.angle(x + 1j),
         normal(*S),
     ),
+    ("arcsinh", ops.arcsinh, np.arcsinh, normal(*S)),
+    ("arccosh", ops.arccosh, np.arccosh, lambda rng: rng.uniform(1.1, 4.0, S)),
+    ("arctanh", ops.arctanh, np.arctanh, unit(*S)),
+    ("exp2", ops.exp2, np.exp2, normal(*S)),
+    ("log2", ops.log2, np.log2, positive(*S)),
+    ("log10", ops.log10, np.log10, positive(*S)),
+    ("deg2rad", ops.deg2rad, np.deg2rad, normal(*S)),
+    ("rad2deg", ops.rad2deg, np.rad2deg, normal(*S)),
 ]
 NONDIFF = [
     ("sign", ops.sign, np.sign, away_from_zero(*S)),
@@ -110,6 +118,16 @@ BINARY = [
         lambda rng: np.array([0.7, -1.3, 2.1]),
     ),
     ("arctan2", ops.arctan2, np.arctan2, normal(*S), away_from_zero(*S)),
+    ("logaddexp", ops.logaddexp, np.logaddexp, normal(*S), normal(3)),
+    ("logaddexp2", ops.logaddexp2, np.logaddexp2, normal(*S), normal(2, 1)),
+    # ties: the first and second derivatives are exact there too (1/2 and 1/4 of each side)
+    (
+        "logaddexp_ties",
+        ops.logaddexp,
+        np.logaddexp,
+        lambda rng: np.array([[0.5, -1.0, 2.0], [0.0, 3.0, -0.5]]),
+        lambda rng: np.array([[0.5, -1.0, 2.0], [0.0, 3.0, -0.5]]),
+    ),
 ]
 
 ALL_DIFF = [pytest.param(op, ref, [g], id=name) for name, op, ref, g in UNARY] + [

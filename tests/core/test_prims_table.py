@@ -24,6 +24,7 @@ from core.prims import indexing as IX
 from core.prims import linalg as LA
 from core.prims import reduction as R
 from core.prims import shape as S
+from core.prims import special as SP
 from core.testing import gradcheck
 from core.vmap import batch_rules
 
@@ -658,6 +659,45 @@ INDEXING = [
 TABLE = UNARY + BINARY + REDUCTION + SHAPE + INDEXING
 
 
+# ---- special functions (core/prims/special.py) and log2/log10 ----------------------------------
+def _uniform(lo, hi, *shape):
+    return lambda rng: rng.uniform(lo, hi, shape)
+
+
+SPECIAL = [
+    Case(E.log2, [positive(*U)], np.log2),
+    Case(E.log10, [positive(*U)], np.log10),
+    Case(SP.gammaln, [positive(*U)], sps.gammaln),
+    Case(SP.gammaln, [_uniform(-2.9, -2.1, *U)], sps.gammaln, id="gammaln_negative"),
+    Case(SP.polygamma, [positive(*U)], sps.digamma, params={"n": 0}, id="digamma"),
+    Case(SP.polygamma, [positive(*U)], lambda x: sps.polygamma(1, x), params={"n": 1}),
+    Case(
+        SP.polygamma,
+        [positive(*U)],
+        lambda x: sps.polygamma(3, x),
+        params={"n": 3},
+        id="polygamma_3",
+    ),
+    Case(SP.erfc, [normal(*U)], sps.erfc),
+    Case(SP.erfc, [_uniform(4.0, 8.0, *U)], sps.erfc, id="erfc_tail"),
+    Case(SP.erfc, [cnormal(*U)], sps.erfc, id="erfc_complex"),
+    Case(SP.erfcx, [normal(*U)], sps.erfcx),
+    Case(SP.erfcx, [_uniform(5.0, 50.0, *U)], sps.erfcx, id="erfcx_large"),
+    Case(SP.erfinv, [_uniform(-0.8, 0.8, *U)], sps.erfinv),
+    Case(SP.erfcinv, [_uniform(0.2, 1.8, *U)], sps.erfcinv),
+    Case(SP.log_ndtr, [normal(*U)], sps.log_ndtr),
+    # the lower tail: ndtr underflows below -38, log_ndtr and its Mills-ratio derivative do not
+    Case(SP.log_ndtr, [_uniform(-60.0, -30.0, *U)], sps.log_ndtr, id="log_ndtr_tail"),
+    Case(SP.i0, [normal(*U)], sps.i0),
+    Case(SP.i1, [normal(*U)], sps.i1),
+    Case(SP.i1, [with_zeros(*U)], sps.i1, id="i1_at_zero"),  # i1' = i0 - i1 / x at x = 0
+    Case(SP.i0e, [away_from_zero(*U)], sps.i0e),  # exp(-|x|): a kink at 0
+    Case(SP.i1e, [away_from_zero(*U)], sps.i1e),
+    Case(SP.i0e, [_uniform(700.0, 800.0, *U)], sps.i0e, id="i0e_large"),
+]
+TABLE += SPECIAL
+
+
 def _cases(kind=None):
     return [pytest.param(c, id=c.id) for c in TABLE]
 
@@ -818,7 +858,7 @@ def test_every_primitive_has_all_rules(prim):
 
 
 def test_table_covers_every_primitive_of_these_families():
-    families = {E, R, S, IX}
+    families = {E, R, S, IX, SP}
     declared = {
         p
         for p in ALL

@@ -11,7 +11,7 @@ from . import tensor as _tensor_module
 _tensor_module._ops = ops
 
 from . import context as context  # noqa: E402
-from . import dtypes as dtype  # noqa: E402  (MindSpore: from mindspore import dtype as mstype)
+from . import dtypes as dtype  # noqa: E402, F401  (MindSpore: from mindspore import dtype as mstype)
 from . import nn as nn  # noqa: E402
 from . import numpy as numpy  # noqa: E402  (mindspore.numpy)
 from . import prims as _prims  # noqa: E402, F401  (registers every primitive)

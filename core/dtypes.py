@@ -44,6 +44,7 @@ def pytype_to_dtype(obj):
     """The dtype of a Python type or numpy dtype (MindSpore's ``mstype.pytype_to_dtype``)."""
     return canonical(obj)
 
+
 _FLOATS = (float16, bfloat16, float32, float64)
 _COMPLEX = (complex64, complex128)
 _REAL_OF = {complex64: float32, complex128: float64}

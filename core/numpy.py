@@ -12,10 +12,10 @@ Results are tensors; creation functions default to float32 as MindSpore's do.
 """
 
 import builtins as _builtins
+import itertools as _itertools
 
 import numpy as _np
 
-from . import dtypes as _dt
 from . import ops as _ops
 from .dtypes import bool_ as bool_
 from .dtypes import complex64 as complex64
@@ -125,7 +125,7 @@ def full_like(a, fill_value, dtype=None):
     return _ops.full_like(a, fill_value, dtype=dtype)
 
 
-def eye(N, M=None, k=0, dtype=float32):  # noqa: N803 (numpy's names)
+def eye(N, M=None, k=0, dtype=float32):
     return _ops.eye(N, M, k, dtype=dtype)
 
 
@@ -207,7 +207,10 @@ def split(ary, indices_or_sections, axis=0):
             )
         return list(_ops.split(ary, n // indices_or_sections, axis))
     bounds = [0, *(_builtins.min(int(i), n) for i in indices_or_sections), n]
-    return [_ops.slice_axis(ary, axis, lo, _builtins.max(lo, hi)) for lo, hi in zip(bounds, bounds[1:])]
+    return [
+        _ops.slice_axis(ary, axis, lo, _builtins.max(lo, hi))
+        for lo, hi in _itertools.pairwise(bounds)
+    ]
 
 
 def hstack(tup):
@@ -241,7 +244,7 @@ def clip(a, a_min, a_max):
 
 
 # ---- reductions (numpy's argument order: axis, dtype, out, keepdims) -----------------------------
-def sum(a, axis=None, dtype=None, out=None, keepdims=False):  # noqa: A001 (numpy's name)
+def sum(a, axis=None, dtype=None, out=None, keepdims=False):
     _no_out("sum", out)
     return _ops.sum(a, axis, keepdims, dtype=dtype)
 
@@ -268,8 +271,8 @@ def amin(a, axis=None, out=None, keepdims=False):
     return _ops.amin(a, axis, keepdims)
 
 
-max = amax  # noqa: A001
-min = amin  # noqa: A001
+max = amax
+min = amin
 
 
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
@@ -290,11 +293,11 @@ def argmin(a, axis=None):
     return _ops.argmin(a, axis)
 
 
-def all(a, axis=None, keepdims=False):  # noqa: A001
+def all(a, axis=None, keepdims=False):
     return _ops.all(a, axis, keepdims)
 
 
-def any(a, axis=None, keepdims=False):  # noqa: A001
+def any(a, axis=None, keepdims=False):
     return _ops.any(a, axis, keepdims)
 
 
@@ -306,5 +309,5 @@ def cumsum(a, axis=None, dtype=None):
     return _ops.cumsum(a, axis, dtype=dtype)
 
 
-def norm(x, ord=None, axis=None, keepdims=False):  # noqa: A002
+def norm(x, ord=None, axis=None, keepdims=False):
     return _ops.norm(x, ord, axis, keepdims)

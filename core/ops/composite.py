@@ -1,8 +1,8 @@
 """MindSpore's higher-order functions: ``GradOperation`` and ``depend``.
 
-    grad_all = ops.GradOperation(get_all=True)
-    dx, dy = grad_all(net)(x, y)               # d sum(net(x, y)) / d(x, y)
-    dx, dw = ops.GradOperation(get_by_list=True, sens_param=True)(net, params)(x, sens)
+grad_all = ops.GradOperation(get_all=True)
+dx, dy = grad_all(net)(x, y)               # d sum(net(x, y)) / d(x, y)
+dx, dw = ops.GradOperation(get_by_list=True, sens_param=True)(net, params)(x, sens)
 """
 
 from ..autodiff import api as _api

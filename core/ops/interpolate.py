@@ -31,7 +31,7 @@ def _out_sizes(op, in_sizes, size, scale_factor):
         raise ValueError(
             f"{op}: scale_factor {scale_factor} has {len(factors)} entries for {n} spatial dims"
         )
-    sizes = tuple(int(math.floor(i * f)) for i, f in zip(in_sizes, factors))
+    sizes = tuple(math.floor(i * f) for i, f in zip(in_sizes, factors))
     return sizes, [1.0 / f for f in factors]
 
 
@@ -64,7 +64,7 @@ def linear_weights(n_in, n_out, scale, align_corners):
 
 
 def interpolate(
-    input,  # noqa: A002 (MindSpore's argument name)
+    input,
     size=None,
     scale_factor=None,
     mode="nearest",
@@ -91,7 +91,9 @@ def interpolate(
         raise ValueError(f"{op}: mode must be one of {_MODES}, got {mode!r}")
     nd = input.ndim - 2
     if nd not in (1, 2, 3):
-        raise ValueError(f"{op}: input must be [N, C, *spatial] with 1-3 spatial dims, got {tuple(input.shape)}")
+        raise ValueError(
+            f"{op}: input must be [N, C, *spatial] with 1-3 spatial dims, got {tuple(input.shape)}"
+        )
     if mode in _LINEAR_MODES and _LINEAR_MODES[mode] != nd:
         raise ValueError(
             f"{op}: mode {mode!r} needs {_LINEAR_MODES[mode] + 2}-D input, got shape {tuple(input.shape)}"

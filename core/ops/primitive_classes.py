@@ -74,7 +74,9 @@ def _matmul(a, b, transpose_a=False, transpose_b=False):
 def _split(x, axis=0, output_num=1):
     n = x.shape[axis]
     if n % output_num:
-        raise ValueError(f"Split: axis {axis} of shape {tuple(x.shape)} does not split into {output_num}")
+        raise ValueError(
+            f"Split: axis {axis} of shape {tuple(x.shape)} does not split into {output_num}"
+        )
     return _sh.split(x, n // output_num, axis)
 
 
@@ -99,7 +101,7 @@ def _argmax_with_value(x, axis=0, keep_dims=False):
     return _red.argmax(x, axis, keep_dims).astype(_dt.int32), _red.max(x, axis, keep_dims)
 
 
-def _topk(x, k, sorted=True):  # noqa: A002 (MindSpore's attribute name)
+def _topk(x, k, sorted=True):
     return _sort.topk(x, k, axis=-1, largest=True, sorted=sorted)
 
 
@@ -221,10 +223,18 @@ _TABLE = {
     "Fill": (lambda type_, shape, value: _creation.full(shape, value, dtype=type_), {}),
     "Ones": (lambda shape, type_=None: _creation.ones(shape, dtype=type_), {}),
     "Zeros": (lambda shape, type_=None: _creation.zeros(shape, dtype=type_), {}),
-    "StandardNormal": (lambda shape, seed, seed2: _rand.normal(shape, seed=seed or None), {"seed": 0, "seed2": 0}),
-    "UniformReal": (lambda shape, seed, seed2: _rand.uniform(shape, seed=seed or None), {"seed": 0, "seed2": 0}),
+    "StandardNormal": (
+        lambda shape, seed, seed2: _rand.normal(shape, seed=seed or None),
+        {"seed": 0, "seed2": 0},
+    ),
+    "UniformReal": (
+        lambda shape, seed, seed2: _rand.uniform(shape, seed=seed or None),
+        {"seed": 0, "seed2": 0},
+    ),
     "UniformInt": (
-        lambda shape, minval, maxval, seed, seed2: _rand.randint(int(minval), int(maxval), shape, seed or None, dtype=_dt.int32),
+        lambda shape, minval, maxval, seed, seed2: _rand.randint(
+            int(minval), int(maxval), shape, seed or None, dtype=_dt.int32
+        ),
         {"seed": 0, "seed2": 0},
     ),
     "Print": (_print, {}),

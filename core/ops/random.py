@@ -49,7 +49,9 @@ def uniform(shape, minval=0.0, maxval=1.0, seed=None, dtype=None):
     gen = _seeded("uniform", seed)
     if gen is None:
         return _random.uniform(shape, float(minval), float(maxval), dtype=dtype)
-    values = gen.uniform(float(minval), float(maxval), _shape_and_dtype("uniform", (shape,), None)[0])
+    values = gen.uniform(
+        float(minval), float(maxval), _shape_and_dtype("uniform", (shape,), None)[0]
+    )
     return _const(values.astype(dtype))
 
 
@@ -97,17 +99,17 @@ def randint(low, high, size, seed=None, *, dtype=None):
     return _const(gen.integers(int(low), int(high), shape).astype(dtype))
 
 
-def rand_like(input, seed=None, *, dtype=None):  # noqa: A002 (MindSpore's argument name)
+def rand_like(input, seed=None, *, dtype=None):
     """U[0, 1) samples of ``input``'s shape (and dtype, unless ``dtype`` is given)."""
     return uniform(tuple(input.shape), seed=seed, dtype=dtype or input.dtype)
 
 
-def randn_like(input, seed=None, *, dtype=None):  # noqa: A002
+def randn_like(input, seed=None, *, dtype=None):
     """N(0, 1) samples of ``input``'s shape and dtype."""
     return normal(tuple(input.shape), seed=seed, dtype=dtype or input.dtype)
 
 
-def randint_like(input, low, high, seed=None, *, dtype=None):  # noqa: A002
+def randint_like(input, low, high, seed=None, *, dtype=None):
     """Integers in [low, high) of ``input``'s shape (``input``'s dtype unless given)."""
     return randint(low, high, tuple(input.shape), seed, dtype=dtype or input.dtype)
 

@@ -125,7 +125,14 @@ class SequentialCell(_CellSeq):
 
 # Exception types rebuilt with the layer named in their message; others get a note instead
 # (their constructors take other arguments, or callers match on their exact attributes).
-_REWORDED = (TypeError, ValueError, RuntimeError, IndexError, NotImplementedError, ZeroDivisionError)
+_REWORDED = (
+    TypeError,
+    ValueError,
+    RuntimeError,
+    IndexError,
+    NotImplementedError,
+    ZeroDivisionError,
+)
 
 
 def _in_layer(err, index, key, cell):

@@ -36,11 +36,8 @@ FLAGS = [
     "-ffp-contract=off",
     "-fPIC",
     "-shared",
+    "-pthread",
 ]
-# Added to FLAGS where the compiler has OpenMP (GCC's libgomp, clang with libomp); without it
-# the kernels build single-threaded (their parallel parts are under #ifdef _OPENMP).
-OPENMP_FLAGS = ["-fopenmp"]
-
 # A kernel splits its work across threads only when every thread gets at least this many
 # elements (or rows holding as many): below it, waking the team (a few microseconds) costs more
 # than the loop saves, and tiny arrays (W1's dispatch-bound ops) stay on the calling thread.
@@ -93,43 +90,63 @@ def math_header():
 
 
 _PARALLEL = """
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 typedef void (*diffsci_range)(void* job, ptrdiff_t lo, ptrdiff_t hi);
-/* fn(job, lo, hi) over [0, n): on the calling thread, or split among up to `threads` OpenMP
-   threads when each gets at least `grain` units; chunk starts are multiples of `align`. */
+typedef void (*diffsci_pool_fn)(diffsci_range, void*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+static diffsci_pool_fn diffsci_pool;  /* set by Python after loading (cc.load) */
+void diffsci_bind_pool(void* run) { diffsci_pool = (diffsci_pool_fn)run; }
+/* fn(job, lo, hi) over [0, n): on the calling thread, or split among up to `threads` threads
+   of the pool (core.backend.cpu_pool) when each gets at least `grain` units; chunk bounds
+   are multiples of `align`. */
 static void diffsci_parallel_for(diffsci_range fn, void* job, ptrdiff_t n, ptrdiff_t grain,
                                  ptrdiff_t align, ptrdiff_t threads) {
-  ptrdiff_t team = n / (grain > 0 ? grain : 1);
-  if (team > threads) team = threads;
-#ifdef _OPENMP
-  if (team > 1) {
-    ptrdiff_t blocks = (n + align - 1) / align;
-#pragma omp parallel num_threads((int)team)
-    {
-      ptrdiff_t t = omp_get_thread_num(), k = omp_get_num_threads();
-      ptrdiff_t lo = blocks * t / k * align, hi = blocks * (t + 1) / k * align;
-      if (hi > n) hi = n;
-      if (lo < hi) fn(job, lo, hi);
-    }
-    return;
-  }
-#endif
-  fn(job, 0, n);
+  if (diffsci_pool && threads > 1 && n >= 2 * grain)
+    diffsci_pool(fn, job, n, grain, align, threads);
+  else
+    fn(job, 0, n);
 }
 """
 
 
 def parallel_header():
     """C source of ``diffsci_parallel_for(fn, job, n, grain, align, threads)``, the one way
-    kernels use threads (see PARALLEL_GRAIN, PARALLEL_ALIGN); ``threads`` comes from
-    ``core.backend.threads.native_threads()`` at every call."""
+    kernels use threads (see PARALLEL_GRAIN, PARALLEL_ALIGN; ``threads`` is
+    ``core.get_num_threads()`` at each call). :func:`load` binds it to the process's pool."""
     return (
         "#include <stddef.h>\n"
         f"#define DIFFSCI_GRAIN {PARALLEL_GRAIN}\n#define DIFFSCI_ALIGN {PARALLEL_ALIGN}\n"
         + _PARALLEL
     )
+
+
+def _pool_address():
+    """Address of ``diffsci_pool_run`` (core.backend.cpu_pool), or 0 (kernels run on the
+    calling thread) when the pool does not build here."""
+    if "pool" not in _state:
+        from . import cpu_pool
+
+        _state["pool"] = 0
+        try:
+            lib = load(cpu_pool.SOURCE)
+            _state["pool_lib"] = lib
+            _state["pool"] = ctypes.cast(lib.diffsci_pool_run, ctypes.c_void_p).value or 0
+        except (OSError, RuntimeError, AttributeError):
+            pass
+    return _state["pool"]
+
+
+def parallel():
+    """True when native kernels can run on several threads here."""
+    return available() and _pool_address() != 0
+
+
+def pool_workers():
+    """Worker threads the kernels' pool has started in this process (0 before any parallel
+    kernel, and in a forked child until its first one)."""
+    if not parallel():
+        return 0
+    fn = _state["pool_lib"].diffsci_pool_workers
+    fn.restype = ctypes.c_int
+    return fn()
 
 
 def _find_compiler():
@@ -183,26 +200,13 @@ def _setup():
     _state["compiler"] = argv if version else None
     _state["version"] = version or ""
     _state["cpu"] = _cpu_identity()
-    _state["flags"] = FLAGS + OPENMP_FLAGS
     if _state["compiler"] is not None:
-        # one small kernel proves that compiling (with OpenMP, else without), writing the
-        # cache and loading all work
-        probe = parallel_header() + "int diffsci_probe(void) { return omp_get_max_threads(); }\n"
-        for flags in (FLAGS + OPENMP_FLAGS, FLAGS):
-            _state["flags"] = flags
-            try:
-                load(probe if flags is not FLAGS else "int diffsci_probe(void) { return 1; }\n")
-                break
-            except (OSError, RuntimeError):
-                continue
-        else:
+        # one trivial kernel proves that compiling, writing the cache and loading all work
+        try:
+            load("int diffsci_probe(void) { return 42; }\n")
+        except (OSError, RuntimeError):
             _state["compiler"] = None
     return _state["compiler"]
-
-
-def openmp():
-    """True when native kernels are built with OpenMP (they can use several threads)."""
-    return available() and _state["flags"] is not FLAGS
 
 
 def available():
@@ -232,9 +236,8 @@ def load(source):
         raise RuntimeError(
             "no C compiler for native kernels (set CC, or DIFFSCI_NATIVE=0 to silence this)"
         )
-    flags = _state["flags"]
     key = hashlib.sha256(
-        "\0".join([source, " ".join(argv + flags), _state["version"], _state["cpu"]]).encode()
+        "\0".join([source, " ".join(argv + FLAGS), _state["version"], _state["cpu"]]).encode()
     ).hexdigest()[:32]
     lib = _libraries.get(key)
     if lib is not None:
@@ -249,7 +252,7 @@ def load(source):
                 f.write(source)
             built = os.path.join(tmp, "kernel.so")
             result = subprocess.run(
-                [*argv, *flags, src, "-o", built, "-lm"],
+                [*argv, *FLAGS, src, "-o", built, "-lm"],
                 capture_output=True,
                 text=True,
                 check=False,
@@ -258,6 +261,11 @@ def load(source):
                 raise RuntimeError(f"native kernel failed to compile:\n{result.stderr}\n{source}")
             os.replace(built, path)  # atomic: another process sees the old state or the whole file
     lib = ctypes.CDLL(path)
+    if "void diffsci_bind_pool(" in source:
+        bind = lib.diffsci_bind_pool
+        bind.argtypes = [ctypes.c_void_p]
+        bind.restype = None
+        bind(_pool_address())
     _libraries[key] = lib
     return lib
 

@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from . import cc, cpu_layout
-from .threads import native_threads
+from .threads import get_num_threads
 
 _CTYPE = {
     np.dtype("float32"): "float",
@@ -173,7 +173,7 @@ class NativeFused:
             or not out.flags.c_contiguous
         ):
             out = np.empty(out_shape, self.out_dtype)
-        fn(*[cc.address(a) for a in keep], cc.address(out), native_threads())
+        fn(*[cc.address(a) for a in keep], cc.address(out), get_num_threads())
         return out
 
 

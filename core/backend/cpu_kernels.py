@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from . import cc, cpu_layout
-from .threads import native_threads
+from .threads import get_num_threads
 
 _TYPES = {np.dtype("float32"): ("float", "f", "f"), np.dtype("float64"): ("double", "", "")}
 
@@ -232,7 +232,7 @@ def _run(name, *arrays):
         return None
     arrays = [cpu_layout.ascontiguousarray(a) for a in arrays]
     out = np.empty(shape, dtype)
-    fn(*[cc.address(a) for a in arrays], cc.address(out), out.size, native_threads())
+    fn(*[cc.address(a) for a in arrays], cc.address(out), out.size, get_num_threads())
     return out
 
 
@@ -250,7 +250,7 @@ def softmax_last_axis(x):
     fn = _function("softmax_rows", x.dtype, 5)
     if fn is None:
         return None
-    fn(cc.address(x), cc.address(out), x.size // n, n, native_threads())
+    fn(cc.address(x), cc.address(out), x.size // n, n, get_num_threads())
     return out
 
 
@@ -275,7 +275,7 @@ def softmax_add_last_axis(a, b):
     if fn is None:
         return None
     rows = out.size // n
-    fn(*[cc.address(v) for v in (a, b, out)], rows, n, n_inner // n, sa, sb, native_threads())
+    fn(*[cc.address(v) for v in (a, b, out)], rows, n, n_inner // n, sa, sb, get_num_threads())
     return out
 
 
@@ -296,7 +296,7 @@ def layer_norm_rows(x, eps, w=None, b=None):
     if fn is None:
         return None
     rows, n = x.shape
-    fn(cc.address(x), *ptrs, cc.address(out), rows, n, ctypes.c_double(eps), native_threads())
+    fn(cc.address(x), *ptrs, cc.address(out), rows, n, ctypes.c_double(eps), get_num_threads())
     return out
 
 

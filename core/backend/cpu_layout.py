@@ -18,7 +18,7 @@ import re
 import numpy as np
 
 from . import cc
-from .threads import native_threads
+from .threads import get_num_threads
 
 MIN_SIZE = 1 << 15  # elements; below this numpy's copy is as fast (the data fits in cache)
 _MAX_DIMS = 8
@@ -144,7 +144,7 @@ def contiguous(a):
         len(shape),
         *[cc.address(v) for v in (dims, steps)],
         p,
-        native_threads(),
+        get_num_threads(),
     )
     return out
 

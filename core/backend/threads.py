@@ -9,22 +9,15 @@ reaches:
   ``set_num_threads`` or by the environment variable at import); without either, those keep
   their own default, which is also one thread per core;
 - FFTs: ``scipy.fft``'s ``workers=`` argument, read at every call (``core.prims.fft``);
-- the native C kernels (``core.backend.cc``): an OpenMP team of up to this many threads for
-  arrays large enough to pay for it (``cc.PARALLEL_GRAIN`` elements per thread at least).
-
-Fork safety: GNU OpenMP (libgomp) keeps its thread pool across ``fork()`` but not its threads,
-so a forked child that enters a parallel region deadlocks. A child process therefore runs our
-kernels on one thread (:func:`native_threads`). The hook is ``os.register_at_fork``: Python
-code can only run in a forked child after ``PyOS_AfterFork_Child``, which runs these hooks
-(``os.fork``, multiprocessing's "fork" start method), so it guards every fork that matters
-here, as a ``pthread_atfork`` handler would. BLAS and scipy's FFT pool handle fork themselves.
+- the native C kernels (``core.backend.cc``): the process's thread pool
+  (``core.backend.cpu_pool``, fork-safe) splits arrays large enough to pay for it
+  (``cc.PARALLEL_GRAIN`` elements per thread at least); results do not depend on the count.
 """
 
 import os
 
 _ENV = "DIFFSCI_NUM_THREADS"
-# "n": the setting (None until first read); "native": threads our kernels use (1 after fork)
-_state = {"n": None, "native": None}
+_state = {"n": None}  # the setting; None until first read
 
 
 def usable_cores():
@@ -59,8 +52,6 @@ def get_num_threads():
     if n is None:
         n = _from_env() or usable_cores()
         _state["n"] = n
-        if _state["native"] is None:
-            _state["native"] = n
     return n
 
 
@@ -71,14 +62,7 @@ def set_num_threads(n):
         n: int >= 1.
     """
     _state["n"] = _check(n, "set_num_threads")
-    _state["native"] = 1 if _forked[0] else n
     _apply_to_libraries(n)
-
-
-def native_threads():
-    """Threads a native kernel may use: the setting, or 1 in a forked child (libgomp)."""
-    n = _state["native"]
-    return get_num_threads() if n is None else n
 
 
 def blas_threads():
@@ -100,16 +84,6 @@ def _apply_to_libraries(n):
         return
     numexpr.set_num_threads(n)
 
-
-_forked = [False]
-
-
-def _after_fork_in_child():
-    _forked[0] = True
-    _state["native"] = 1
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)
 
 if _from_env() is not None:
     _apply_to_libraries(get_num_threads())

@@ -46,7 +46,7 @@ _SAME_AS_OPS = {
             "exp2 expm1 floor isfinite isnan log log10 log1p log2 logaddexp logaddexp2 maximum "
             "minimum rad2deg reciprocal sign sin sinh sqrt square tan tanh equal not_equal less "
             "less_equal greater greater_equal logical_and logical_or logical_not logical_xor "
-            "floor_divide matmul einsum outer inner dot tensordot kron cross moveaxis swapaxes "
+            "floor_divide matmul einsum outer inner dot tensordot moveaxis swapaxes "
             "expand_dims flip roll tile broadcast_to stack where cumprod"
         ).split()
     },

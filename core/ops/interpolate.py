@@ -117,8 +117,11 @@ def interpolate(
             i0, i1, w = linear_weights(n_in, n_out, scales[k], bool(align_corners))
             shape = (n_out,) + (1,) * (nd - 1 - k)
             w = _const(w.astype(input.dtype).reshape(shape), like=input)
-            out = take(out, _const(i0), axis) * (1 - w) + take(out, _const(i1), axis) * w
+            out = (
+                take(out, _const(i0, input), axis) * (1 - w)
+                + take(out, _const(i1, input), axis) * w
+            )
         else:
             idx = nearest_indices(n_in, n_out, scales[k], exact=mode == "nearest-exact")
-            out = take(out, _const(idx), axis)
+            out = take(out, _const(idx, input), axis)
     return out

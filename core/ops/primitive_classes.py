@@ -120,7 +120,7 @@ def _resize_nearest(x, size, align_corners=False):
     h_out, w_out = size
     for axis, (n_in, n_out) in ((-2, (h_in, h_out)), (-1, (w_in, w_out))):
         idx = _interp.nearest_indices(n_in, n_out, n_in / n_out, align_corners=align_corners)
-        x = _ix.take(x, _creation._const(idx), x.ndim + axis)
+        x = _ix.take(x, _creation._const(idx, x), x.ndim + axis)
     return x
 
 

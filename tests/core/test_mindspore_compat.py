@@ -383,6 +383,30 @@ def test_numpy_functions_match_numpy(shape, seed, axis, keepdims):
     np.testing.assert_array_equal(_np(mnp.append(ta, tb)), np.append(a, b))
 
 
+# every mindspore.numpy name used in MindFlow's 486 Python files (mindspore-ai/mindscience)
+_MINDFLOW_MNP = (
+    "stack zeros_like sqrt abs flip expand_dims mean square zeros where ones_like ones maximum "
+    "linspace sign roll less_equal less greater_equal greater tile sin minimum meshgrid float32 "
+    "eye exp clip broadcast_to arctan arange trace tanh tan sinh power not_equal multiply max "
+    "matmul logical_xor logical_or logical_not logical_and log isnan floor equal empty divide "
+    "cosh cos concatenate ceil broadcast_arrays arctanh arctan2 arcsinh arcsin arccosh arccos "
+    "add tensordot"
+).split()
+
+
+def test_numpy_has_every_name_mindflow_uses():
+    assert [n for n in _MINDFLOW_MNP if not hasattr(mnp, n)] == []
+    assert [n for n in mnp._SAME_AS_OPS if not hasattr(mnp, n)] == []
+    x = np.array([0.2, 0.5])
+    for name in ("arcsinh", "arctanh", "cosh", "tan"):
+        np.testing.assert_allclose(
+            _np(getattr(mnp, name)(ms.Tensor(x, mstype.float64))), getattr(np, name)(x)
+        )
+    np.testing.assert_allclose(
+        _np(mnp.arccosh(ms.Tensor(x + 1, mstype.float64))), np.arccosh(x + 1)
+    )
+
+
 def test_numpy_creation_and_grids():
     assert mnp.zeros((2, 3)).dtype == mstype.float32 and mnp.ones(4, mstype.int32).dtype == np.int32
     np.testing.assert_array_equal(_np(mnp.full((2, 2), 7)), np.full((2, 2), 7))

@@ -40,7 +40,13 @@ def _blas_ready(xp, a):
 
 
 def _matmul_impl(xp, x, y):
-    return xp.matmul(_blas_ready(xp, x), _blas_ready(xp, y))
+    x, y = _blas_ready(xp, x), _blas_ready(xp, y)
+    if x.shape[-1] == 1:  # an outer product: numpy would make one tiny GEMM per batch entry
+        return x * y
+    if y.ndim == 2 and x.ndim > 2 and x.flags.c_contiguous:
+        # [..., M, K] @ [K, N] as one [(... M), K] GEMM; numpy loops over the batch
+        return xp.matmul(x.reshape(-1, x.shape[-1]), y).reshape(x.shape[:-1] + y.shape[-1:])
+    return xp.matmul(x, y)
 
 
 matmul = defprim("matmul", _matmul_impl, _matmul_aval)
@@ -52,11 +58,22 @@ def _mT(x):
     return ops.swapaxes(x, -1, -2)
 
 
+def _matmul_vjp_y(g, x, y):
+    if y.ndim == 2 and x.ndim > 2:
+        # y is shared by the whole batch: one [K, (... M)] @ [(... M), N] GEMM instead of a
+        # batched product summed over the batch afterwards
+        from .. import ops
+
+        x2 = ops.reshape(x, (-1, x.shape[-1]))
+        return matmul(_mT(x2), ops.reshape(g, (-1, g.shape[-1])))
+    return matmul(_mT(x), g)
+
+
 defvjp(
     matmul,
     lambda g, out, x, y, _needed=(True, True): (
         matmul(g, _mT(y)) if _needed[0] else None,
-        matmul(_mT(x), g) if _needed[1] else None,
+        _matmul_vjp_y(g, x, y) if _needed[1] else None,
     ),
     masked=True,
 )

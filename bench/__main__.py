@@ -1,6 +1,12 @@
 """``python -m bench [W1 W2 W3 W4 MM] [--quick] [--threads N] [--malloc-tune] [--no-rss]
 [--no-memory] [--only ours torch] [--json out.json]``: one table per case with time ratios
-ours/this and peak memory."""
+ours/this and peak memory, then summary tables.
+
+Without ``--threads`` two passes run: one at every library's default thread count (what users
+get: ours ``core.get_num_threads()``, PyTorch's ``torch.get_num_threads()``, BLAS's and XLA's
+own), then the same workloads in a child process with every pool at one thread (thread pools
+are sized when a library loads, so the child sets them before importing anything). The run
+ends with one summary table per pass. ``--threads N`` runs one pass at N threads."""
 
 import argparse
 import json
@@ -17,6 +23,7 @@ def _limit_threads(n):
     subprocesses inherit it). Useful on a shared machine: an OpenMP pool with more threads than
     free cores spins at its barriers and makes timings erratic."""
     for var in (
+        "DIFFSCI_NUM_THREADS",
         "OMP_NUM_THREADS",
         "OPENBLAS_NUM_THREADS",
         "MKL_NUM_THREADS",
@@ -59,6 +66,14 @@ def _versions():
         parts.append(f"torch threads {torch.get_num_threads()}")
     except ImportError:
         pass
+    import core
+    from core.backend import cc, threads
+
+    native = "thread pool" if cc.parallel() else "no C compiler"
+    parts.append(
+        f"diffsci threads {core.get_num_threads()} (native kernels: {native}, "
+        f"BLAS {sorted(set(threads.blas_threads()))})"
+    )
     parts.append(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
     if os.environ.get("MALLOC_MMAP_MAX_") == "0":
         parts.append("malloc tuned (no mmap, no trim)")
@@ -86,8 +101,10 @@ def main(argv=None):
         "--threads",
         type=int,
         metavar="N",
-        help="cap BLAS/OpenMP/XLA thread pools at N (default: libraries' own)",
+        help="one pass with ours, BLAS, OpenMP, torch and XLA at N threads (default: two "
+        "passes, libraries' default threads then 1 thread)",
     )
+    ap.add_argument("--no-summary", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument(
         "--malloc-tune",
         action="store_true",
@@ -145,7 +162,40 @@ def main(argv=None):
     if args.json:
         with open(args.json, "w") as f:
             json.dump(report, f, indent=1, default=float)
+    if args.no_summary:
+        return 0
+    from .summary import tables
+
+    if args.threads:
+        passes = [(f"{args.threads} thread(s), {_versions()}", report)]
+    else:
+        passes = [(f"default threads, {_versions()}", report)]
+        one = _one_thread_pass(argv)
+        if one is not None:
+            passes.append(("1 thread (ours, BLAS, OpenMP, torch and XLA)", one))
+    print("\n" + tables(passes))
     return 0
+
+
+def _one_thread_pass(argv):
+    """Run this command again in a child with ``--threads 1``; its report, or None."""
+    import subprocess
+    import tempfile
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--json" in argv:  # the child writes its own report to a temporary file
+        k = argv.index("--json")
+        del argv[k : k + 2]
+    print("\n==== the same workloads at 1 thread (child process) ====", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "one_thread.json")
+        cmd = [sys.executable, "-m", "bench", *argv, "--threads", "1", "--json", path]
+        done = subprocess.run([*cmd, "--no-summary"], check=False)
+        if done.returncode != 0 or not os.path.exists(path):
+            print(f"(the 1-thread pass failed with exit code {done.returncode})")
+            return None
+        with open(path) as f:
+            return json.load(f)
 
 
 if __name__ == "__main__":

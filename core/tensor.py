@@ -49,12 +49,17 @@ def _initialized(data, dtype, shape, init):
 
 
 def _is_traced(t):
-    """True for a tracer (or an alias of one), and for a Parameter a transformation is tracing."""
+    """True for a tracer (or an alias of one) of a transformation that is still running, and for
+    a Parameter that one is tracing. (A tracer that escaped its finished transformation holds a
+    plain value: nothing differentiates it any more.)"""
     if type(t) is Tensor:
         return False
     if isinstance(t, Parameter):
         return bool(t._subs)
-    return True
+    from .primitive import _trace_stack
+
+    trace = getattr(resolve(t), "_trace", None)
+    return trace is None or (trace.level < len(_trace_stack) and _trace_stack[trace.level] is trace)
 
 
 def _initial_value(tracer, name):
@@ -257,8 +262,9 @@ class Tensor:
     def __array__(self, dtype=None, copy=None):
         # numpy would get a traced tensor's value and silently drop its derivative (or bake a
         # symbolic value into a graph), as np.asarray(x) or np.linspace(x, ...) did: raise, as
-        # JAX and PyTorch do. An explicit .asnumpy() still gives the value.
-        if _is_traced(self):
+        # JAX and PyTorch do. An explicit .asnumpy() still gives the value, and so does a
+        # conversion to integers or bools (np.int64(x)): those have no derivative to drop.
+        if _is_traced(self) and (dtype is None or np.dtype(dtype).kind not in "biu"):
             raise TypeError(
                 f"numpy conversion (np.asarray / np.array / a numpy function) of a traced tensor "
                 f"of shape {tuple(self.shape)} inside core.grad/jvp/vmap/jit: numpy would drop "

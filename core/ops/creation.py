@@ -140,7 +140,8 @@ def _arange_of_tensors(start, stop, step, dtype):
 def linspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     """``num`` evenly spaced values from ``start`` to ``stop`` (excluded unless ``endpoint``);
     float32 by default. Tensor endpoints (of shapes that broadcast) give a result of shape
-    ``[num, *shape]`` (the new axis at ``axis``) that is differentiable in them."""
+    ``[num, *shape]`` (the new axis at ``axis``) that is differentiable in them. The default
+    dtype is that of floating tensor or numpy endpoints, else float32."""
     if isinstance(start, Tensor) or isinstance(stop, Tensor):
         return _linspace_of_tensors(start, stop, int(num), endpoint, dtype, axis)
     b = _backend.current()
@@ -150,17 +151,19 @@ def linspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
             stop,
             num,
             endpoint=endpoint,
-            dtype=_dt.canonical(dtype) or _dt.default_float,
+            dtype=_dt.canonical(dtype) or _inexact_dtype_of(start, stop),
             axis=axis,
         )
     )
 
 
 def _inexact_dtype_of(*values):
-    """The dtype of the first floating tensor among ``values`` (float32 when none)."""
+    """The dtype of the first floating tensor or numpy value among ``values`` (float32 when
+    none: Python numbers are weak)."""
     for v in values:
-        if isinstance(v, Tensor) and _dt.is_inexact(v.dtype):
-            return v.dtype
+        dtype = getattr(v, "dtype", None)
+        if dtype is not None and _dt.is_inexact(np.dtype(dtype)):
+            return np.dtype(dtype)
     return _dt.default_float
 
 

@@ -284,6 +284,8 @@ def test_linspace_with_tensor_endpoints_matches_numpy_and_differentiates():
     g = core.grad(lambda a: core.linspace(a, 3.0, 4).sum())(_t(1.0))
     assert g.item() == pytest.approx(2.0)
     gradcheck(lambda a, b: core.linspace(a, b, 4, endpoint=False) ** 2, [_t(0.3), _t(1.7)], order=2)
+    assert core.linspace(np.float64(0.0), 1.0, 3).dtype == core.float64  # numpy endpoints' dtype
+    assert core.linspace(0.0, 1.0, 3).dtype == core.float32  # Python numbers are weak
     np.testing.assert_allclose(
         core.jit(lambda a, b: core.linspace(a, b, 3))(_t(0.0), _t(1.0)).asnumpy(), [0.0, 0.5, 1.0]
     )
@@ -308,6 +310,12 @@ def test_numpy_conversion_of_a_traced_tensor_raises():
     with pytest.raises(TypeError, match="Tensor\\(\\): the data is a traced tensor"):
         core.grad(lambda x: (x * core.Tensor(x)).sum())(x)
     np.testing.assert_array_equal(np.asarray(x), [1.0, 2.0])  # concrete tensors still convert
+    # integer conversion has no derivative to drop; a tracer that escaped its finished
+    # transformation holds a plain value
+    core.grad(lambda x: (x * float(np.int64(x[0]))).sum())(x)
+    leaked = []
+    core.grad(lambda x: leaked.append(x * 2.0) or (x * x).sum())(x)
+    np.testing.assert_array_equal(np.asarray(leaked[0]), [2.0, 4.0])
     # inside a transformation that differentiates them, Parameters are traced too
     p = core.Parameter(_t([1.0, 2.0]), name="p")
     with pytest.raises(TypeError, match="numpy conversion"):

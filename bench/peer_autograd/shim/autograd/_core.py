@@ -77,8 +77,11 @@ class VSpace:
 
     def __init__(self, value):
         leaves, self.treedef = _tree.flatten(value)
-        arrays = [np.asarray(v) for v in leaves]
-        self.specs = [(a.shape, _float_dtype(a.dtype)) for a in arrays]
+        # shapes and dtypes only: np.asarray of a traced tensor raises (it would drop derivatives)
+        arrays = [
+            v if hasattr(v, "shape") and hasattr(v, "dtype") else np.asarray(v) for v in leaves
+        ]
+        self.specs = [(tuple(a.shape), _float_dtype(a.dtype)) for a in arrays]
 
     def __eq__(self, other):
         return builtins.isinstance(other, VSpace) and (self.treedef, self.specs) == (

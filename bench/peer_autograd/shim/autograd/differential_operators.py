@@ -13,9 +13,14 @@ from ._core import tensor_tree, vspace
 from .wrap_util import unary_to_nary
 
 
+def _dtype(x):
+    """x's dtype without converting it (np.asarray of a traced tensor raises)."""
+    return np.dtype(x.dtype) if hasattr(x, "dtype") else np.asarray(x).dtype
+
+
 def _scalar_check(ans, op):
     """autograd's rule: one real element (any shape)."""
-    if vspace(ans).size != 1 or np.asarray(ans).dtype.kind == "c":
+    if vspace(ans).size != 1 or _dtype(ans).kind == "c":
         raise TypeError(f"{op} applies to real scalar-output functions, got {vspace(ans)}")
 
 
@@ -45,7 +50,7 @@ def jacobian(fun, x):
     n = int(np.prod(out_shape))
     rows = []
     for k in range(n):
-        e = np.zeros(n, dtype=np.asarray(ans).dtype)
+        e = np.zeros(n, dtype=_dtype(ans))
         e[k] = 1
         rows.append(vjp(e.reshape(out_shape)))
     x_shape = tuple(np.shape(x))

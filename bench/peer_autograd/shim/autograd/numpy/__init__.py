@@ -50,7 +50,7 @@ def size(x, axis=None):
 
 
 def iscomplexobj(x):
-    return _np.dtype(getattr(x, "dtype", _np.asarray(x).dtype)).kind == "c"
+    return _np.dtype(x.dtype if hasattr(x, "dtype") else _np.asarray(x).dtype).kind == "c"
 
 
 def isrealobj(x):

@@ -3,6 +3,7 @@ the setting reaches BLAS (as threadpoolctl sees it), scipy.fft's workers and our
 kernel's result on several threads equals its one-thread result bit for bit; a forked child
 after a threaded kernel does not deadlock. No timings are asserted."""
 
+import concurrent.futures
 import os
 import subprocess
 import sys
@@ -46,29 +47,30 @@ def _run_python(code, env=None, timeout=120):
     return res.stdout
 
 
-def test_default_env_var_and_bad_values(restore_threads):
-    code = "import core, os; print(core.get_num_threads(), len(os.sched_getaffinity(0)))"
-    got, cores = _run_python(code, env={"DIFFSCI_NUM_THREADS": ""}).split()
-    assert got == cores
+def test_default_env_var_and_bad_values(restore_threads, monkeypatch):
+    monkeypatch.setitem(threads._state, "n", None)  # as before the first read
+    monkeypatch.delenv("DIFFSCI_NUM_THREADS", raising=False)
+    assert core.get_num_threads() == len(os.sched_getaffinity(0))
+    for raw, want in (("2", 2), (" 5 ", 5), ("", len(os.sched_getaffinity(0)))):
+        monkeypatch.setitem(threads._state, "n", None)
+        monkeypatch.setenv("DIFFSCI_NUM_THREADS", raw)
+        assert core.get_num_threads() == want
+    monkeypatch.setitem(threads._state, "n", None)
+    monkeypatch.setenv("DIFFSCI_NUM_THREADS", "many")
+    with pytest.raises(ValueError, match=r"DIFFSCI_NUM_THREADS.*'many'"):
+        core.get_num_threads()
+    monkeypatch.setitem(threads._state, "n", 2)
+    with pytest.raises(ValueError, match=r"set_num_threads.*int >= 1.*0"):
+        core.set_num_threads(0)
+    with pytest.raises(ValueError, match="set_num_threads"):
+        core.set_num_threads(2.0)
+    # set before the first import, the variable also sizes BLAS
     out = _run_python(
         "import core; from core.backend import threads\n"
         "print(core.get_num_threads(), set(threads.blas_threads()))",
         env={"DIFFSCI_NUM_THREADS": "3"},
     )
     assert out.split(None, 1) == ["3", "{3}\n"]
-    with pytest.raises(ValueError, match=r"set_num_threads.*int >= 1.*0"):
-        core.set_num_threads(0)
-    with pytest.raises(ValueError, match="set_num_threads"):
-        core.set_num_threads(2.0)
-    res = subprocess.run(
-        [sys.executable, "-c", "import core"],
-        cwd=ROOT,
-        env={**os.environ, "DIFFSCI_NUM_THREADS": "many"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert res.returncode != 0 and "DIFFSCI_NUM_THREADS" in res.stderr and "'many'" in res.stderr
 
 
 def test_set_num_threads_reaches_blas_and_fft(restore_threads, monkeypatch):
@@ -170,6 +172,21 @@ def test_fused_jit_kernels_match_one_thread(restore_threads):
     assert "fused" in rows.lower(x, bias).as_text()
     _assert_same(_both(lambda: flat(x, y).asnumpy()))
     _assert_same(_both(lambda: rows(x, bias).asnumpy()))
+
+
+@needs_pool
+def test_kernels_called_from_several_python_threads_at_once(restore_threads):
+    """ctypes releases the GIL: while one call holds the pool, the others run on their own
+    thread, and every result is still the one-thread result."""
+    core.set_num_threads(1)
+    xs = [np.linspace(-4 + k, 4, BIG + k, dtype=np.float32) for k in range(6)]
+    refs = [cpu_kernels.gelu(x) for x in xs]
+    core.set_num_threads(3)
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        for _ in range(3):
+            outs = list(pool.map(cpu_kernels.gelu, xs))
+            for out, ref in zip(outs, refs):
+                np.testing.assert_array_equal(out, ref)
 
 
 @needs_pool

@@ -13,6 +13,10 @@ and the CPU's feature flags (``-march=native`` code must not run on another CPU)
 ``$DIFFSCI_CACHE_DIR`` (default ``$XDG_CACHE_HOME/diffsci`` or ``~/.cache/diffsci``). Each is
 written to a temporary name and renamed, so concurrent processes never load half a file.
 
+Threads: every kernel is written as a loop over a range [lo, hi) of its work and called
+through ``diffsci_parallel_for`` (:func:`parallel_header`), which hands large ranges to the
+process's thread pool (``core.backend.cpu_pool``, sized by ``core.set_num_threads``).
+
 Everything here is optional: without a working compiler (or with ``DIFFSCI_NATIVE=0``),
 :func:`available` is False and every caller keeps its numpy implementation.
 """
@@ -44,7 +48,9 @@ FLAGS = [
 PARALLEL_GRAIN = 1 << 15
 # Chunk boundaries are multiples of this many elements from the start of the array, so every
 # element is computed by the same code path (SIMD body, vectorized libmvec call, or scalar
-# tail) as in a one-thread run: results are bit-identical for any number of threads.
+# tail) as in a one-thread run: results are bit-identical for any number of threads (the
+# compiler must not peel loops for alignment, which GCC and clang do not do for these at -O3;
+# tests/core/test_threads.py checks misaligned arrays).
 PARALLEL_ALIGN = 64
 
 _state = {}  # "compiler": [argv] or None, "version": str, "cpu": str

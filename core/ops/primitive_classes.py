@@ -268,7 +268,9 @@ def _make_class(name, fn, defaults):
     def __call__(self, *inputs):
         return fn(*inputs, **self.attrs)
 
-    target = getattr(fn, "__module__", "") + "." + getattr(fn, "__name__", "")
+    target = f"{fn.__module__}.{fn.__name__}"
+    if fn.__name__ == "<lambda>":
+        target = f"the {name!r} row of {__name__}._TABLE"
     doc = (
         f"MindSpore's ``ops.{name}({', '.join(f'{k}={v!r}' for k, v in defaults.items())})``: "
         f"calls ``{target}`` with the call's tensors and these attributes."

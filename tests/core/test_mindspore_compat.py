@@ -327,6 +327,17 @@ def test_sequential_cell_error_names_the_layer():
         net(ms.Tensor(np.ones((5, 2)), mstype.float32))
 
 
+def test_sequential_cell_error_of_another_type_gets_a_note():
+    class Lookup(nn.Cell):
+        def construct(self, x):
+            return {}["missing"]
+
+    net = nn.SequentialCell({"embed": nn.Tanh(), "lookup": Lookup()})
+    with pytest.raises(KeyError) as info:
+        net(ops.ones(2))
+    assert info.value.__notes__ == ["in SequentialCell layer 1 ('lookup'): Lookup"]
+
+
 def test_cell_created_inside_jit_explains_itself():
     @ms.jit
     def f(x):

@@ -22,8 +22,10 @@ from .elementwise import (
     abs,
     astype,
     equal,
+    exp,
     greater,
     greater_equal,
+    isfinite,
     isnan,
     less,
     log,
@@ -35,10 +37,11 @@ from .elementwise import (
     sigmoid,
     sin,
     softplus,
+    stop_gradient,
     where,
 )
 from .elementwise import erf as erf
-from .reduction import logsumexp as logsumexp
+from .reduction import logsumexp as _logsumexp
 
 gammaln = _float_unary(P.gammaln)
 erfc = _float_unary(P.erfc)
@@ -51,6 +54,24 @@ i1 = _float_unary(P.i1)
 i0e = _float_unary(P.i0e)
 i1e = _float_unary(P.i1e)
 expit = sigmoid
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False):
+    """log(sum(b * exp(a))) over ``axis`` without overflow (scipy's signature; ``b``: scale
+    factors that broadcast against ``a``, default 1)."""
+    if b is None:
+        return _logsumexp(a, axis=axis, keepdims=keepdims)
+    from .reduction import max, sum
+    from .shape import broadcast_to, squeeze
+
+    a, b = _inexact_pair(a, b)
+    a = broadcast_to(a, np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    m = stop_gradient(max(a, axis=axis, keepdims=True))
+    m = where(isfinite(m), m, 0.0)  # all -inf (or an inf): no shift
+    out = log(sum(b * exp(a - m), axis=axis, keepdims=True)) + m
+    if keepdims:
+        return out
+    return squeeze(out, tuple(range(a.ndim)) if axis is None else axis)
 
 
 def digamma(x):

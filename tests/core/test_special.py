@@ -84,6 +84,18 @@ def test_derivatives_of_order_1_and_2(op, ref, gens):
     gradcheck(op, [_t(a) for a in _make(gens)], order=2)
 
 
+@pytest.mark.parametrize("axis", [None, 1])
+def test_logsumexp_with_scale_factors(axis):
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((3, 4)), np.exp(rng.standard_normal((3, 4)))
+    got = special.logsumexp(_t(a), axis=axis, b=_t(b), keepdims=axis is None)
+    np.testing.assert_allclose(
+        got.asnumpy(), sps.logsumexp(a, axis=axis, b=b, keepdims=axis is None), rtol=1e-14
+    )
+    assert special.logsumexp(_t([1000.0, 1000.0]), b=_t([0.5, 0.5])).item() == 1000.0
+    gradcheck(lambda a, b: special.logsumexp(a, axis=axis, b=b), [_t(a), _t(b)], order=2)
+
+
 def test_integer_inputs_are_computed_in_float32():
     out = special.gammaln(core.tensor([1, 2, 5]))
     assert out.dtype == core.float32

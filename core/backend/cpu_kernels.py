@@ -150,6 +150,46 @@ void layer_norm_rows_T(const T* x, const T* w, const T* b, T* y, ptrdiff_t rows,
 """
 
 
+# Eager a + b, a - b, a * b over float arrays laid out as [n_outer, n_inner] runs (the layout of
+# core.backend.cpu_fusion: each operand is full along the inner run or one value per run, and
+# advances by its outer stride per run). One IEEE operation per element, as numpy's ufunc:
+# the same bits, on several threads.
+_ARITH = """
+typedef struct {
+  const T* a; const T* b; T* y; ptrdiff_t n_inner, fa, fb, sa, sb, by_rows;
+} arith_job_T;
+#define ARITH_RANGE(NAME, OP)                                                          \\
+  static void NAME##_range_T(void* p, ptrdiff_t lo, ptrdiff_t hi) {                    \\
+    const arith_job_T* j = p;                                                          \\
+    ptrdiff_t o0 = 0, o1 = 1, i0 = lo, i1 = hi;                                        \\
+    if (j->by_rows) { o0 = lo; o1 = hi; i0 = 0; i1 = j->n_inner; }                     \\
+    for (ptrdiff_t o = o0; o < o1; ++o) {                                              \\
+      const T* a = j->a + o * j->sa;                                                   \\
+      const T* b = j->b + o * j->sb;                                                   \\
+      T* y = j->y + o * j->n_inner;                                                    \\
+      if (j->fa && j->fb) { for (ptrdiff_t i = i0; i < i1; ++i) y[i] = a[i] OP b[i]; } \\
+      else if (j->fa) { T v = b[0]; for (ptrdiff_t i = i0; i < i1; ++i) y[i] = a[i] OP v; } \\
+      else if (j->fb) { T v = a[0]; for (ptrdiff_t i = i0; i < i1; ++i) y[i] = v OP b[i]; } \\
+      else { T v = a[0] OP b[0]; for (ptrdiff_t i = i0; i < i1; ++i) y[i] = v; }      \\
+    }                                                                                  \\
+  }                                                                                    \\
+  void NAME##_T(const T* a, const T* b, T* y, ptrdiff_t n_outer, ptrdiff_t n_inner,     \\
+                ptrdiff_t fa, ptrdiff_t fb, ptrdiff_t sa, ptrdiff_t sb, ptrdiff_t threads) { \\
+    arith_job_T j = {a, b, y, n_inner, fa, fb, sa, sb, n_outer > 1};                   \\
+    if (j.by_rows)                                                                     \\
+      diffsci_parallel_for(NAME##_range_T, &j, n_outer,                                \\
+                           (DIFFSCI_GRAIN + n_inner - 1) / n_inner, 1, threads);       \\
+    else                                                                               \\
+      diffsci_parallel_for(NAME##_range_T, &j, n_inner, DIFFSCI_GRAIN, DIFFSCI_ALIGN, threads); \\
+  }
+ARITH_RANGE(arith_add, +)
+ARITH_RANGE(arith_sub, -)
+ARITH_RANGE(arith_mul, *)
+#undef ARITH_RANGE
+"""
+ARITH_MIN_SIZE = 2 * cc.PARALLEL_GRAIN  # smaller: numpy's one-thread SIMD loop is as fast
+
+
 def _typed(code, ctype, fsuffix, lsuffix=""):
     """``code`` for one C type: ``T`` is the type, a ``_T`` suffix names the function for it,
     ``{F}`` the math-function suffix and ``{L}`` the literal suffix."""
@@ -180,6 +220,7 @@ def _source():
     parts = [cc.math_header(), cc.parallel_header()]
     for ctype, fsuffix, _ in _TYPES.values():
         parts.append(_typed(_ROWS, ctype, fsuffix))
+        parts.append(_typed(_ARITH, ctype, fsuffix))
     for name, (n_in, body) in _KERNELS.items():
         names = [f"xa{k}" for k in range(n_in)]
         code = (
@@ -331,3 +372,33 @@ def tanh_backward_t(c, g, t):
 def gelu_backward(g, x):
     """g (Phi(x) + x phi(x)), GELU's derivative times g (same shapes and dtype), or None."""
     return _run("gelu_backward", g, x)
+
+
+def arith(name, x, y):
+    """``x + y``, ``x - y`` or ``x * y`` (``name`` "add", "sub", "mul") of two float32/float64
+    numpy arrays of one dtype, C-contiguous, broadcasting, on several threads; or None, and
+    the caller uses numpy: one thread set, output under 2 * cc.PARALLEL_GRAIN elements (numpy's
+    one-thread SIMD loop is as fast, and tiny ops must stay cheap), other dtypes, views, or a
+    broadcast that is not two runs (see cpu_fusion.layout)."""
+    if type(x) is not np.ndarray or type(y) is not np.ndarray:
+        return None
+    if max(x.size, y.size) < ARITH_MIN_SIZE or get_num_threads() < 2:
+        return None
+    dtype = x.dtype
+    if dtype not in _TYPES or y.dtype != dtype or not cc.available():
+        return None
+    if not (x.flags.c_contiguous and y.flags.c_contiguous):
+        return None
+    from .cpu_fusion import layout
+
+    out_shape = np.broadcast_shapes(x.shape, y.shape)
+    lay = layout([x.shape, y.shape], out_shape)
+    if lay is None:
+        return None
+    fn = _function(f"arith_{name}", dtype, 10)
+    if fn is None:
+        return None
+    n_outer, n_inner, (fa, fb), (sa, sb) = lay
+    out = np.empty(out_shape, dtype)
+    fn(*[cc.address(v) for v in (x, y, out)], n_outer, n_inner, fa, fb, sa, sb, get_num_threads())
+    return out

@@ -314,9 +314,27 @@ defjvp(abs, _abs_jvp)
 
 
 # ---- binary -----------------------------------------------------------------------------
-add = _binary("add", lambda xp, x, y: xp.add(x, y))
-sub = _binary("sub", lambda xp, x, y: xp.subtract(x, y))
-mul = _binary("mul", lambda xp, x, y: xp.multiply(x, y))
+def _arith(name, ufunc_name):
+    """``xp.<ufunc_name>(x, y)``; large float arrays on the CPU use the threaded native loop
+    (same bits); small ones pay one size check."""
+    big = _native.ARITH_MIN_SIZE
+    np_ufunc = getattr(np, ufunc_name)
+
+    def impl(xp, x, y):
+        if xp is not np:
+            return getattr(xp, ufunc_name)(x, y)
+        if x.size >= big or y.size >= big:
+            out = _native.arith(name, x, y)
+            if out is not None:
+                return out
+        return np_ufunc(x, y)
+
+    return impl
+
+
+add = _binary("add", _arith("add", "add"))
+sub = _binary("sub", _arith("sub", "subtract"))
+mul = _binary("mul", _arith("mul", "multiply"))
 div = _binary("div", lambda xp, x, y: xp.true_divide(x, y))
 pow = _binary("pow", lambda xp, x, y: xp.power(x, y))
 maximum = _binary("maximum", lambda xp, x, y: xp.maximum(x, y))

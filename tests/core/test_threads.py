@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import scipy.fft
 import scipy.special
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import core
@@ -131,6 +131,47 @@ def test_elementwise_and_row_kernels_match_one_thread(restore_threads, dtype):
     _assert_same(_both(lambda: cpu_kernels.layer_norm_rows(rows, 1e-5, w, b)))
     bias = rows[:1].reshape(1, 509)
     _assert_same(_both(lambda: cpu_kernels.softmax_add_last_axis(rows, bias)))
+
+
+@needs_pool
+@settings(max_examples=12, deadline=None)
+@given(
+    rows=st.integers(1, 300),
+    cols=st.integers(200, 1500),
+    which=st.sampled_from(["full", "row", "col", "scalar", "lead"]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+)
+@example(rows=300, cols=1001, which="col", dtype=np.float32)
+@example(rows=97, cols=1499, which="row", dtype=np.float64)
+def test_eager_arithmetic_equals_numpy_bit_for_bit(rows, cols, which, dtype):
+    """core's add/sub/mul on large float arrays take the threaded native loop: numpy's bits,
+    broadcasting included, and the engine's ops give the same."""
+    rng = np.random.default_rng(rows * cols)
+    x = rng.standard_normal((rows, cols)).astype(dtype)
+    x[0, 0] = np.nan
+    shape = {
+        "full": (rows, cols),
+        "row": (cols,),
+        "col": (rows, 1),
+        "scalar": (),
+        "lead": (1, cols),
+    }
+    y = rng.standard_normal(shape[which]).astype(dtype)
+    saved = core.get_num_threads()
+    try:
+        core.set_num_threads(3)
+        big = x.size >= cpu_kernels.ARITH_MIN_SIZE
+        for name, ufunc in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply)):
+            out = cpu_kernels.arith(name, x, y)
+            assert (out is not None) == big
+            if big:
+                np.testing.assert_array_equal(out, ufunc(x, y))
+                # the broadcast operand first
+                np.testing.assert_array_equal(cpu_kernels.arith(name, y, x), ufunc(y, x))
+        tx, ty = core.tensor(x), core.tensor(y)
+        np.testing.assert_array_equal((tx * ty - tx + ty).asnumpy(), x * y - x + y)
+    finally:
+        core.set_num_threads(saved)
 
 
 @needs_pool

@@ -376,10 +376,10 @@ def gelu_backward(g, x):
 
 def arith(name, x, y):
     """``x + y``, ``x - y`` or ``x * y`` (``name`` "add", "sub", "mul") of two float32/float64
-    numpy arrays of one dtype, C-contiguous, broadcasting, on several threads; or None, and
-    the caller uses numpy: one thread set, output under 2 * cc.PARALLEL_GRAIN elements (numpy's
-    one-thread SIMD loop is as fast, and tiny ops must stay cheap), other dtypes, views, or a
-    broadcast that is not two runs (see cpu_fusion.layout)."""
+    numpy arrays of one dtype, broadcasting, on several threads; or None, and the caller uses
+    numpy: one thread set, output under 2 * cc.PARALLEL_GRAIN elements (numpy's one-thread SIMD
+    loop is as fast, and tiny ops must stay cheap), other dtypes, or a broadcast that is not
+    two runs (see cpu_fusion.layout)."""
     if type(x) is not np.ndarray or type(y) is not np.ndarray:
         return None
     if max(x.size, y.size) < ARITH_MIN_SIZE or get_num_threads() < 2:
@@ -387,8 +387,9 @@ def arith(name, x, y):
     dtype = x.dtype
     if dtype not in _TYPES or y.dtype != dtype or not cc.available():
         return None
-    if not (x.flags.c_contiguous and y.flags.c_contiguous):
-        return None
+    # a transposed operand (an attention bias, a permuted activation) is copied by the threaded
+    # tiled transpose first: numpy's strided loop over it would be slower than copy + loop
+    x, y = cpu_layout.ascontiguousarray(x), cpu_layout.ascontiguousarray(y)
     from .cpu_fusion import layout
 
     out_shape = np.broadcast_shapes(x.shape, y.shape)

@@ -168,6 +168,8 @@ def test_eager_arithmetic_equals_numpy_bit_for_bit(rows, cols, which, dtype):
                 np.testing.assert_array_equal(out, ufunc(x, y))
                 # the broadcast operand first
                 np.testing.assert_array_equal(cpu_kernels.arith(name, y, x), ufunc(y, x))
+                x_view = np.ascontiguousarray(x.T).T  # x's values in a transposed layout
+                np.testing.assert_array_equal(cpu_kernels.arith(name, x_view, y), ufunc(x, y))
         tx, ty = core.tensor(x), core.tensor(y)
         np.testing.assert_array_equal((tx * ty - tx + ty).asnumpy(), x * y - x + y)
     finally:

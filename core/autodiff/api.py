@@ -127,7 +127,7 @@ def vjp(fn, *primals, has_aux=False):
         grads = rev.grads_for(leaf_cts, rev.leaves)
         res, i = [], 0
         for s in structures:
-            n = _count(s)
+            n = s.num_leaves
             res.append(_tree.unflatten(s, grads[i : i + n]))
             i += n
         return tuple(res)
@@ -135,16 +135,6 @@ def vjp(fn, *primals, has_aux=False):
     if has_aux:
         return rev.primal(out), vjp_fn, rev.primal(aux)
     return rev.primal(out), vjp_fn
-
-
-def _count(treedef):
-    if treedef is _tree.LEAF:
-        return 1
-    if treedef[0] is None:
-        return 0
-    if treedef[0] is dict:
-        return sum(_count(d) for d in treedef[2])
-    return sum(_count(d) for d in treedef[1])
 
 
 def _normalize_weights(weights):

@@ -1,5 +1,6 @@
 """``core.jit``: trace once per input signature, optimize, lower to Python, run compiled."""
 
+import dataclasses
 import functools
 import inspect
 
@@ -8,7 +9,7 @@ import numpy as np
 from .. import backend as _backend
 from .. import tree as _tree
 from ..primitive import ShapedArray, Tracer, trace_stack
-from ..tensor import Tensor
+from ..tensor import Parameter, Tensor
 from .codegen import lower
 from .passes import run_passes
 from .trace import JitTrace, JitTracer
@@ -67,11 +68,14 @@ class _Entry:
 class JitFunction:
     """A function compiled by ``core.jit``; call it like the original.
 
-    Tensor arguments (and numpy arrays), also inside tuples/lists/dicts and keyword arguments,
-    are dynamic: one compilation per combination of shapes, dtypes and devices. Other
-    arguments (Python numbers, strings, tuples) and the arguments named in
+    Tensor arguments (and numpy arrays), also inside pytrees (tuples/lists/dicts, NamedTuples,
+    classes registered with ``core.tree.register_dataclass``) and keyword arguments, are
+    dynamic: one compilation per combination of tree structures, shapes, dtypes and devices.
+    Other arguments (Python numbers, strings, tuples) and the arguments named in
     ``static_argnums``/``static_argnames`` are static: part of the cache key (with their
-    type: ``2`` and ``2.0`` compile separately), baked into the graph. The Cells the function
+    type: ``2`` and ``2.0`` compile separately), baked into the graph. A static value must be
+    hashable and hold no Tensor (that would bake the tensor in and retrace on every new one):
+    either is an error that names the argument. The Cells the function
     reaches (itself, ``self``, closures, globals it names) are watched too: a new training
     mode (``set_train``) or a replaced Parameter or sub-cell retraces. So does rebinding a
     global or closure variable that the function (or a function it calls by name) reads:
@@ -109,21 +113,20 @@ class JitFunction:
         n = len(args)
         for i, a in enumerate(args):
             if self._is_static_pos(i, n):
-                key.append(("static", _hashable(a)))
+                key.append(("static", _hashable(a, self, i)))
                 rebuild.append(("static", a))
                 continue
-            key.append(self._dynamic(a, dyn, rebuild))
+            key.append(self._dynamic(a, dyn, rebuild, i))
         for name in sorted(kwargs):
             v = kwargs[name]
             if name in self._names:
-                key.append((name, "static", _hashable(v)))
+                key.append((name, "static", _hashable(v, self, name)))
                 rebuild.append(("static", v))
                 continue
-            key.append((name, self._dynamic(v, dyn, rebuild)))
+            key.append((name, self._dynamic(v, dyn, rebuild, name)))
         return tuple(key), dyn, rebuild
 
-    @staticmethod
-    def _dynamic(a, dyn, rebuild):
+    def _dynamic(self, a, dyn, rebuild, where):
         leaves, treedef = _tree.flatten(a)
         spec = []
         for leaf in leaves:
@@ -138,9 +141,9 @@ class JitFunction:
                 dyn.append(leaf)
                 spec.append(("t", tuple(leaf.shape), leaf.dtype, _device(leaf)))
             else:
-                spec.append(("s", _hashable(leaf)))
+                spec.append(("s", _hashable(leaf, self, where)))
         rebuild.append(("tree", treedef, leaves))
-        return (treedef_key(treedef), tuple(spec))
+        return (treedef, tuple(spec))
 
     def _lookup(self, key):
         for entry in self._cache.get(key, ()):
@@ -166,6 +169,8 @@ class JitFunction:
         return entry.lowered
 
     def _compile(self, key, args, kwargs, dyn, rebuild):
+        # only here, once per cache key: a key that compiled holds no Tensor in its statics
+        self._check_static_tensors(args, kwargs)
         cells, bindings = _reach(self.fn)
         self.trace_count += 1
         with JitTrace() as trace:
@@ -212,6 +217,83 @@ class JitFunction:
         entry.bindings = bindings
         self._cache.setdefault(key, []).append(entry)
         return entry
+
+    def _check_static_tensors(self, args, kwargs):
+        """Raise when a static value (a static argument, or a non-pytree leaf of a dynamic
+        one) holds a Tensor: the graph would bake in its value and retrace for every new one."""
+        n = len(args)
+        parts = [(i, a, self._is_static_pos(i, n)) for i, a in enumerate(args)]
+        parts += [(k, v, k in self._names) for k, v in sorted(kwargs.items())]
+        for where, value, static in parts:
+            statics = [value] if static else _tree.flatten(value)[0]
+            for v in statics:
+                if static or not isinstance(v, (Tensor, np.ndarray)):
+                    path = _tensor_path(v)
+                    if path is not None:
+                        raise TypeError(_static_tensor_message(self, where, v, path, static))
+
+    def _describe(self, where):
+        """'argument 0 (state)' or 'argument 'state'' for error messages."""
+        if isinstance(where, str):
+            return f"argument {where!r}"
+        try:
+            names = [
+                p.name
+                for p in inspect.signature(self.fn).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            ]
+        except (TypeError, ValueError):
+            names = []
+        return f"argument {where} ({names[where]})" if where < len(names) else f"argument {where}"
+
+
+def _tensor_path(v, depth=0, seen=None):
+    """Where a Tensor (not a Parameter: jit reads those as graph inputs) sits inside ``v``:
+    '' for ``v`` itself, '.u' or '[0]' inside it; None if there is none. Looks through
+    containers and dataclasses, not into Cells (their plain attributes are graph constants by
+    design) or other objects."""
+    from ..nn.cell import Cell
+
+    if isinstance(v, Tensor):
+        return None if isinstance(v, Parameter) else ""
+    if depth > 8 or isinstance(v, (Cell, type, str, bytes, int, float, complex)) or v is None:
+        return None
+    seen = set() if seen is None else seen
+    if id(v) in seen:
+        return None
+    seen.add(id(v))
+    if isinstance(v, dict):
+        items = [(f"[{k!r}]", x) for k, x in v.items()]
+    elif isinstance(v, (tuple, list, set, frozenset)):
+        items = [(f"[{k}]", x) for k, x in enumerate(v)]
+    elif dataclasses.is_dataclass(v):
+        items = [(f".{f.name}", getattr(v, f.name, None)) for f in dataclasses.fields(v)]
+    else:
+        return None
+    for label, x in items:
+        sub = _tensor_path(x, depth + 1, seen)
+        if sub is not None:
+            return label + sub
+    return None
+
+
+def _static_tensor_message(jf, where, value, path, static):
+    head = f"core.jit({getattr(jf.fn, '__name__', 'fn')}): {jf._describe(where)}"
+    inside = f" (at {type(value).__name__}{path})" if path else ""
+    bake = "static values are baked into the graph, and every new tensor would retrace"
+    if static:
+        return (
+            f"{head} is static (static_argnums/static_argnames) but contains a Tensor{inside}; "
+            f"{bake}. Pass it as a traced argument: take it out of static_argnums/"
+            "static_argnames (a class holding tensors must be registered with "
+            "core.tree.register_dataclass)"
+        )
+    return (
+        f"{head} holds an instance of {type(value).__name__}, which is not a registered "
+        f"pytree, so jit treats it as a static value, but it contains a Tensor{inside}; {bake}. "
+        "Pass it as a traced argument: register the class with core.tree.register_dataclass "
+        "(or core.tree.register_pytree_node) so its tensor fields become traced leaves"
+    )
 
 
 def _static_maps(fn, nums, names):
@@ -327,19 +409,35 @@ def _device(t):
     return type(t._value)
 
 
-def _hashable(v):
+def _hashable(v, jf, where):
+    """``v`` as part of a cache key: ``(type, value)``, so ``2`` and ``2.0`` differ."""
+    t = type(v)
+    if t in _VALUE_TYPES or v is None:
+        return (t, v)
     try:
         hash(v)
-        return (type(v), v)
     except TypeError:
-        raise TypeError(
-            f"core.jit: argument of type {type(v).__name__} is neither a Tensor nor hashable; "
-            "pass tensors, Python numbers/strings/tuples, or mark it static with a hashable value"
-        ) from None
+        raise TypeError(_unhashable_message(v, jf, where)) from None
+    return (t, v)
 
 
-def treedef_key(treedef):
-    return repr(treedef)
+def _unhashable_message(v, jf, where):
+    head = f"core.jit({getattr(jf.fn, '__name__', 'fn')}): {jf._describe(where)}"
+    name = type(v).__name__
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return (
+            f"{head} holds an instance of the dataclass {name}, which is not a registered "
+            "pytree, so jit would treat it as a static value, and it is not hashable (a mutable "
+            "dataclass). Pass it as a traced argument: register the class with "
+            "core.tree.register_dataclass "
+            "(fields holding tensors become traced leaves; mark the others static with "
+            'dataclasses.field(metadata={"static": True}))'
+        )
+    return (
+        f"{head} holds a value of type {name}, which is neither a Tensor nor hashable (nor a "
+        "pytree); pass tensors, Python numbers/strings/tuples, a class registered with "
+        "core.tree.register_dataclass, or mark it static with a hashable value"
+    )
 
 
 def jit(fn=None, *, static_argnums=(), static_argnames=(), passes=None):

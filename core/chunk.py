@@ -12,10 +12,14 @@ def chunk_map(fn, chunk_size, in_axes=0, out_axes=0):
     Differentiable; under ``core.jit`` the chunks appear as separate equations in the IR.
 
     Args:
-        fn: function of tensors returning a tensor or a pytree of tensors.
+        fn: function of pytrees of tensors (tuples, dicts, NamedTuples, registered dataclasses)
+            returning a tensor or a pytree of tensors.
         chunk_size: slice length (int >= 1).
-        in_axes: axis of each argument to slice (int, or a tuple with None for unsliced args).
-        out_axes: axis of each output along which the chunks are concatenated.
+        in_axes: axis of each argument to slice: an int for all, or a tuple with one entry per
+            argument; an entry is an int, None (not sliced) or a pytree matching a prefix of
+            that argument's structure (an axis per dataclass field, say).
+        out_axes: axis along which the chunks of each output leaf are concatenated: an int, or
+            a pytree matching a prefix of the output's structure (or one entry per leaf).
     """
     from . import ops
 
@@ -29,7 +33,11 @@ def chunk_map(fn, chunk_size, in_axes=0, out_axes=0):
             raise ValueError(
                 f"chunk_map: in_axes has {len(axes)} entries for {len(args)} arguments"
             )
-        sizes = {a.shape[ax] for a, ax in zip(args, axes, strict=True) if ax is not None}
+        leaves, args_def = _tree.flatten(args)
+        leaf_axes = []
+        for a, ax in zip(args, axes, strict=True):
+            leaf_axes += _tree.axes_per_leaf(ax, a, "chunk_map: in_axes")
+        sizes = {x.shape[ax] for x, ax in zip(leaves, leaf_axes, strict=True) if ax is not None}
         if not sizes:
             raise ValueError("chunk_map: in_axes slices no argument")
         if len(sizes) != 1:
@@ -37,18 +45,22 @@ def chunk_map(fn, chunk_size, in_axes=0, out_axes=0):
         n = sizes.pop()
         if n <= chunk_size:
             return fn(*args)  # one chunk (or an empty axis): nothing to split
-        pieces = []
+        pieces, first = [], None
         for start in range(0, n, chunk_size):
             stop = min(start + chunk_size, n)
             sliced = [
-                a if ax is None else ops.slice_axis(a, ax, start, stop)
-                for a, ax in zip(args, axes, strict=True)
+                x if ax is None else ops.slice_axis(x, ax, start, stop)
+                for x, ax in zip(leaves, leaf_axes, strict=True)
             ]
-            pieces.append(_tree.flatten(fn(*sliced)))
+            out = fn(*_tree.unflatten(args_def, sliced))
+            first = out if first is None else first
+            pieces.append(_tree.flatten(out))
         treedef = pieces[0][1]
-        n_leaves = len(pieces[0][0])
-        oaxes = list(out_axes) if isinstance(out_axes, (tuple, list)) else [out_axes] * n_leaves
-        joined = [ops.concat([p[0][k] for p in pieces], axis=oaxes[k]) for k in range(n_leaves)]
+        for _, d in pieces[1:]:
+            if d != treedef:
+                raise ValueError(f"chunk_map: chunks returned structures {treedef} and {d}")
+        oaxes = _tree.axes_per_leaf(out_axes, first, "chunk_map: out_axes")
+        joined = [ops.concat([p[0][k] for p in pieces], axis=ax) for k, ax in enumerate(oaxes)]
         return _tree.unflatten(treedef, joined)
 
     return wrapper

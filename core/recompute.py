@@ -24,25 +24,36 @@ from .tensor import Parameter, Tensor
 class _RecomputeCall(CustomVJPCall):
     """Tape entry for one output of a recomputed call."""
 
-    __slots__ = ("args", "fn", "index", "n_out", "params", "tape")
+    __slots__ = ("fn", "index", "leaves", "n_out", "params", "tape", "treedef")
 
-    def __init__(self, fn, args, params, index, n_out, tape):
+    def __init__(self, fn, leaves, treedef, params, index, n_out, tape):
         super().__init__(f"recompute({getattr(fn, '__name__', 'fn')})", None, None)
         self.fn = fn
-        self.args = args
+        self.leaves = leaves  # the positional arguments' pytree leaves (primals)
+        self.treedef = treedef  # of the tuple of positional arguments
         self.params = params
         self.index = index
         self.n_out = n_out
         self.tape = tape  # the forward pass's random draws, replayed by the re-run
 
     def backward(self, g):
+        """Cotangents for every argument leaf (None for leaves that are not tensors), then for
+        every Parameter read."""
+        tensor_at = [k for k, a in enumerate(self.leaves) if isinstance(a, Tensor)]
+
+        def rerun(*tensors):
+            leaves = list(self.leaves)
+            for k, t in zip(tensor_at, tensors, strict=True):
+                leaves[k] = t
+            return self.fn(*_tree.unflatten(self.treedef, leaves))
+
         jit_traces = [t for t in _primitive.trace_stack() if type(t).__name__ == "JitTrace"]
         saved = [t.tag for t in jit_traces]
         for t in jit_traces:
             t.tag = "recompute"
         try:
             with self.tape.replay():
-                rev = _Reverse(self.fn, self.args, self.params)
+                rev = _Reverse(rerun, [self.leaves[k] for k in tensor_at], self.params)
         finally:
             for t, tag in zip(jit_traces, saved, strict=True):
                 t.tag = tag
@@ -53,8 +64,11 @@ class _RecomputeCall(CustomVJPCall):
 
         cts = [ops.zeros_like(o) if c is None else c for o, c in zip(outs, cts, strict=True)]
         leaf_cts = rev.pullback(outs, cts)
-        grads = rev.grads_for(leaf_cts, rev.leaves + rev.param_tracers)
-        return tuple(grads)
+        grads = rev.grads_for(leaf_cts, rev.leaves)
+        per_leaf = [None] * len(self.leaves)
+        for k, gk in zip(tensor_at, grads, strict=True):
+            per_leaf[k] = gk
+        return tuple(per_leaf) + tuple(rev.grads_for(leaf_cts, rev.param_tracers))
 
 
 def _passthrough(trace):
@@ -70,8 +84,9 @@ def recompute(fn):
     """Wrap ``fn`` (a function of tensors, or a Cell) so that its activations are recomputed
     in the backward pass instead of stored.
 
-    Outside reverse-mode differentiation it simply calls ``fn``. Positional inputs are tensors
-    (Parameters too) or static values, keyword arguments static values; outputs a tensor or a
+    Outside reverse-mode differentiation it simply calls ``fn``. Positional inputs are pytrees
+    (tensors, Parameters, tuples/dicts/NamedTuples/registered dataclasses of them) whose
+    non-tensor leaves are static values, keyword arguments static values; outputs a tensor or a
     pytree of tensors (with several outputs, each output's backward re-runs ``fn``; prefer
     one output per recomputed block). Parameters that ``fn`` reads get their gradients.
     """
@@ -97,7 +112,9 @@ def recompute(fn):
         if "process" in vars(trace):
             return fn(*args)  # inside the forward pass of an enclosing recompute: nothing is taped
         # a Parameter passed as an argument is an input like any other: its current value
-        args = tuple(_primitive.read_param(a) if isinstance(a, Parameter) else a for a in args)
+        leaves, args_def = _tree.flatten(args)
+        leaves = [_primitive.read_param(a) if isinstance(a, Parameter) else a for a in leaves]
+        args = _tree.unflatten(args_def, leaves)
         read = []
         saved_log = _primitive.param_log[0]
         _primitive.param_log[0] = read
@@ -123,7 +140,7 @@ def recompute(fn):
                 seen.add(id(p))
                 params.append(p)
         arg_primals, parents = [], []
-        for a in args:
+        for a in leaves:
             if type(a) is VJPTracer and a._trace is trace:
                 arg_primals.append(a.primal)
                 parents.append(a)
@@ -139,7 +156,7 @@ def recompute(fn):
             if not isinstance(o, Tensor) or not _dt.is_inexact(o.dtype):
                 wrapped.append(o)  # integer/bool outputs carry no cotangent
                 continue
-            call = _RecomputeCall(fn, tuple(arg_primals), params, k, len(outs), tape)
+            call = _RecomputeCall(fn, tuple(arg_primals), args_def, params, k, len(outs), tape)
             wrapped.append(
                 trace.record(call, parents, tuple(arg_primals) + tuple(param_primals), o)
             )

@@ -28,6 +28,7 @@ import dataclasses
 __all__ = [
     "LEAF",
     "PyTreeDef",
+    "axes_per_leaf",
     "broadcast_prefix",
     "flatten",
     "is_registered",
@@ -250,11 +251,27 @@ def broadcast_prefix(prefix, tree, is_leaf=None):
     stands for (how ``vmap`` reads ``in_axes=(0, None)`` or an axis per dataclass field).
 
     ``is_leaf(x)`` True marks a node of ``prefix`` as a leaf (``vmap`` passes ``x is None``,
-    since None there means "not mapped"). Raises ValueError when the structures disagree.
+    since None there means "not mapped"). A tuple or list in ``prefix`` matches any tuple or
+    list (NamedTuples too) of the same length. Raises ValueError when the structures disagree.
     """
     out = []
     _broadcast(prefix, tree, is_leaf, out, "")
     return out
+
+
+def axes_per_leaf(spec, tree, what):
+    """One axis (an int or None) per leaf of ``tree``, for ``vmap``'s and ``chunk_map``'s
+    ``in_axes``/``out_axes``: ``spec`` is an int or None for every leaf, a pytree matching a
+    prefix of ``tree``'s structure (None in it means "not mapped"), or a flat tuple with one
+    entry per leaf. ``what`` (e.g. "vmap: in_axes") starts the error message."""
+    try:
+        return broadcast_prefix(spec, tree, is_leaf=lambda s: s is None)
+    except ValueError as e:
+        treedef = tree_structure(tree)
+        if isinstance(spec, (list, tuple)) and len(spec) == treedef.num_leaves:
+            if all(s is None or isinstance(s, int) for s in spec):
+                return list(spec)
+        raise ValueError(f"{what} {spec} does not match the structure {treedef}: {e}") from None
 
 
 def _broadcast(prefix, tree, is_leaf, out, path):
@@ -263,13 +280,21 @@ def _broadcast(prefix, tree, is_leaf, out, path):
         out.extend([prefix] * flatten(tree)[1].num_leaves)
         return
     t_node = _node_parts(tree)
-    if t_node is None or t_node[0] is not p_node[0] or t_node[1] != p_node[1]:
+    if t_node is None or not _same_node(p_node, t_node):
         raise ValueError(
             f"the prefix {_short(prefix)} at {path or 'the root'} does not match the tree's "
             f"structure there: {flatten(tree)[1]}"
         )
     for k, (p, t) in enumerate(zip(p_node[2], t_node[2], strict=True)):
         _broadcast(p, t, is_leaf, out, f"{path}[{k}]")
+
+
+def _same_node(p_node, t_node):
+    # a tuple or list prefix matches any tuple or list (NamedTuples too) of its length:
+    # in_axes=(0, None) for a list argument
+    if p_node[0] in (tuple, list) and issubclass(t_node[0], (tuple, list)):
+        return len(p_node[2]) == len(t_node[2])
+    return t_node[0] is p_node[0] and t_node[1] == p_node[1]
 
 
 def _node_parts(x):

@@ -155,19 +155,8 @@ def _normalize_axes(spec, n, name):
 
 
 def _leaf_axes(spec, tree, name):
-    """One axis per leaf of ``tree``: ``spec`` is an int or None for every leaf, or a
-    tuple/list that matches a prefix of the tree's structure (as in JAX)."""
-    if isinstance(spec, (list, tuple)):
-        if not isinstance(tree, (list, tuple)) or len(spec) != len(tree):
-            n = len(_tree.flatten(tree)[0])
-            if len(spec) == n and all(not isinstance(s, (list, tuple)) for s in spec):
-                return list(spec)  # one entry per leaf of the flattened output
-            raise ValueError(f"vmap: {name} {spec} does not match the structure of the output")
-        out = []
-        for sub, t in zip(spec, tree):
-            out.extend(_leaf_axes(sub, t, name))
-        return out
-    return [spec] * len(_tree.flatten(tree)[0])
+    """One axis per leaf of ``tree`` (see ``core.tree.axes_per_leaf``)."""
+    return _tree.axes_per_leaf(spec, tree, f"vmap: {name}")
 
 
 def vmap(fn, in_axes=0, out_axes=0):
@@ -176,7 +165,8 @@ def vmap(fn, in_axes=0, out_axes=0):
     Args:
         fn: function of tensors (pytrees allowed) returning tensors (pytrees allowed).
         in_axes: int, None (argument not mapped) or a tuple with one entry per argument (an
-            entry may itself be a tuple matching that argument's pytree).
+            entry may itself be a pytree matching a prefix of that argument's: a tuple, a dict,
+            a registered dataclass with an axis per field).
         out_axes: where the batch axis goes in the outputs: int, None (output not batched:
             returned as is) or a tuple matching a prefix of the output structure.
     """

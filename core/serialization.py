@@ -23,6 +23,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import dtypes as _dt
+from . import tree as _tree
 from .tensor import Parameter, Tensor
 
 __all__ = ["CheckpointError", "load_checkpoint", "load_param_into_net", "save_checkpoint"]
@@ -69,14 +70,18 @@ def _to_numpy(name, value):
 
 
 def _entries(save_obj):
-    """``[(name, value, requires_grad)]`` from a Cell, a dict, or a list of those / of
-    MindSpore-style ``{"name": ..., "data": ...}`` dicts."""
+    """``[(name, value, requires_grad)]`` from a Cell, a state pytree (a dict, a registered
+    dataclass or a NamedTuple of tensors, nested: names join the keys, ``"flux.rho"``), or a
+    list of Cells / dicts / MindSpore-style ``{"name": ..., "data": ...}`` dicts."""
     from .nn.cell import Cell
 
     if isinstance(save_obj, Cell):
         return [(n, p, p.requires_grad) for n, p in save_obj.parameters_and_names()]
-    if isinstance(save_obj, dict):
-        return [(str(n), v, getattr(v, "requires_grad", True)) for n, v in save_obj.items()]
+    if isinstance(save_obj, dict) or _is_state(save_obj):
+        return [
+            (_path_name(path), v, getattr(v, "requires_grad", True))
+            for path, v in _tree.tree_flatten_with_path(save_obj)[0]
+        ]
     if isinstance(save_obj, (list, tuple)):
         out = []
         for i, item in enumerate(save_obj):
@@ -101,22 +106,58 @@ def _entries(save_obj):
     )
 
 
-def save_checkpoint(save_obj, ckpt_file_name, append_dict=None):
-    """Write named tensors to an HDF5 checkpoint, atomically.
+def _is_state(obj):
+    return _tree.is_registered(type(obj)) or (isinstance(obj, tuple) and hasattr(obj, "_fields"))
+
+
+def _path_name(path):
+    return ".".join(map(str, path))
+
+
+def _restore(path, target, values):
+    """``target``'s structure with every leaf replaced by the checkpoint value of its name
+    (checked against the leaf's shape and dtype; a Python number comes back as one)."""
+    named, treedef = _tree.tree_flatten_with_path(target)
+    leaves = []
+    for keys, like in named:
+        name = _path_name(keys)
+        if name not in values:
+            raise CheckpointError(f"load_checkpoint: {path!r} has no entry {name!r} of the target")
+        arr = values[name]._value
+        if isinstance(like, (Tensor, np.ndarray)):
+            if tuple(arr.shape) != tuple(like.shape) or arr.dtype != like.dtype:
+                raise CheckpointError(
+                    f"load_checkpoint: entry {name!r} is {arr.dtype}{list(arr.shape)} in "
+                    f"{path!r} but {like.dtype}{list(like.shape)} in the target"
+                )
+            leaves.append(Tensor._wrap(arr) if isinstance(like, Tensor) else np.asarray(arr))
+        else:
+            leaves.append(type(like)(arr.item()) if isinstance(like, (bool, int, float)) else arr)
+    return _tree.unflatten(treedef, leaves)
+
+
+def save_checkpoint(save_obj, ckpt_file_name, append_dict=None, format=None):  # noqa: A002
+    """Write named tensors to an HDF5 checkpoint (or a MindSpore ``.ckpt``), atomically.
 
     Args:
         save_obj: a Cell (its ``parameters_and_names()``; for an optimizer that is its state),
-            a dict ``{name: Tensor | ndarray | number}``, or a list of Cells / dicts (e.g.
+            a dict ``{name: Tensor | ndarray | number}``, a state pytree (nested dicts,
+            NamedTuples, dataclasses registered with ``core.tree.register_dataclass``; entry
+            names join the keys: ``"flux.rho"``), or a list of Cells / dicts (e.g.
             ``[net, optimizer]``); names must be unique across the list.
         ckpt_file_name: path of the file (any suffix; ``.ckpt.h5`` by convention).
         append_dict: extra ``{name: int | float | bool}`` values (e.g. ``epoch_num``) saved as
             0-d tensors and returned by ``load_checkpoint`` like the others.
+        format: None or ``"h5"`` (default): this module's HDF5 layout. ``"ckpt"``: MindSpore's
+            protobuf ``.ckpt`` (see ``core.ckpt_mindspore``), readable by ``mindspore.load_checkpoint``;
+            it stores names, shapes, dtypes and values, not ``requires_grad``.
 
     Raises:
         TypeError / ValueError: a value that cannot be saved or a repeated name; the file
             that existed before is left untouched.
     """
-    h5py = _h5py()
+    if format not in (None, "h5", "hdf5", "ckpt"):
+        raise ValueError(f"save_checkpoint: format must be None, 'h5' or 'ckpt', got {format!r}")
     entries = _entries(save_obj)
     if append_dict:
         if not isinstance(append_dict, dict):
@@ -138,6 +179,12 @@ def save_checkpoint(save_obj, ckpt_file_name, append_dict=None):
             )
         seen.add(name)
     path = os.fspath(ckpt_file_name)
+    if format == "ckpt":
+        from .ckpt_mindspore import write_mindspore_checkpoint
+
+        write_mindspore_checkpoint(path, [(n, _to_numpy(n, v)) for n, v, _ in entries])
+        return
+    h5py = _h5py()
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
         raise FileNotFoundError(
@@ -209,9 +256,19 @@ def _attr_str(v):
 
 
 def load_checkpoint(
-    ckpt_file_name, net=None, strict_load=False, filter_prefix=None, choice_func=None
+    ckpt_file_name,
+    net=None,
+    strict_load=False,
+    filter_prefix=None,
+    choice_func=None,
+    *,
+    target=None,
 ):
-    """Read a checkpoint written by :func:`save_checkpoint`.
+    """Read a checkpoint written by :func:`save_checkpoint`, or a MindSpore ``.ckpt`` file.
+
+    The format is found from the content: HDF5 files are read as diffsci checkpoints, other
+    files as MindSpore's protobuf checkpoints (no MindSpore needed; values come back with
+    ``requires_grad=True``, string entries as ``str``).
 
     Args:
         ckpt_file_name: path of the file.
@@ -219,19 +276,35 @@ def load_checkpoint(
         strict_load: passed to :func:`load_param_into_net`.
         filter_prefix: a string or tuple of strings; names starting with one are skipped.
         choice_func: ``choice_func(name) -> bool``; names for which it is False are skipped.
+        target: a state pytree like the one saved (its static fields are kept): the result is
+            that structure filled with the file's values, each checked against the target
+            leaf's shape and dtype.
 
     Returns:
         ``{name: Parameter}`` in saving order (on the current device, with the saved dtype
-        and ``requires_grad``).
+        and ``requires_grad``); with ``target``, a pytree like ``target``.
 
     Raises:
         FileNotFoundError: the file does not exist.
-        CheckpointError: not HDF5, not a diffsci checkpoint, or unreadable data.
+        CheckpointError: neither a diffsci checkpoint nor a MindSpore ``.ckpt``, or unreadable
+            data.
     """
     path = os.fspath(ckpt_file_name)
     if isinstance(filter_prefix, str):
         filter_prefix = (filter_prefix,)
     out = OrderedDict()
+    if os.path.isfile(path) and not _h5py().is_hdf5(path):
+        from .ckpt_mindspore import read_mindspore_checkpoint
+
+        for name, value in read_mindspore_checkpoint(path).items():
+            if filter_prefix and name.startswith(tuple(filter_prefix)):
+                continue
+            if choice_func is not None and not choice_func(name):
+                continue
+            out[name] = value if isinstance(value, str) else Parameter(value, name=name)
+        if net is not None:
+            load_param_into_net(net, out, strict_load=strict_load)
+        return out
     with _open_checkpoint(path) as f:
         try:
             for key in f["parameters"]:
@@ -254,7 +327,7 @@ def load_checkpoint(
             raise CheckpointError(f"load_checkpoint: {path!r} is damaged: {err}") from None
     if net is not None:
         load_param_into_net(net, out, strict_load=strict_load)
-    return out
+    return out if target is None else _restore(path, target, out)
 
 
 def load_param_into_net(net, parameter_dict, strict_load=False):

@@ -35,6 +35,7 @@ __all__ = [
     "register_dataclass",
     "register_pytree_node",
     "tree_flatten",
+    "tree_flatten_with_path",
     "tree_leaves",
     "tree_map",
     "tree_structure",
@@ -46,12 +47,13 @@ __all__ = [
 class _Node:
     """How a registered class is taken apart and rebuilt."""
 
-    __slots__ = ("flatten", "name", "unflatten")
+    __slots__ = ("flatten", "keys", "name", "unflatten")
 
-    def __init__(self, flatten_fn, unflatten_fn, name):
+    def __init__(self, flatten_fn, unflatten_fn, name=None, keys=None):
         self.flatten = flatten_fn  # obj -> (children, aux)
         self.unflatten = unflatten_fn  # (aux, children) -> obj
-        self.name = name  # for repr: a function of aux that names the fields, or None
+        self.name = name  # for repr: a function of (aux, children's reprs), or None
+        self.keys = keys  # the children's names (a dataclass's data fields), or None: 0, 1, ...
 
 
 # type -> _Node; read by flatten (exact type, as in JAX: a subclass is registered on its own)
@@ -226,6 +228,33 @@ def tree_leaves(tree):
     return flatten(tree)[0]
 
 
+def tree_flatten_with_path(tree):
+    """``([(path, leaf)], treedef)``: each leaf with the keys that lead to it from the root, a
+    tuple of dict keys, sequence indices and field names (dataclass, NamedTuple). Checkpoints
+    name a state's tensors ``".".join(map(str, path))``: ``"flux.rho"``."""
+    leaves, treedef = flatten(tree)
+    paths = []
+    _paths(tree, (), paths)
+    return list(zip(paths, leaves, strict=True)), treedef
+
+
+def _paths(tree, prefix, out):
+    parts = _node_parts(tree)
+    if parts is None:
+        out.append(prefix)
+        return
+    kind, aux, children = parts
+    node = _registry.get(kind)
+    if kind is dict:
+        keys = aux
+    elif node is not None and node.keys is not None:
+        keys = node.keys
+    else:
+        keys = getattr(kind, "_fields", None) or range(len(children))
+    for k, child in zip(keys, children, strict=True):
+        _paths(child, (*prefix, k), out)
+
+
 def tree_map(fn, tree, *rest):
     """``fn`` applied leaf-wise: ``fn(leaf, *matching leaves of rest)``, in ``tree``'s structure.
 
@@ -336,7 +365,7 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn):
             whose leaves may be tracers, gradients or placeholders.
     """
     _check_registrable(cls, "register_pytree_node")
-    _registry[cls] = _Node(flatten_fn, unflatten_fn, None)
+    _registry[cls] = _Node(flatten_fn, unflatten_fn)
     return cls
 
 
@@ -383,7 +412,7 @@ def register_dataclass(cls=None, data_fields=None, meta_fields=None):
         items += [f"{n}={v!r}" for n, v in zip(meta, aux)]
         return ", ".join(items)
 
-    _registry[cls] = _Node(flatten_fn, unflatten_fn, name)
+    _registry[cls] = _Node(flatten_fn, unflatten_fn, name, data)
     return cls
 
 

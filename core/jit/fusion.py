@@ -65,6 +65,11 @@ _TEMPLATES = {
 }
 _OK_DTYPES = (np.dtype("float32"), np.dtype("float64"), np.dtype("bool"))
 _MAX_INPUTS = 24
+# Longest chain of operations inlined into one expression. numexpr parses its program with
+# Python's parser, which rejects more than 200 nested parentheses ("too many nested
+# parentheses"; a template nests up to 4 levels per operation), and deep C expressions only
+# slow the compiler down: a longer chain (an unrolled time loop) is split into several kernels.
+_MAX_DEPTH = 32
 _SMALL = 4096  # elements: below this, only groups of >= 3 ops are worth a kernel call
 _CPU_MIN = 1 << 20  # elements: smaller CPU arrays stay on numpy (see _worth_it)
 
@@ -153,10 +158,12 @@ def _float_dtype(e):
 class _Pending:
     """An expression tree not yet emitted: sources with ``{L<k>}`` leaf placeholders."""
 
-    __slots__ = ("c", "eqns", "leaves", "ne", "root")  # ne is None without a numexpr form
+    # ne is None without a numexpr form; depth: the longest chain of operations in the tree
+    __slots__ = ("c", "depth", "eqns", "leaves", "ne", "root")
 
-    def __init__(self, root, ne, c, leaves, eqns):
+    def __init__(self, root, ne, c, leaves, eqns, depth):
         self.root, self.ne, self.c, self.leaves, self.eqns = root, ne, c, leaves, eqns
+        self.depth = depth
 
 
 def _shift(src, offset, count):
@@ -173,7 +180,8 @@ def fuse_elementwise(graph, backend=None):
 
     Expressions grow greedily in program order: an elementwise result used exactly once, by
     another fusable equation of the same shape, is inlined into it (up to ``_MAX_INPUTS``
-    leaves); everything else is emitted where it is needed. ``backend`` (default: the current
+    leaves and chains of ``_MAX_DEPTH`` operations); everything else is emitted where it is
+    needed. ``backend`` (default: the current
     device) decides whether transcendental functions are fused (GPU, native CPU loops) or not.
     """
     backend = backend or _backend.current()
@@ -223,6 +231,7 @@ def fuse_elementwise(graph, backend=None):
             continue
         ne_t, c_t, name_only = _TEMPLATES[e.prim]
         leaves, eqns, ne_args, c_args = [], [e], [], []
+        depth = 1
         for k, v in enumerate(e.inputs):
             pend = pending.get(v.id)
             if (
@@ -230,6 +239,7 @@ def fuse_elementwise(graph, backend=None):
                 and k not in name_only
                 and _can_merge(pend, e)
                 and len(leaves) + len(pend.leaves) <= _MAX_INPUTS
+                and pend.depth < _MAX_DEPTH
             ):
                 pending.pop(v.id)
                 offset = len(leaves)
@@ -237,6 +247,7 @@ def fuse_elementwise(graph, backend=None):
                 c_args.append(_shift(pend.c, offset, len(pend.leaves)))
                 leaves.extend(pend.leaves)
                 eqns.extend(pend.eqns)
+                depth = max(depth, pend.depth + 1)
                 continue
             if pend is not None:
                 emit(pending.pop(v.id))
@@ -247,7 +258,7 @@ def fuse_elementwise(graph, backend=None):
             ne_args.append(f"{{L{idx}}}")
             c_args.append(f"{{L{idx}}}")
         ne_src = None if ne_t is None or None in ne_args else ne_t.format(*ne_args)
-        pend = _Pending(e, ne_src, c_t.format(*c_args), leaves, eqns)
+        pend = _Pending(e, ne_src, c_t.format(*c_args), leaves, eqns, depth)
         cs = consumers.get(e.out.id, [])
         if e.out.id not in out_ids and len(cs) == 1:
             pending[e.out.id] = pend  # its single consumer may inline it

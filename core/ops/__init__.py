@@ -126,6 +126,7 @@ from .linalg import slogdet as slogdet
 from .linalg import solve as solve
 from .linalg import solve_triangular as solve_triangular
 from .linalg import tensordot as tensordot
+from .loops import CheckpointPolicy as CheckpointPolicy
 from .nn import adaptive_avg_pool1d as adaptive_avg_pool1d
 from .nn import adaptive_avg_pool2d as adaptive_avg_pool2d
 from .nn import adaptive_avg_pool3d as adaptive_avg_pool3d

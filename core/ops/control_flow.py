@@ -48,19 +48,71 @@ def cond(pred, true_fn, false_fn, *operands):
     return _tree.unflatten(t_def, out)
 
 
-def scan(f, init, xs=None, length=None, reverse=False):
+def scan(f, init, xs=None, length=None, reverse=False, checkpoint=None):
     """``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns ``(carry, ys)``
-    with the ``y`` stacked along a new leading axis (JAX's ``lax.scan`` contract)."""
-    from .shape import stack
+    with the ``y`` stacked along a new leading axis (JAX's ``lax.scan`` contract).
+
+    Under any transformation (``core.jit``, grad, jvp, vmap) the body is traced once into a
+    graph and the loop is one ``scan`` equation (see ``core.ops.loops``), whatever its length;
+    without one it is a plain Python loop over ``f`` (same values).
+
+    Args:
+        f: ``(carry, x) -> (carry, y)``; carry, x and y are pytrees of tensors; the new carry
+            has the structure, shapes and dtypes of ``init``; y may be None.
+        init: the initial carry.
+        xs: pytree of tensors ``[length, ...]`` scanned along axis 0, or None.
+        length: the trip count when ``xs`` is None (else it must match xs).
+        reverse: scan from the last entry to the first (ys keep xs's order).
+        checkpoint: memory of reverse mode: None (about 2 sqrt(length) stored carries,
+            segments recomputed once), False (store every carry), an int k (every k-th carry)
+            or a ``core.ops.CheckpointPolicy``.
+
+    Returns:
+        ``(carry, ys)``: ys has y's structure, each leaf ``[length, *y.shape]`` (None if f
+        returns no y).
+    """
+    from . import loops
 
     x_leaves, x_def = _tree.flatten(xs)
+    x_leaves = [loops._as_tensor(x) for x in x_leaves]
     if length is None:
         if not x_leaves:
             raise ValueError("scan: give xs or length")
         length = x_leaves[0].shape[0]
+    length = int(length)
     for x in x_leaves:
-        if x.shape[0] != length:
-            raise ValueError(f"scan: xs leading axes differ ({x.shape[0]} vs {length})")
+        if x.ndim == 0 or x.shape[0] != length:
+            got = "a 0-d value" if x.ndim == 0 else x.shape[0]
+            raise ValueError(f"scan: xs leading axes differ ({got} vs {length})")
+    policy = loops.as_policy(checkpoint)
+    if not trace_stack():
+        return _python_scan(f, init, x_leaves, x_def, length, reverse)
+    c_leaves, c_def = _tree.flatten(init)
+    c_leaves = [loops._as_tensor(c) for c in c_leaves]
+    y_def = []
+
+    def step(carry, x):
+        new, y = f(_tree.unflatten(c_def, carry), _tree.unflatten(x_def, x) if x_leaves else None)
+        new_leaves, new_def = _tree.flatten(new)
+        if new_def != c_def:
+            raise ValueError(
+                f"scan: f returns a carry of structure {new_def}, expected {c_def} (init's)"
+            )
+        y_leaves, d = _tree.flatten(y)
+        y_def.append(d)
+        return new_leaves, y_leaves
+
+    body, consts = loops.trace_body(
+        step, [loops._aval(c) for c in c_leaves], [loops._step_aval(x) for x in x_leaves]
+    )
+    carry, ys = loops.apply_scan(body, consts, c_leaves, x_leaves, length, reverse, policy)
+    return _tree.unflatten(c_def, carry), _tree.unflatten(y_def[0], ys)
+
+
+def _python_scan(f, init, x_leaves, x_def, length, reverse):
+    """The loop on concrete tensors, no transformation active: ``f`` once per step."""
+    from .shape import stack
+
     carry = init
     ys = []
     steps = range(length - 1, -1, -1) if reverse else range(length)
@@ -70,20 +122,62 @@ def scan(f, init, xs=None, length=None, reverse=False):
         ys.append(y)
     if reverse:
         ys = ys[::-1]
-    if not ys or ys[0] is None:
-        return carry, None
+    if not ys:
+        return carry, _empty_ys(f, init, x_leaves, x_def)
     y_leaves = [_tree.flatten(y)[0] for y in ys]
     y_def = _tree.flatten(ys[0])[1]
     stacked = [stack([yl[k] for yl in y_leaves], axis=0) for k in range(len(y_leaves[0]))]
     return carry, _tree.unflatten(y_def, stacked)
 
 
-def fori_loop(lower, upper, body_fun, init_val):
-    """``val = body_fun(i, val)`` for i in [lower, upper) (static bounds)."""
-    val = init_val
-    for i in range(int(lower), int(upper)):
-        val = body_fun(i, val)
+def _empty_ys(f, init, x_leaves, x_def):
+    """ys of a zero-step scan: f traced once for the shapes of y."""
+    from ..jit import jit
+
+    return jit(lambda c, xs: scan(f, c, xs, length=0)[1])(
+        init, _tree.unflatten(x_def, x_leaves) if x_leaves else None
+    )
+
+
+def fori_loop(lower, upper, body_fun, init_val, checkpoint=None):
+    """``val = body_fun(i, val)`` for i in [lower, upper).
+
+    ``i`` is a 0-d int64 tensor. With static bounds (Python ints, or concrete tensors) this is
+    a :func:`scan` of ``upper - lower`` steps: one equation under jit, differentiable in both
+    modes (``checkpoint`` as in :func:`scan`). Bounds that are traced values make it a
+    :func:`while_loop` (forward-mode differentiable only).
+    """
+    from .creation import tensor
+
+    bounds = []
+    for b in (lower, upper):
+        if isinstance(b, Tracer):
+            try:
+                b = b.concrete()
+            except NotImplementedError:
+                return _fori_as_while(lower, upper, body_fun, init_val)
+        bounds.append(int(b))
+    lower, upper = bounds
+
+    def step(c, _):
+        i, val = c
+        return (i + 1, body_fun(i, val)), None
+
+    (_, val), _ = scan(
+        step, (tensor(lower), init_val), length=max(upper - lower, 0), checkpoint=checkpoint
+    )
     return val
+
+
+def _fori_as_while(lower, upper, body_fun, init_val):
+    from .elementwise import astype
+
+    def body(c):
+        i, val = c
+        return i + 1, body_fun(i, val)
+
+    lower = astype(lower, "int64") if isinstance(lower, Tensor) else _as(int(lower))
+    return while_loop(lambda c: c[0] < upper, body, (lower, init_val))[1]
 
 
 def while_loop(cond_fun, body_fun, init_val):

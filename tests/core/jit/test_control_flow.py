@@ -254,7 +254,7 @@ def test_scan_shape_errors():
 # ---- fori_loop -----------------------------------------------------------------------------------------
 def test_fori_loop_eager_jit_and_grad():
     def f(x):
-        return ops.fori_loop(0, 4, lambda i, v: ops.sin(v) * x + float(i), x)
+        return ops.fori_loop(0, 4, lambda i, v: ops.sin(v) * x + ops.astype(i, x.dtype), x)
 
     x = rand(5)
     v = x
@@ -265,3 +265,22 @@ def test_fori_loop_eager_jit_and_grad():
     loss = lambda x: ops.sum(f(x))  # noqa: E731
     assert gradcheck(loss, (x,), order=1)
     assert_tree_close(core.jit(core.grad(loss))(x), core.grad(loss)(x))
+
+
+# ---- long unrolled loops: the fusion pass caps expression depth -----------------------------------------
+# small arrays: numexpr kernels; large ones: native C loops
+@pytest.mark.parametrize(("steps", "size"), [(150, 8), (2000, 8), (150, 5000)])
+def test_jit_of_a_long_unrolled_elementwise_loop(steps, size):
+    """Regression: 150 steps crashed numexpr ("too many nested parentheses")."""
+
+    def f(x):
+        for _ in range(steps):
+            x = x * 0.999 + 0.001
+        return x
+
+    x0 = np.linspace(-1.0, 1.0, size)
+    out = core.jit(f)(core.tensor(x0)).asnumpy()
+    # x_n = 1 + (x_0 - 1) * 0.999^n
+    np.testing.assert_allclose(out, 1.0 + (x0 - 1.0) * 0.999**steps, rtol=1e-12, atol=1e-12)
+    fused = [e for e in core.jit(f).lower(core.tensor(x0)).graph.eqns if e.prim.name == "fused"]
+    assert len(fused) >= steps // 32  # split into several kernels of bounded depth

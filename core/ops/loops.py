@@ -1,0 +1,725 @@
+"""Staged loops: ``scan`` as one primitive whose body is a graph traced once.
+
+A loop body is traced once, on symbolic inputs, into a closed :class:`~core.jit.ir.Graph`
+(:class:`Body`): its inputs are ``[*consts, *carry, *x]`` (``consts``: values the body reads
+from outside, captured while tracing) and its outputs ``[*carry, *y]``. The ``scan`` primitive
+applies that graph ``length`` times. :func:`apply_scan` dispatches on the innermost active
+transformation of its operands, as ``bind`` does for ordinary primitives:
+
+- none (concrete tensors): the loop runs the body compiled by ``core.jit``'s code generator;
+- ``core.jit`` (or the body of an enclosing loop): one ``scan`` equation is staged;
+- forward mode: the tangents ride along in the carry of one scan (the body's JVP);
+- reverse mode: the forward scan also returns the carries it needs; the backward pass is one
+  reverse scan over the body's VJP, written with core ops (so it is differentiable again). A
+  :class:`CheckpointPolicy` decides how many carries are stored: by default about sqrt(N)
+  (segment starts), each segment recomputed once during the backward pass;
+- vmap: the body's batched form, with every carry batched.
+
+Loops are multi-output primitives; this module handles them itself instead of going through
+the one-output rule tables of ``core.autodiff`` and ``core.vmap``.
+"""
+
+import math
+
+import numpy as np
+
+from .. import backend as _backend
+from .. import dtypes as _dt
+from .. import primitive as _primitive
+from ..autodiff.forward import JVPTrace, JVPTracer
+from ..autodiff.reverse import CustomVJPCall, VJPTrace, VJPTracer, _no_grad_depth
+from ..jit.ir import Eqn, Graph
+from ..jit.trace import JitTrace, JitTracer
+from ..primitive import Primitive, ShapedArray, Tracer, bind, read_param
+from ..tensor import Parameter, Tensor, _assign_hook, resolve
+from ..vmap import BatchTrace, BatchTracer
+
+
+# ---- checkpointing policy -------------------------------------------------------------------
+class CheckpointPolicy:
+    """Which carries the reverse mode of ``scan``/``fori_loop`` stores for its backward pass.
+
+    Storing every carry of an N-step loop costs N carries of memory. A policy splits the loop
+    into segments, stores the carry at each segment start, and during the backward pass
+    recomputes one segment at a time (its carries stored, then its VJP). Segments are split
+    again, recursively, while levels remain: ``levels`` nested levels store about
+    ``levels * N ** (1 / levels)`` carries and run the forward pass about ``levels`` times.
+
+    Args:
+        levels: 1 stores every carry (no recomputation); 2 (the default) about ``2 sqrt(N)``
+            carries; 3 about ``3 N^(1/3)``.
+        every: store every ``every``-th carry (segments of that length, stored whole during
+            their backward: about ``N / every + every`` carries); overrides ``levels``.
+        min_length: loops of at most this many steps store every carry.
+
+    Example:
+        >>> ops.scan(step, state, xs, checkpoint=CheckpointPolicy(levels=3))
+    """
+
+    def __init__(self, levels=2, every=None, min_length=16):
+        if every is None and (not isinstance(levels, int) or levels < 1):
+            raise ValueError(f"CheckpointPolicy: levels must be an int >= 1, got {levels!r}")
+        if every is not None and (not isinstance(every, int) or every < 1):
+            raise ValueError(f"CheckpointPolicy: every must be an int >= 1, got {every!r}")
+        self.levels = levels
+        self.every = every
+        self.min_length = min_length
+
+    def plan(self, length):
+        """``(segment length, policy inside a segment)``, or None to store every carry."""
+        if self.every is not None:
+            if length <= self.every or self.every == 1:
+                return None
+            return self.every, STORE_ALL
+        if self.levels == 1 or length <= max(self.min_length, 1):
+            return None
+        n_segments = math.ceil(length ** (1.0 / self.levels))
+        seg = math.ceil(length / n_segments)
+        if seg <= 1 or seg >= length:
+            return None
+        return seg, CheckpointPolicy(self.levels - 1, min_length=self.min_length)
+
+    def __repr__(self):
+        if self.every is not None:
+            return f"CheckpointPolicy(every={self.every})"
+        return f"CheckpointPolicy(levels={self.levels})"
+
+    def __eq__(self, other):
+        return isinstance(other, CheckpointPolicy) and (
+            self.levels,
+            self.every,
+            self.min_length,
+        ) == (other.levels, other.every, other.min_length)
+
+    def __hash__(self):
+        return hash((self.levels, self.every, self.min_length))
+
+
+STORE_ALL = CheckpointPolicy(levels=1)
+DEFAULT_POLICY = CheckpointPolicy(levels=2)
+
+
+def as_policy(checkpoint):
+    """``checkpoint`` argument of scan/fori_loop -> CheckpointPolicy (None: the default,
+    False: store every carry, an int k: every k-th carry)."""
+    if checkpoint is None or checkpoint is True:
+        return DEFAULT_POLICY
+    if checkpoint is False:
+        return STORE_ALL
+    if isinstance(checkpoint, CheckpointPolicy):
+        return checkpoint
+    if isinstance(checkpoint, int):
+        return CheckpointPolicy(every=checkpoint)
+    raise TypeError(
+        "checkpoint must be None, False, an int (store every k-th carry) or a "
+        f"CheckpointPolicy, got {type(checkpoint).__name__}"
+    )
+
+
+# ---- tracing a body into a closed graph -----------------------------------------------------
+class _BodyTrace(JitTrace):
+    """A jit trace of a loop body with no parent graph: every value from outside that the body
+    reads (a tracer of any transformation, a Parameter) becomes an extra input of the graph,
+    recorded in ``captured`` with the outer value; concrete tensors become constants.
+
+    An operation on outer values only is applied by the outer transformation (hoisted out of
+    the loop): only its result is captured."""
+
+    def __init__(self):
+        super().__init__(parent=None)
+        self.outer = []  # the outer values, parallel to self.captured
+        self._by_id = {}
+
+    def to_var(self, x):
+        x = resolve(x)
+        if type(x) is JitTracer and x._trace is self:
+            return x.var
+        if isinstance(x, Parameter):
+            x = self.read_param(x)
+            if type(x) is JitTracer and x._trace is self:
+                return x.var
+        if isinstance(x, Tracer):
+            v = self._by_id.get(id(x))
+            if v is None:
+                from ..jit.ir import Var
+
+                v = Var(ShapedArray(x.shape, x.dtype))
+                self._by_id[id(x)] = v
+                self.captured.append((None, v))
+                self.outer.append(x)
+            return v
+        return self.const(x)
+
+    def read_param(self, p):
+        if p._subs:
+            return p._subs[-1]
+        outer_reader = self._saved[0]
+        if outer_reader is not None:
+            return outer_reader(p)
+        return Tensor._wrap(p._value)
+
+    def __enter__(self):
+        super().__enter__()
+        _primitive.param_reader[0] = self.read_param
+        _assign_hook[0] = self._no_loop_assign
+        return self
+
+    def _no_loop_assign(self, p, value):
+        raise RuntimeError(
+            f"core.ops loops: Parameter {p.name!r} cannot be assigned inside a loop body "
+            "(scan/fori_loop/while_loop); carry the new value instead"
+        )
+
+
+class Body:
+    """A loop body traced into a closed graph.
+
+    Attributes:
+        graph: inputs ``[*consts, *carry, *x]``, outputs ``[*carry, *y]`` (x and y: one step's
+            slices of the scanned arrays).
+        n_consts, n_carry, n_x: how many inputs of each kind.
+    """
+
+    def __init__(self, graph, n_consts, n_carry, n_x):
+        self.graph = graph
+        self.n_consts = n_consts
+        self.n_carry = n_carry
+        self.n_x = n_x
+        self._compiled = {}
+
+    @property
+    def name(self):
+        return f"<body of {len(self.graph.eqns)} equations>"
+
+    def __repr__(self):
+        return self.name
+
+    def in_avals(self):
+        return [v.aval for v in self.graph.inputs]
+
+    def out_avals(self):
+        return [v.aval for v in self.graph.outputs]
+
+    def compiled(self, backend):
+        """``fn(*arrays) -> tuple of arrays``: the body optimized and lowered by core.jit."""
+        fn = self._compiled.get(backend.name)
+        if fn is None:
+            from ..jit.codegen import lower
+            from ..jit.passes import run_passes
+
+            g = self.graph
+            # passes rewrite equations in place: they get copies, the raw graph stays for
+            # __call__ (and for the derivative bodies traced from it)
+            copy = Graph(
+                g.inputs,
+                [Eqn(e.prim, list(e.inputs), dict(e.params), e.out, e.tag) for e in g.eqns],
+                g.outputs,
+            )
+            fn = lower(run_passes(copy, backend=backend), backend).fn
+            self._compiled[backend.name] = fn
+        return fn
+
+    def __call__(self, *args):
+        """Evaluate the graph on tensors or tracers of any transformation, one primitive at a
+        time (how derivative and batched bodies are traced from this one)."""
+        env = {}
+        for v, a in zip(self.graph.inputs, args, strict=True):
+            env[v.id] = a
+
+        def read(v):
+            return Tensor._wrap(v.const) if v.const is not None else env[v.id]
+
+        for e in self.graph.eqns:
+            ins = [read(v) for v in e.inputs]
+            rule = eval_rules.get(e.prim)
+            if rule is not None:
+                env[e.out.id] = rule(ins, e.params)
+            else:
+                env[e.out.id] = bind(e.prim, tuple(ins), e.params)
+        return [read(v) for v in self.graph.outputs]
+
+    def with_carries_as_ys(self):
+        """The same body, also returning its input carries as extra ys (what reverse mode
+        stores)."""
+        g = self.graph
+        carry_in = g.inputs[self.n_consts : self.n_consts + self.n_carry]
+        graph = Graph(g.inputs, g.eqns, [*g.outputs, *carry_in])
+        return Body(graph, self.n_consts, self.n_carry, self.n_x)
+
+
+eval_rules = {}  # Primitive -> rule(inputs, params) -> value, for Body.__call__
+
+
+def _as_tensor(x):
+    if isinstance(x, Tensor):
+        return x
+    from .creation import tensor
+
+    return tensor(x)
+
+
+def trace_body(fn, carry_avals, x_avals):
+    """Trace ``fn(carry, x) -> (new_carry, y)`` (lists of tensors) into a :class:`Body`.
+
+    Returns:
+        ``(body, consts)``: consts are the outer values the body reads, the first inputs of
+        its graph (and the first operands of the scan).
+    """
+    trace = _BodyTrace()
+    with trace:
+        c_in = [trace.new_input(a) for a in carry_avals]
+        x_in = [trace.new_input(a) for a in x_avals]
+        c_out, y_out = fn(c_in, x_in)
+        outs = [trace.to_var(_as_tensor(o)) for o in [*c_out, *y_out]]
+    if len(c_out) != len(carry_avals):
+        raise ValueError(
+            f"loop body returns {len(c_out)} carried arrays for a carry of {len(carry_avals)}; "
+            "it must return a value of the same structure as the initial carry"
+        )
+    for k, (a, o) in enumerate(zip(carry_avals, outs, strict=False)):
+        if (tuple(a.shape), a.dtype) != (tuple(o.aval.shape), o.aval.dtype):
+            raise ValueError(
+                f"loop body changes carried value {k} from {a} to {o.aval}; a carry keeps its "
+                "shape and dtype (cast the initial value, e.g. init.astype(...))"
+            )
+    cap = [v for _, v in trace.captured]
+    graph = Graph([*cap, *trace.inputs], trace.eqns, outs).verify()
+    return Body(graph, len(cap), len(carry_avals), len(x_avals)), list(trace.outer)
+
+
+# ---- the primitive ----------------------------------------------------------------------------
+class TupleAval:
+    """Abstract value of a primitive that returns several arrays."""
+
+    def __init__(self, avals):
+        self.avals = tuple(avals)
+        self.shape = None
+        self.dtype = None
+
+    def __repr__(self):
+        return "(" + ", ".join(map(repr, self.avals)) + ")"
+
+
+def _scan_abstract(*avals, body, length, reverse, checkpoint):
+    outs = body.out_avals()
+    n = body.n_carry
+    return TupleAval([*outs[:n], *[ShapedArray((length, *a.shape), a.dtype) for a in outs[n:]]])
+
+
+def _scan_impl(xp, *arrays, body, length, reverse, checkpoint):
+    """The loop on backend arrays: the compiled body once per step."""
+    backend = _backend.backend_of(arrays[0]) if arrays else _backend.current()
+    fn = body.compiled(backend)
+    nc, ncar = body.n_consts, body.n_carry
+    consts = arrays[:nc]
+    carry = tuple(arrays[nc : nc + ncar])
+    xs = arrays[nc + ncar :]
+    y_avals = body.out_avals()[ncar:]
+    ys = [xp.empty((length, *a.shape), dtype=a.dtype) for a in y_avals]
+    for step in range(length):
+        t = length - 1 - step if reverse else step
+        outs = fn(*consts, *carry, *[x[t] for x in xs])
+        carry = outs[:ncar]
+        for y, out in zip(ys, outs[ncar:], strict=True):
+            y[t] = out
+    # A result may be one of our inputs (zero steps, a carry passed through, a captured
+    # value): copy those, since the compiled caller may reuse a dead input's buffer in place.
+    carry = [
+        xp.array(c, copy=True) if any(xp.may_share_memory(c, a) for a in arrays) else xp.asarray(c)
+        for c in carry
+    ]
+    return (*carry, *ys)
+
+
+scan_p = Primitive("scan", _scan_impl, _scan_abstract)
+
+
+def _tuple_index_impl(xp, tup, index):
+    return xp.asarray(tup[index])
+
+
+tuple_index_p = Primitive(
+    "tuple_index", _tuple_index_impl, lambda tup, index: tup.avals[index], differentiable=False
+)
+eval_rules[tuple_index_p] = lambda ins, params: ins[0][params["index"]]
+
+
+def _top_trace(args):
+    top = None
+    for a in args:
+        if isinstance(a, Tracer) and (top is None or a._trace.level > top.level):
+            top = a._trace
+    return top
+
+
+def _normalize(args):
+    out = []
+    for a in args:
+        a = resolve(a)
+        if isinstance(a, Parameter):
+            a = read_param(a)
+        out.append(_as_tensor(a))
+    return out
+
+
+def apply_scan(body, consts, init, xs, length, reverse=False, checkpoint=DEFAULT_POLICY):
+    """Run ``body`` ``length`` times: ``carry, y = body(consts, carry, xs[t])``.
+
+    Args:
+        body: a :class:`Body`.
+        consts, init, xs: lists of tensors (xs leaves ``[length, ...]``).
+        checkpoint: the :class:`CheckpointPolicy` of reverse mode.
+
+    Returns:
+        ``(carry, ys)``: lists (ys ``[length, ...]``).
+    """
+    args = _normalize([*consts, *init, *xs])
+    params = dict(body=body, length=length, reverse=reverse, checkpoint=checkpoint)
+    outs = _dispatch(args, params)
+    return list(outs[: body.n_carry]), list(outs[body.n_carry :])
+
+
+def _dispatch(args, params):
+    top = _top_trace(args)
+    if top is None:
+        vals = [a._value for a in args]
+        xp = np if not vals or type(vals[0]) is np.ndarray else _backend.backend_of(vals[0]).xp
+        return [
+            Tensor._wrap(np.asarray(o) if xp is np else o) for o in _scan_impl(xp, *vals, **params)
+        ]
+    if isinstance(top, JitTrace):
+        tup = top.process(scan_p, args, params)
+        n = len(tup.aval.avals)
+        return [top.process(tuple_index_p, [tup], {"index": k}) for k in range(n)]
+    if isinstance(top, VJPTrace):
+        return _scan_vjp(top, args, params)
+    if isinstance(top, JVPTrace):
+        return _scan_jvp(top, args, params)
+    if isinstance(top, BatchTrace):
+        return _scan_batch(top, args, params)
+    raise NotImplementedError(f"scan under {type(top).__name__} is not supported")
+
+
+def _eval_scan(ins, params):
+    body = params["body"]
+    nc, ncar = body.n_consts, body.n_carry
+    carry, ys = apply_scan(
+        body,
+        ins[:nc],
+        ins[nc : nc + ncar],
+        ins[nc + ncar :],
+        params["length"],
+        params["reverse"],
+        params["checkpoint"],
+    )
+    return (*carry, *ys)
+
+
+eval_rules[scan_p] = _eval_scan
+
+
+def _split(seq, body):
+    nc, ncar = body.n_consts, body.n_carry
+    return list(seq[:nc]), list(seq[nc : nc + ncar]), list(seq[nc + ncar :])
+
+
+def _inexact(x):
+    return _dt.is_inexact(x.dtype)
+
+
+# ---- forward mode: tangents ride along in the carry ---------------------------------------
+def _scan_jvp(trace, args, params):
+    from ..autodiff.api import jvp
+    from .creation import zeros_like
+
+    body = params["body"]
+    primals, tangents = [], []
+    for a in args:
+        if type(a) is JVPTracer and a._trace is trace:
+            primals.append(a.primal)
+            tangents.append(a.tangent)
+        else:
+            primals.append(a)
+            tangents.append(None)
+    if all(t is None for t in tangents):
+        return _dispatch(primals, params)
+    consts_p, init_p, xs_p = _split(primals, body)
+    consts_t, init_t, xs_t = _split(tangents, body)
+    k_diff = [i for i, t in enumerate(consts_t) if t is not None]
+    c_diff = [i for i, c in enumerate(init_p) if _inexact(c)]  # every inexact carry
+    x_diff = [i for i, t in enumerate(xs_t) if t is not None]
+    n_x = len(xs_p)
+    y_avals = body.out_avals()[body.n_carry :]
+    y_diff = [j for j, a in enumerate(y_avals) if _dt.is_inexact(a.dtype)]
+
+    def step(carry, x):
+        c_p, c_t = carry[: len(init_p)], carry[len(init_p) :]
+        x_p, x_t = x[:n_x], x[n_x:]
+
+        def f(kd, cd, xd):
+            ks, cs, xx = list(consts_p), list(c_p), list(x_p)
+            for i, v in zip(k_diff, kd, strict=True):
+                ks[i] = v
+            for i, v in zip(c_diff, cd, strict=True):
+                cs[i] = v
+            for i, v in zip(x_diff, xd, strict=True):
+                xx[i] = v
+            return body(*ks, *cs, *xx)
+
+        outs, touts = jvp(
+            f,
+            ([consts_p[i] for i in k_diff], [c_p[i] for i in c_diff], [x_p[i] for i in x_diff]),
+            ([consts_t[i] for i in k_diff], list(c_t), list(x_t)),
+        )
+        n = body.n_carry
+        new_c = [*outs[:n], *[touts[i] for i in c_diff]]
+        ys = [*outs[n:], *[touts[n + j] for j in y_diff]]
+        return new_c, ys
+
+    c_t0 = [init_t[i] if init_t[i] is not None else zeros_like(init_p[i]) for i in c_diff]
+    x_t = [xs_t[i] for i in x_diff]
+    carry_avals = [_aval(c) for c in [*init_p, *c_t0]]
+    x_avals = [_step_aval(x) for x in [*xs_p, *x_t]]
+    jbody, consts = trace_body(step, carry_avals, x_avals)
+    carry, ys = apply_scan(
+        jbody, consts, [*init_p, *c_t0], [*xs_p, *x_t], params["length"], params["reverse"],
+        params["checkpoint"],
+    )  # fmt: skip
+    n_c, n_y = len(init_p), len(y_avals)
+    out = []
+    for i in range(n_c):
+        k = c_diff.index(i) if i in c_diff else None
+        out.append(carry[i] if k is None else JVPTracer(trace, carry[i], carry[n_c + k]))
+    for j in range(n_y):
+        k = y_diff.index(j) if j in y_diff else None
+        out.append(ys[j] if k is None else JVPTracer(trace, ys[j], ys[n_y + k]))
+    return out
+
+
+def _aval(x):
+    return ShapedArray(tuple(x.shape), x.dtype)
+
+
+def _step_aval(x):
+    return ShapedArray(tuple(x.shape)[1:], x.dtype)
+
+
+# ---- vmap: every carry batched ------------------------------------------------------------
+def _scan_batch(trace, args, params):
+    from ..vmap import broadcast_batch, moveaxis, vmap
+
+    body = params["body"]
+    vals, bdims = [], []
+    for a in args:
+        if type(a) is BatchTracer and a._trace is trace:
+            vals.append(a.val)
+            bdims.append(a.bdim)
+        else:
+            vals.append(a)
+            bdims.append(None)
+    if all(b is None for b in bdims):
+        return _dispatch(vals, params)
+    size = trace.size
+    consts, init, xs = _split(vals, body)
+    k_b, _, x_b = _split(bdims, body)
+    consts = [c if b is None else moveaxis(c, b, 0) for c, b in zip(consts, k_b, strict=True)]
+    init = [broadcast_batch(c, b, size) for c, b in zip(init, _split(bdims, body)[1], strict=True)]
+    # a batched xs leaf keeps the scanned axis first and its batch axis second
+    xs = [x if b is None else moveaxis(x, b, 1) for x, b in zip(xs, x_b, strict=True)]
+    k_axes = [None if b is None else 0 for b in k_b]
+    x_axes = [None if b is None else 0 for b in x_b]
+
+    def step(carry, x):
+        def per_example(ks, cs, xx):
+            return body(*ks, *cs, *xx)
+
+        outs = vmap(per_example, in_axes=(k_axes, [0] * len(carry), x_axes))(consts, carry, x)
+        return outs[: body.n_carry], outs[body.n_carry :]
+
+    carry_avals = [_aval(c) for c in init]
+    x_avals = [_step_aval(x) for x in xs]
+    bbody, bconsts = trace_body(step, carry_avals, x_avals)
+    carry, ys = apply_scan(
+        bbody, bconsts, init, xs, params["length"], params["reverse"], params["checkpoint"]
+    )
+    return [BatchTracer(trace, c, 0) for c in carry] + [BatchTracer(trace, y, 1) for y in ys]
+
+
+# ---- reverse mode ---------------------------------------------------------------------------
+_DUMMY = []
+
+
+def _dummy():
+    """A 0-d tensor standing for the joint output of a loop on the tape (see _LoopCall)."""
+    if not _DUMMY:
+        _DUMMY.append(Tensor._wrap(np.zeros((), np.float64)))
+    return _DUMMY[0]
+
+
+class _LoopCall(CustomVJPCall):
+    """Tape entry of a whole loop: its inputs are the parents; each output's entry
+    (:class:`_OutputOf`) hands its cotangent here and passes a 0-d zero on, so this entry runs
+    after all of them (the tape is swept in reverse order) and pulls back all outputs'
+    cotangents at once."""
+
+    __slots__ = ("cts", "pull")
+
+    def __init__(self, name, pull, n_out):
+        super().__init__(name, None, None)
+        self.pull = pull  # pull(list of output cotangents, None = zero) -> input cotangents
+        self.cts = [None] * n_out
+
+    def backward(self, g):
+        cts, self.cts = self.cts, [None] * len(self.cts)
+        return tuple(self.pull(cts))
+
+
+class _OutputOf(CustomVJPCall):
+    __slots__ = ("call", "index")
+
+    def __init__(self, call, index):
+        super().__init__(f"{call.name}[{index}]", None, None)
+        self.call = call
+        self.index = index
+
+    def backward(self, g):
+        cts = self.call.cts
+        k = self.index
+        cts[k] = g if cts[k] is None else cts[k] + g
+        return (_dummy(),)
+
+
+def _record_loop(trace, name, parents, primals, outs, pull):
+    """Put a loop on ``trace``'s tape: one entry for the call, one per inexact output."""
+    call = _LoopCall(name, pull, len(outs))
+    node = trace.record(call, parents, primals, _dummy())
+    wrapped = []
+    for k, o in enumerate(outs):
+        if _inexact(o):
+            wrapped.append(trace.record(_OutputOf(call, k), (node,), (_dummy(),), o))
+        else:
+            wrapped.append(o)
+    return wrapped
+
+
+def _scan_vjp(trace, args, params):
+    body = params["body"]
+    primals, parents = [], []
+    for a in args:
+        if type(a) is VJPTracer and a._trace is trace:
+            primals.append(a.primal)
+            parents.append(a)
+        else:
+            primals.append(a)
+            parents.append(None)
+    if all(p is None for p in parents) or _no_grad_depth[0] or "process" in vars(trace):
+        # nothing to differentiate, no_grad, or the forward pass of an enclosing recompute
+        return _dispatch(primals, params)
+    plan = params["checkpoint"].plan(params["length"])
+    if plan is not None:
+        return _checkpointed(args, params, *plan)
+    # store every carry: the forward scan returns them as extra ys
+    consts, _, xs = _split(primals, body)
+    n_c = body.n_carry
+    outs = _dispatch(primals, dict(params, body=body.with_carries_as_ys()))
+    carry_out, rest = outs[:n_c], outs[n_c:]
+    n_y = len(rest) - n_c
+    ys, stored = rest[:n_y], rest[n_y:]
+    k_par, _, x_par = _split(parents, body)
+    k_diff = [i for i, p in enumerate(k_par) if p is not None and _inexact(consts[i])]
+    x_diff = [i for i, p in enumerate(x_par) if p is not None and _inexact(xs[i])]
+
+    def pull(cts):
+        from .creation import zeros_like
+
+        cts = [
+            zeros_like(o) if c is None else c for o, c in zip([*carry_out, *ys], cts, strict=True)
+        ]
+        return _scan_transpose(body, consts, stored, xs, cts, k_diff, x_diff, params)
+
+    return _record_loop(trace, "scan", parents, primals, [*carry_out, *ys], pull)
+
+
+def _scan_transpose(body, consts, stored, xs, cts, k_diff, x_diff, params):
+    """Input cotangents of a scan, given its stored input carries ``stored`` ([length, ...]
+    each) and the cotangents ``cts`` of its outputs: one reverse scan over the body's VJP,
+    carrying the carry's cotangent and the sum of the consts' cotangents."""
+    from ..autodiff.api import vjp
+    from .creation import zeros_like
+
+    n_c = body.n_carry
+    ct_carry, ct_ys = cts[:n_c], cts[n_c:]
+    n_x, n_y, n_k = len(xs), len(ct_ys), len(k_diff)
+
+    def step(carry, x):
+        ct_c, acc = carry[:n_c], carry[n_c:]
+        c, xx, ct_y = x[:n_c], x[n_c : n_c + n_x], x[n_c + n_x :]
+
+        def f(kd, cs, xd):
+            ks, xfull = list(consts), list(xx)
+            for i, v in zip(k_diff, kd, strict=True):
+                ks[i] = v
+            for i, v in zip(x_diff, xd, strict=True):
+                xfull[i] = v
+            return body(*ks, *cs, *xfull)
+
+        _, f_vjp = vjp(f, [consts[i] for i in k_diff], list(c), [xx[i] for i in x_diff])
+        d_k, d_c, d_x = f_vjp([*ct_c, *ct_y])
+        return [*d_c, *[a + d for a, d in zip(acc, d_k, strict=True)]], list(d_x)
+
+    acc0 = [zeros_like(consts[i]) for i in k_diff]
+    init = [*ct_carry, *acc0]
+    x_list = [*stored, *xs, *ct_ys]
+    bwd, bconsts = trace_body(step, [_aval(c) for c in init], [_step_aval(x) for x in x_list])
+    assert n_y == len(ct_ys)
+    carry, d_xs = apply_scan(
+        bwd, bconsts, init, x_list, params["length"], not params["reverse"], params["checkpoint"]
+    )
+    d_init, d_consts = carry[:n_c], carry[n_c : n_c + n_k]
+    res_k = [None] * len(consts)
+    for i, d in zip(k_diff, d_consts, strict=True):
+        res_k[i] = d
+    res_x = [None] * n_x
+    for i, d in zip(x_diff, d_xs, strict=True):
+        res_x[i] = d
+    return [*res_k, *d_init, *res_x]
+
+
+def _checkpointed(args, params, seg, inner_policy):
+    """The scan as an outer scan over segments of ``seg`` steps (whose carries reverse mode
+    stores: one per segment) and a tail of fewer steps; each segment is an inner scan with
+    ``inner_policy``, recomputed during the backward pass. ``args`` are the tracers of the
+    reverse-mode trace: both scans are differentiated by the rules above."""
+    from .shape import concatenate, reshape
+
+    body, length, reverse = params["body"], params["length"], params["reverse"]
+    consts, init, xs = _split(args, body)
+    n_seg = length // seg
+    tail = length - n_seg * seg
+    if reverse:
+        xs_tail = [x[:tail] for x in xs]
+        xs_main = [x[tail:] for x in xs]
+    else:
+        xs_main = [x[: n_seg * seg] for x in xs]
+        xs_tail = [x[n_seg * seg :] for x in xs]
+    xs_main = [reshape(x, (n_seg, seg, *tuple(x.shape)[1:])) for x in xs_main]
+
+    def segment(carry, x):
+        return apply_scan(body, consts, carry, x, seg, reverse, inner_policy)
+
+    seg_body, seg_consts = trace_body(
+        segment, [_aval(c) for c in init], [_step_aval(x) for x in xs_main]
+    )
+    # the segments run first in either direction: in reverse order the tail (the first
+    # entries) comes last
+    carry, ys_main = apply_scan(seg_body, seg_consts, init, xs_main, n_seg, reverse, STORE_ALL)
+    ys_tail = []
+    if tail:
+        carry, ys_tail = apply_scan(body, consts, carry, xs_tail, tail, reverse, inner_policy)
+    ys = [reshape(y, (n_seg * seg, *tuple(y.shape)[2:])) for y in ys_main]
+    if tail:
+        ys = [
+            concatenate([t, y] if reverse else [y, t], axis=0)
+            for y, t in zip(ys, ys_tail, strict=True)
+        ]
+    return [*carry, *ys]

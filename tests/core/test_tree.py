@@ -343,3 +343,59 @@ def test_checkpoint_round_trip_of_state_pytrees(tmp_path):
     assert core.load_checkpoint(path, target=Mutable(t64([0.0]), t64(0.0))).scale.item() == 2.0
     with pytest.raises(core.serialization.CheckpointError, match=r"'u' is float64\[1\].*\[3\]"):
         core.load_checkpoint(path, target=Mutable(t64([0.0, 0.0, 0.0]), t64(0.0)))
+
+
+# ---- control flow carries ------------------------------------------------------------------------
+
+
+def _advance(i, s):
+    # u <- u + dt * sin(u) * v, v <- 0.9 v: a nonlinear step with a static dt
+    return Frozen(s.u + s.dt * ops.sin(s.u) * s.v, s.v * 0.9, s.dt)
+
+
+def test_fori_loop_with_a_dataclass_carry_under_jit_and_grad():
+    u0, v0 = np.array([0.4, 1.1]), np.array([0.5, -1.0])
+    u, v = u0.copy(), v0.copy()
+    for _ in range(6):
+        u, v = u + 0.5 * np.sin(u) * v, v * 0.9
+    run = core.jit(lambda s: ops.fori_loop(0, 6, _advance, s))
+    out = run(Frozen(t64(u0), t64(v0)))
+    assert isinstance(out, Frozen) and out.dt == 0.5
+    close(out.u, u)
+    close(out.v, v)
+
+    def loss(u, v):
+        return (ops.fori_loop(0, 6, _advance, Frozen(u, v)).u ** 2).sum()
+
+    gradcheck(loss, [t64(u0), t64(v0)])
+    g_eager = core.grad(loss, grad_position=(0, 1))(t64(u0), t64(v0))
+    g_jit = core.jit(core.grad(loss, grad_position=(0, 1)))(t64(u0), t64(v0))
+    for a, b in zip(g_eager, g_jit, strict=True):
+        close(a, b.asnumpy())
+
+
+def test_scan_while_loop_and_cond_with_pytree_carries():
+    def step(c, x):
+        return Pair(c.a + x.a, c.b * x.b), c.a * x.b
+
+    xa, xb = np.arange(4.0), np.linspace(1.0, 2.0, 4)
+    c, ys = core.jit(lambda c, xs: ops.scan(step, c, xs))(
+        Pair(t64(0.0), t64(1.0)), Pair(t64(xa), t64(xb))
+    )
+    assert isinstance(c, Pair)
+    close(c.a, xa.sum())
+    close(c.b, xb.prod())
+    close(ys, np.concatenate([[0.0], np.cumsum(xa)[:-1]]) * xb)
+
+    def grow(s):
+        return Mutable(s.u * 2.0, s.scale, s.name)
+
+    out = core.jit(lambda s: ops.while_loop(lambda s: s.u.sum() < 10.0, grow, s))(
+        Mutable(t64([1.0, 1.5]), t64(0.0), "w")
+    )
+    assert isinstance(out, Mutable) and out.name == "w"
+    close(out.u, [4.0, 6.0])  # sums 2.5, 5, 10: stops at 10
+
+    swap = core.jit(lambda p, s: ops.cond(p, lambda s: Pair(s.b, s.a), lambda s: s, s))
+    assert swap(t64(1.0) > 0, Pair(t64(1.0), t64(2.0))).a.item() == 2.0
+    assert swap(t64(-1.0) > 0, Pair(t64(1.0), t64(2.0))).a.item() == 1.0

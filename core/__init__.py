@@ -10,6 +10,7 @@ from . import tensor as _tensor_module
 
 _tensor_module._ops = ops
 
+from . import amp as amp  # noqa: E402  (mindspore.amp)
 from . import context as context  # noqa: E402
 from . import dtypes as dtype  # noqa: E402, F401  (MindSpore: from mindspore import dtype as mstype)
 from . import nn as nn  # noqa: E402

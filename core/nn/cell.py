@@ -44,19 +44,54 @@ class Cell:
         params, cells = self.__dict__["_params"], self.__dict__["_cells"]
         # replacing a registered value keeps its position (OrderedDict assignment)
         if isinstance(value, Parameter):
+            self._check_param_names(name, [(name if value.name is None else value.name, value)])
             cells.pop(name, None)
             if value.name is None:
                 value.name = name
             params[name] = value
         elif isinstance(value, Cell):
+            auto_prefix = self.__dict__.get("_auto_prefix", True)
+            self._check_param_names(
+                name,
+                [
+                    (f"{name}.{path}" if auto_prefix else p.name, p)
+                    for path, p in value.parameters_and_names()
+                ],
+            )
             params.pop(name, None)
             cells[name] = value
-            if self.__dict__.get("_auto_prefix", True):
+            if auto_prefix:
                 value.update_parameters_name(name + ".")
         else:
             params.pop(name, None)
             cells.pop(name, None)
         object.__setattr__(self, name, value)
+
+    def _check_param_names(self, attr, incoming):
+        """MindSpore's rule: two different Parameters of one network never share a name.
+
+        ``incoming``: ``[(name it will have, Parameter)]`` about to be registered under
+        attribute ``attr``; compared with each other and with this cell's other Parameters
+        (those now under ``attr`` are being replaced and do not count). The same Parameter
+        object met twice (shared weights) is not a clash.
+        """
+        replaced = set()
+        if attr in self._params:
+            replaced.add(id(self._params[attr]))
+        if attr in self._cells:
+            replaced.update(id(p) for p in self._cells[attr].get_parameters())
+        owners = {}
+        for _, p in self.parameters_and_names():
+            if p.name is not None and id(p) not in replaced:
+                owners.setdefault(p.name, p)
+        for pname, p in incoming:
+            other = owners.setdefault(pname, p)
+            if other is not p and pname is not None:
+                raise ValueError(
+                    f"{type(self).__name__}: the value {p!r}, its name {pname!r} already exists "
+                    f"(held by {other!r}). Please set a unique name for the parameter "
+                    f"(assigning attribute {attr!r})."
+                )
 
     def __delattr__(self, name):
         self.__dict__["_params"].pop(name, None)
@@ -87,6 +122,13 @@ class Cell:
         return self._pynative_call(*args, **kwargs)
 
     def _pynative_call(self, *args, **kwargs):
+        if self.__dict__.get("_float_dtype") is not None:
+            from ..amp import run_in_dtype  # Cell.to_float: inputs and parameters are cast
+
+            return run_in_dtype(self, self._run_construct, args, kwargs)
+        return self._run_construct(*args, **kwargs)
+
+    def _run_construct(self, *args, **kwargs):
         if self._recompute:
             from .. import recompute as _recompute
 
@@ -159,6 +201,17 @@ class Cell:
             cell.apply(fn)
         fn(self)
         return self
+
+    def to_float(self, dst_type):
+        """Compute this cell and its sub-cells in ``dst_type`` (MindSpore's ``Cell.to_float``).
+
+        Floating inputs and each cell's own trainable Parameters are cast to ``dst_type``
+        (float16, bfloat16, float32 or float64) at every call; the stored Parameters keep their
+        dtype. A sub-cell may be set back with its own ``to_float``. Returns self.
+        """
+        from ..amp import set_cell_dtype
+
+        return set_cell_dtype(self, dst_type)
 
     def recompute(self, mode=True):
         """Recompute this cell's activations in the backward pass instead of storing them."""

@@ -4,17 +4,21 @@
 CrossEntropyLoss) losses; 'mean' and 'sum' reduce them to a scalar.
 """
 
+from .. import dtypes as _dt
 from .. import ops
 from .cell import Cell
 
 __all__ = [
+    "BCEWithLogitsLoss",
     "CrossEntropyLoss",
     "L1Loss",
     "LossBase",
     "MSELoss",
     "NLLLoss",
+    "RMSELoss",
     "RelativeL2Loss",
     "SmoothL1Loss",
+    "SoftmaxCrossEntropyWithLogits",
 ]
 
 
@@ -157,3 +161,102 @@ class RelativeL2Loss(LossBase):
 
     def construct(self, logits, labels):
         return ops.relative_l2_loss(logits, labels, reduction=self.reduction)
+
+
+class RMSELoss(LossBase):
+    """Root mean squared error ``sqrt(mean((logits - labels)^2))`` over all elements (shapes
+    broadcast); a scalar. MindSpore's ``nn.RMSELoss`` (it has no ``reduction`` argument)."""
+
+    def __init__(self):
+        super().__init__("mean")
+
+    def construct(self, logits, labels):
+        logits, labels = _broadcast_pair("RMSELoss", logits, labels)
+        return ops.sqrt(ops.mse_loss(logits, labels, reduction="mean"))
+
+    def extend_repr(self):
+        return ""
+
+
+class SoftmaxCrossEntropyWithLogits(LossBase):
+    """Cross entropy of ``softmax(logits)`` along the last axis (MindSpore's
+    ``nn.SoftmaxCrossEntropyWithLogits``): ``-sum_c labels[..., c] * log_softmax(logits)[..., c]``.
+
+    Args:
+        sparse: False (default): ``labels`` has the shape of ``logits`` (one-hot or class
+            probabilities). True: ``labels`` are int class indices of shape ``logits.shape[:-1]``.
+        reduction: 'none' (default, MindSpore's): one loss per example ``[N]``; 'mean' | 'sum'.
+
+    Inputs: logits ``[N, C]`` (any leading axes ``[..., C]``); labels as described above.
+    """
+
+    def __init__(self, sparse=False, reduction="none"):
+        super().__init__(reduction)
+        self.sparse = bool(sparse)
+
+    def construct(self, logits, labels):
+        name = type(self).__name__
+        if logits.ndim < 1:
+            raise ValueError(
+                f"{name}: logits must have a class axis, got shape {tuple(logits.shape)}"
+            )
+        n_classes = logits.shape[-1]
+        if self.sparse:
+            if tuple(labels.shape) != tuple(logits.shape[:-1]):
+                raise ValueError(
+                    f"{name}: with sparse=True labels must have shape {tuple(logits.shape[:-1])} "
+                    f"(logits {tuple(logits.shape)} without the class axis), got {tuple(labels.shape)}"
+                )
+            if _dt.is_inexact(labels.dtype) or labels.dtype == _dt.bool_:
+                raise TypeError(f"{name}: sparse labels must be integers, got {labels.dtype}")
+            labels = ops.one_hot(labels, n_classes, dtype=logits.dtype)
+        elif tuple(labels.shape) != tuple(logits.shape):
+            raise ValueError(
+                f"{name}: labels {tuple(labels.shape)} must have the shape of logits "
+                f"{tuple(logits.shape)} (or pass sparse=True for class indices)"
+            )
+        elif labels.dtype != logits.dtype:
+            labels = ops.astype(labels, logits.dtype)
+        loss = -ops.sum(labels * ops.log_softmax(logits, axis=-1), axis=-1)
+        return self.get_loss(loss)
+
+    def extend_repr(self):
+        return f"sparse={self.sparse}, reduction={self.reduction}"
+
+
+class BCEWithLogitsLoss(LossBase):
+    """Binary cross entropy of ``sigmoid(logits)`` (MindSpore's ``nn.BCEWithLogitsLoss``):
+
+    ``weight * (pos_weight * labels * softplus(-x) + (1 - labels) * softplus(x))``, which is
+    ``-weight * (pos_weight * y * log(sigmoid(x)) + (1 - y) * log(1 - sigmoid(x)))`` computed
+    without overflow for large ``|x|``.
+
+    Args:
+        reduction: 'mean' (default) | 'sum' | 'none'.
+        weight: None or a tensor broadcast to the logits (per-element weight).
+        pos_weight: None or a tensor broadcast to the logits (weight of positive examples,
+            usually ``[C]``).
+
+    Inputs: logits and labels of one shape (float labels in [0, 1]).
+    """
+
+    def __init__(self, reduction="mean", weight=None, pos_weight=None):
+        super().__init__(reduction)
+        self.weight, self.pos_weight = weight, pos_weight
+
+    def construct(self, logits, labels):
+        name = type(self).__name__
+        if tuple(logits.shape) != tuple(labels.shape):
+            raise ValueError(
+                f"{name}: logits {tuple(logits.shape)} and labels {tuple(labels.shape)} must have "
+                "the same shape"
+            )
+        if labels.dtype != logits.dtype:
+            labels = ops.astype(labels, logits.dtype)
+        pos_term = labels * ops.softplus(-logits)
+        if self.pos_weight is not None:
+            pos_term = pos_term * self.pos_weight
+        loss = pos_term + (1.0 - labels) * ops.softplus(logits)
+        if self.weight is not None:
+            loss = loss * self.weight
+        return self.get_loss(loss)

@@ -1,5 +1,5 @@
-"""``core.nn`` layers: dense, convolution, normalization, activation, containers, embedding,
-attention. Re-exported by ``core.nn``."""
+"""``core.nn`` layers: dense, convolution, pooling, normalization, activation, containers,
+embedding, attention. Re-exported by ``core.nn``."""
 
 from .activation import ELU as ELU
 from .activation import GELU as GELU
@@ -34,3 +34,4 @@ from .normalization import BatchNorm2d as BatchNorm2d
 from .normalization import BatchNorm3d as BatchNorm3d
 from .normalization import GroupNorm as GroupNorm
 from .normalization import LayerNorm as LayerNorm
+from .pooling import MaxPool2d as MaxPool2d

@@ -1,10 +1,12 @@
-"""Adam (Kingma & Ba, 2015) and AdamW (Loshchilov & Hutter, 2019)."""
+"""Adam (Kingma & Ba, 2015), AdamW (Loshchilov & Hutter, 2019) and MindSpore's
+``AdamWeightDecay`` (decoupled decay, no bias correction)."""
 
 from ... import dtypes as _dt
 from ... import ops
+from .decay import mindspore_decay_flags, normalize_params
 from .optimizer import Optimizer, componentwise_div, componentwise_sqrt_plus, componentwise_square
 
-__all__ = ["Adam", "AdamW"]
+__all__ = ["Adam", "AdamW", "AdamWeightDecay"]
 
 
 def _check_betas(cls, beta1, beta2, eps):
@@ -104,3 +106,52 @@ class AdamW(Adam):
         self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=1e-2
     ):
         super().__init__(params, learning_rate, beta1, beta2, eps, weight_decay)
+
+
+class AdamWeightDecay(Optimizer):
+    r"""MindSpore's ``nn.AdamWeightDecay``: Adam moments without bias correction and a
+    decoupled weight decay added to the update.
+
+    With gradient :math:`g` at each update:
+
+    .. math::
+        m &\leftarrow \beta_1 m + (1 - \beta_1) g,\qquad
+        v \leftarrow \beta_2 v + (1 - \beta_2) g^2 \\
+        p &\leftarrow p - \eta \left(\frac{m}{\sqrt{v} + \epsilon} + \lambda p\right)
+
+    (:math:`\lambda p` only when weight decay applies to ``p``). Unlike :class:`AdamW` the
+    moments are not bias-corrected, and the decay is scaled by :math:`\eta` alone.
+
+    Args:
+        params: list of Parameters or of group dicts ``{"params", "lr", "weight_decay"}``.
+            Without groups, ``weight_decay`` skips parameters whose name contains ``"beta"``
+            or ``"gamma"``, as in MindSpore; in groups it applies to every parameter.
+        learning_rate: float, list per step, 1-D Tensor or LearningRateSchedule.
+        beta1, beta2: moment decay rates in [0, 1).
+        eps: added to :math:`\sqrt{v}` (MindSpore's default 1e-6).
+        weight_decay: :math:`\lambda \ge 0`.
+
+    State: ``adam_m.<key>``, ``adam_v.<key>`` (MindSpore's names) and ``global_step``.
+    """
+
+    def __init__(
+        self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-6, weight_decay=0.0
+    ):
+        _check_betas(type(self).__name__, beta1, beta2, eps)
+        params, grouped = normalize_params(params)
+        super().__init__(learning_rate, params, weight_decay)
+        self.beta1, self.beta2, self.eps = float(beta1), float(beta2), float(eps)
+        object.__setattr__(self, "_decay", mindspore_decay_flags(self.parameters, grouped))
+        self.adam_m = self._slots("adam_m")
+        self.adam_v = self._slots("adam_v")
+
+    def _update(self, i, param, grad, lr, weight_decay, step):
+        m, v = self.adam_m[i], self.adam_v[i]
+        m_new = self.beta1 * m + (1.0 - self.beta1) * grad
+        v_new = self.beta2 * v + (1.0 - self.beta2) * componentwise_square(grad)
+        m.set_data(m_new)
+        v.set_data(v_new)
+        update = componentwise_div(m_new, componentwise_sqrt_plus(v_new, 1.0, self.eps))
+        if weight_decay and self._decay[i]:
+            update = update + weight_decay * param
+        param.set_data(param - lr * update)

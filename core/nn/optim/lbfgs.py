@@ -58,8 +58,9 @@ class LBFGS(Optimizer):
         params: list of Parameters (one group).
         learning_rate: the initial trial step of every line search (the first iteration uses
             ``min(1, 1 / ||g||_1) * learning_rate``); without a line search, the step itself.
-        max_iter: iterations per :meth:`minimize` call.
-        max_eval: loss evaluations per call (default ``max_iter * 5 // 4``).
+        max_iter: iterations per :meth:`minimize` call (default of its ``max_iter``).
+        max_eval: loss evaluations per call (default ``max_iter * 5 // 4``, derived from the
+            ``max_iter`` in force for that call).
         history_size: number of ``(s, y)`` pairs kept.
         tolerance_grad: stop when ``max |g| <= tolerance_grad``.
         tolerance_change: stop when the loss or the step changes less than this.
@@ -102,7 +103,10 @@ class LBFGS(Optimizer):
                 "LBFGS: parameter groups are not supported; pass one list of Parameters"
             )
         self.max_iter = int(max_iter)
-        self.max_eval = int(max_eval) if max_eval is not None else self.max_iter * 5 // 4
+        # None: derived from the max_iter of each minimize() call (see _eval_budget)
+        self.max_eval = None if max_eval is None else int(max_eval)
+        if self.max_eval is not None and self.max_eval < 1:
+            raise ValueError(f"LBFGS: max_eval must be >= 1, got {max_eval}")
         self.history_size = int(history_size)
         self.tolerance_grad = float(tolerance_grad)
         self.tolerance_change = float(tolerance_change)
@@ -255,13 +259,33 @@ class LBFGS(Optimizer):
         return bracket[0], evals
 
     # ---- the iteration --------------------------------------------------------------------------
-    def minimize(self, loss_fn, max_iter=None):
+    def _eval_budget(self, max_iter, max_eval):
+        """Loss evaluations allowed in one call: ``max_eval`` of the call, else the
+        constructor's, else ``max_iter * 5 // 4`` of this call (PyTorch's default rule)."""
+        if max_eval is None:
+            max_eval = self.max_eval
+        if max_eval is None:
+            return max_iter * 5 // 4
+        if int(max_eval) < 1:
+            raise ValueError(f"LBFGS.minimize: max_eval must be >= 1, got {max_eval}")
+        return int(max_eval)
+
+    def minimize(self, loss_fn, max_iter=None, max_eval=None):
         """Run up to ``max_iter`` L-BFGS iterations on ``loss_fn()`` (a scalar tensor).
+
+        Args:
+            loss_fn: ``loss_fn()`` returns a scalar tensor computed from the parameters.
+            max_iter: iterations of this call (default: the constructor's ``max_iter``).
+            max_eval: loss evaluations of this call (default: the constructor's ``max_eval``
+                if it was given, else ``max_iter * 5 // 4`` with this call's ``max_iter``).
 
         Returns:
             The loss (0-d tensor) at the final parameters.
         """
         max_iter = self.max_iter if max_iter is None else int(max_iter)
+        if max_iter < 1:
+            raise ValueError(f"LBFGS.minimize: max_iter must be >= 1, got {max_iter}")
+        max_eval = self._eval_budget(max_iter, max_eval)
         grad_fn = value_and_grad(loss_fn, None, self.parameters)
 
         def evaluate(x):
@@ -310,7 +334,7 @@ class LBFGS(Optimizer):
             evals += ls_evals
             self.lbfgs_d.set_data(d)
             self.lbfgs_t.set_data(ops.full_like(self.lbfgs_t, t))
-            if it == max_iter or evals >= self.max_eval:
+            if it == max_iter or evals >= max_eval:
                 break
             if float(ops.max(ops.abs(g))) <= self.tolerance_grad:
                 break

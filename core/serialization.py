@@ -136,7 +136,7 @@ def _restore(path, target, values):
     return _tree.unflatten(treedef, leaves)
 
 
-def save_checkpoint(save_obj, ckpt_file_name, append_dict=None, format=None):  # noqa: A002
+def save_checkpoint(save_obj, ckpt_file_name, append_dict=None, format=None):
     """Write named tensors to an HDF5 checkpoint (or a MindSpore ``.ckpt``), atomically.
 
     Args:
@@ -304,7 +304,7 @@ def load_checkpoint(
             out[name] = value if isinstance(value, str) else Parameter(value, name=name)
         if net is not None:
             load_param_into_net(net, out, strict_load=strict_load)
-        return out
+        return out if target is None else _restore(path, target, out)
     with _open_checkpoint(path) as f:
         try:
             for key in f["parameters"]:

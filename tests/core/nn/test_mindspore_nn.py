@@ -240,8 +240,14 @@ def _sgd_reference(x, y, steps, lr, sens):
     return w, b, losses
 
 
-@pytest.mark.parametrize("compiled", [False, True])
-def test_train_one_step_cell_eager_and_jit(compiled):
+@pytest.fixture
+def _pynative_after():
+    yield
+    core.set_context(mode=core.PYNATIVE_MODE)
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "graph_mode"])
+def test_train_one_step_cell_eager_jit_and_graph_mode(mode, _pynative_after):
     rng = np.random.default_rng(9)
     x, y = rng.standard_normal((6, 2)), rng.standard_normal((6, 1))
     net = _Linear()
@@ -249,7 +255,9 @@ def test_train_one_step_cell_eager_and_jit(compiled):
     assert with_loss.backbone_network is net
     assert [p.name for p in with_loss.get_parameters()] == ["w", "b"]  # no prefix
     step = nn.TrainOneStepCell(with_loss, nn.SGD(net.trainable_params(), 0.1), sens=2.0)
-    run = core.jit(step) if compiled else step
+    if mode == "graph_mode":
+        core.set_context(mode=core.GRAPH_MODE)  # Cell.__call__ compiles the whole step
+    run = core.jit(step) if mode == "jit" else step
     losses = [float(run(_t(x), _t(y))) for _ in range(3)]
     w, b, ref_losses = _sgd_reference(x, y, 3, 0.1, 2.0)
     np.testing.assert_allclose(losses, ref_losses, rtol=1e-12)

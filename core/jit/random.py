@@ -52,7 +52,7 @@ def _staged(kind, shape, dtype, params):
     from .trace import JitTrace
 
     for t in reversed(trace_stack()):
-        if type(t) is JitTrace:
+        if isinstance(t, JitTrace):  # loop bodies (a subclass) draw per step too
             return t.process_nullary(_PRIMS[kind], dict(shape=shape, dtype=dtype, **params))
     return None
 

@@ -3,15 +3,19 @@
 - ``cond``: eager and under grad the predicate is concrete and one branch runs; under jit or
   vmap (symbolic predicate) both branches are evaluated and the results selected elementwise,
   which keeps it differentiable and batchable (both branches must be finite).
-- ``scan``: a loop with a static trip count; unrolled, so it is differentiable in every mode
-  (under jit the IR holds one copy of the body per step).
-- ``while_loop``: eager it is a Python loop (differentiable through the tape); under jit it is
-  one ``while`` equation whose condition and body are compiled sub-graphs (not differentiable
-  in that form: use ``scan`` with a fixed length for gradients).
+- ``scan``/``fori_loop``: a loop with a static trip count. Under any transformation it is one
+  ``scan`` equation whose body is traced once (``core.ops.loops``), not unrolled: under jit
+  the IR does not grow with the trip count; reverse mode runs a reverse scan over the body's
+  VJP, storing every k-th carry (``checkpoint``); forward mode and vmap have rules. With no
+  transformation active it is a Python loop over the body (same values).
+- ``while_loop``: with a concrete condition a Python loop (differentiable through the tape);
+  with a symbolic one (jit, vmap) one ``while`` equation whose condition and body are traced
+  once: forward-mode differentiable and batchable, not reverse-differentiable (use
+  ``fori_loop``/``scan`` with a fixed trip count for gradients).
 """
 
 from .. import tree as _tree
-from ..primitive import Primitive, Tracer, trace_stack
+from ..primitive import Tracer, trace_stack
 from ..tensor import Tensor
 
 
@@ -170,136 +174,69 @@ def fori_loop(lower, upper, body_fun, init_val, checkpoint=None):
 
 
 def _fori_as_while(lower, upper, body_fun, init_val):
+    from .creation import tensor
     from .elementwise import astype
 
     def body(c):
         i, val = c
         return i + 1, body_fun(i, val)
 
-    lower = astype(lower, "int64") if isinstance(lower, Tensor) else _as(int(lower))
+    lower = astype(lower, "int64") if isinstance(lower, Tensor) else tensor(int(lower))
     return while_loop(lambda c: c[0] < upper, body, (lower, init_val))[1]
 
 
 def while_loop(cond_fun, body_fun, init_val):
-    """``while cond_fun(val): val = body_fun(val)``; ``val`` keeps its structure, shapes, dtypes."""
+    """``while cond_fun(val): val = body_fun(val)``; ``val`` keeps its structure, shapes, dtypes.
+
+    While the condition is a concrete value (no jit, vmap, or a tracer in it) this is a Python
+    loop, differentiable in both modes. Otherwise it is one ``while`` equation whose condition
+    and body are traced once: under jit, forward-mode differentiable and batchable (under vmap
+    each example stops on its own), but not reverse-differentiable (its trip count is known only
+    at run time): that raises an error that says to use ``fori_loop``/``scan`` with a fixed
+    trip count, as JAX's ``while_loop``.
+    """
     from ..jit.trace import JitTrace
+    from . import loops
 
     stack = trace_stack()
-    jit_trace = stack[-1] if stack and type(stack[-1]) is JitTrace else None
-    leaves, treedef = _tree.flatten(init_val)
-    if jit_trace is None:
+    if not (stack and isinstance(stack[-1], JitTrace)):
         val = init_val
+        first = True
         while True:
             flag = _concrete_bool(cond_fun(val))
             if flag is None:
-                if any(type(t) is JitTrace for t in stack):
-                    raise TypeError(
-                        "while_loop: the condition depends on a symbolic value under a "
-                        f"transformation inside core.jit ({type(stack[-1]).__name__}); the "
-                        "compiled while loop is neither differentiable nor batchable: use scan or "
-                        "fori_loop with a fixed trip count"
-                    )
+                if first:
+                    break  # a symbolic condition: the staged form
                 raise TypeError(
-                    "while_loop: the condition depends on a batched or symbolic value outside "
-                    "core.jit (e.g. under vmap); use scan with a fixed length"
+                    "while_loop: the condition became symbolic after a few concrete steps; "
+                    "make it depend on the carried value only"
                 )
             if not flag:
                 return val
             val = body_fun(val)
-    return _staged_while(jit_trace, cond_fun, body_fun, leaves, treedef)
+            first = False
+    leaves, treedef = _tree.flatten(init_val)
+    leaves = [loops._as_tensor(x) for x in leaves]
+    avals = [loops._aval(x) for x in leaves]
 
+    def cond_leaves(c):
+        pred = cond_fun(_tree.unflatten(treedef, c))
+        if not isinstance(pred, Tensor) or tuple(pred.shape) != ():
+            shape = tuple(pred.shape) if isinstance(pred, Tensor) else type(pred).__name__
+            raise ValueError(f"while_loop: cond_fun must return a scalar, got {shape}")
+        return pred
 
-# ---- the staged form inside core.jit --------------------------------------------------------
+    def body_leaves(c, _):
+        out = body_fun(_tree.unflatten(treedef, c))
+        out_leaves, out_def = _tree.flatten(out)
+        if out_def != treedef:
+            raise ValueError(
+                f"while_loop: body_fun returns {out_def}; it must return a value of the same "
+                f"structure as init_val ({treedef})"
+            )
+        return out_leaves, []
 
-
-class _TupleAval:
-    """Abstract value of a primitive that returns several arrays."""
-
-    def __init__(self, avals):
-        self.avals = tuple(avals)
-        self.shape = None
-        self.dtype = None
-
-    def __repr__(self):
-        return "(" + ", ".join(map(repr, self.avals)) + ")"
-
-
-def _while_impl(xp, *arrays, cond, body, n_carry, n_cond):
-    carry = list(arrays[:n_carry])
-    cond_env = arrays[n_carry : n_carry + n_cond]
-    body_env = arrays[n_carry + n_cond :]
-    while bool(cond.fn(*carry, *cond_env)[0]):
-        carry = list(body.fn(*carry, *body_env))
-    # A result may be one of our inputs (zero trips, a carry the body passes through, a captured
-    # value): copy those, since the compiled caller may reuse a dead input's buffer in place.
-    return tuple(
-        xp.array(c, copy=True) if any(xp.may_share_memory(c, a) for a in arrays) else c
-        for c in carry
-    )
-
-
-def _while_abstract(*avals, cond, body, n_carry, n_cond):
-    return _TupleAval(avals[:n_carry])
-
-
-while_p = Primitive("while", _while_impl, _while_abstract, differentiable=False)
-
-
-def _tuple_index_impl(xp, tup, index):
-    return xp.asarray(tup[index])
-
-
-tuple_index_p = Primitive(
-    "tuple_index", _tuple_index_impl, lambda tup, index: tup.avals[index], differentiable=False
-)
-
-
-def _trace_subgraph(outer, fn, avals, treedef):
-    """Trace ``fn`` on symbolic inputs as a separate graph; values it captures from the outer
-    graph become extra inputs (returned as outer Vars)."""
-    from ..jit.codegen import lower
-    from ..jit.ir import Graph
-    from ..jit.passes import run_passes
-    from ..jit.trace import JitTrace
-
-    sub = JitTrace(parent=outer)
-    with sub:
-        ins = [sub.new_input(a) for a in avals]
-        out = fn(_tree.unflatten(treedef, ins))
-        outs = [sub.to_var(o if isinstance(o, Tensor) else _as(o)) for o in _tree.flatten(out)[0]]
-    captured_outer = [ov for ov, _ in sub.captured]
-    graph = Graph(list(sub.inputs) + [sv for _, sv in sub.captured], sub.eqns, outs).verify()
-    graph = run_passes(graph)
-    return lower(graph), captured_outer, outs
-
-
-def _as(x):
-    from .creation import tensor
-
-    return tensor(x)
-
-
-def _staged_while(trace, cond_fun, body_fun, leaves, treedef):
-    from ..jit.trace import JitTracer
-    from ..primitive import ShapedArray
-
-    carry = [trace.to_var(x if isinstance(x, Tensor) else _as(x)) for x in leaves]
-    avals = [ShapedArray(v.aval.shape, v.aval.dtype) for v in carry]
-    cond_low, cond_env, cond_out = _trace_subgraph(trace, cond_fun, avals, treedef)
-    if len(cond_out) != 1 or cond_out[0].aval.shape != ():
-        raise ValueError("while_loop: cond_fun must return a scalar")
-    body_low, body_env, body_out = _trace_subgraph(trace, body_fun, avals, treedef)
-    if len(body_out) != len(avals):
-        raise ValueError(
-            f"while_loop: body_fun returns {len(body_out)} arrays for a carry of {len(avals)}; "
-            "it must return a value of the same structure as init_val"
-        )
-    for a, o in zip(avals, body_out, strict=True):
-        if (a.shape, a.dtype) != (o.aval.shape, o.aval.dtype):
-            raise ValueError(f"while_loop: body_fun changes a carried value from {a} to {o.aval}")
-    args = [JitTracer(trace, v) for v in carry + cond_env + body_env]
-    tup = trace.process(
-        while_p, args, dict(cond=cond_low, body=body_low, n_carry=len(carry), n_cond=len(cond_env))
-    )
-    outs = [trace.process(tuple_index_p, [tup], dict(index=k)) for k in range(len(carry))]
-    return _tree.unflatten(treedef, outs)
+    cond, cond_consts = loops.trace_cond(cond_leaves, avals)
+    body, body_consts = loops.trace_body(body_leaves, avals, [])
+    out = loops.apply_while(cond, body, cond_consts, body_consts, leaves)
+    return _tree.unflatten(treedef, out)

@@ -166,8 +166,8 @@ class _BodyTrace(JitTrace):
 
     def _no_loop_assign(self, p, value):
         raise RuntimeError(
-            f"core.ops loops: Parameter {p.name!r} cannot be assigned inside a loop body "
-            "(scan/fori_loop/while_loop); carry the new value instead"
+            f"core.ops: Parameter {p.name!r} cannot be assigned inside a scan/fori_loop/"
+            "while_loop body; carry the new value instead"
         )
 
 
@@ -232,7 +232,9 @@ class Body:
         for e in self.graph.eqns:
             ins = [read(v) for v in e.inputs]
             rule = eval_rules.get(e.prim)
-            if rule is not None:
+            if not e.inputs:  # a random draw: staged again by the innermost jit trace
+                env[e.out.id] = _nullary(e)
+            elif rule is not None:
                 env[e.out.id] = rule(ins, e.params)
             else:
                 env[e.out.id] = bind(e.prim, tuple(ins), e.params)
@@ -248,6 +250,13 @@ class Body:
 
 
 eval_rules = {}  # Primitive -> rule(inputs, params) -> value, for Body.__call__
+
+
+def _nullary(e):
+    for t in reversed(_primitive.trace_stack()):
+        if isinstance(t, JitTrace):
+            return t.process_nullary(e.prim, e.params)
+    return bind(e.prim, (), e.params)
 
 
 def _as_tensor(x):
@@ -279,8 +288,8 @@ def trace_body(fn, carry_avals, x_avals):
     for k, (a, o) in enumerate(zip(carry_avals, outs, strict=False)):
         if (tuple(a.shape), a.dtype) != (tuple(o.aval.shape), o.aval.dtype):
             raise ValueError(
-                f"loop body changes carried value {k} from {a} to {o.aval}; a carry keeps its "
-                "shape and dtype (cast the initial value, e.g. init.astype(...))"
+                f"loop body changes a carried value (leaf {k}) from {a} to {o.aval}; a carry "
+                "keeps its shape and dtype (cast the initial value, e.g. init.astype(...))"
             )
     cap = [v for _, v in trace.captured]
     graph = Graph([*cap, *trace.inputs], trace.eqns, outs).verify()
@@ -318,7 +327,7 @@ def _scan_impl(xp, *arrays, body, length, reverse, checkpoint):
     ys = [xp.empty((length, *a.shape), dtype=a.dtype) for a in y_avals]
     for step in range(length):
         t = length - 1 - step if reverse else step
-        outs = fn(*consts, *carry, *[x[t] for x in xs])
+        outs = fn(*consts, *carry, *[x[t, ...] for x in xs])  # [t, ...]: 0-d arrays, not scalars
         carry = outs[:ncar]
         for y, out in zip(ys, outs[ncar:], strict=True):
             y[t] = out
@@ -723,3 +732,176 @@ def _checkpointed(args, params, seg, inner_policy):
             for y, t in zip(ys, ys_tail, strict=True)
         ]
     return [*carry, *ys]
+
+
+# ---- while ----------------------------------------------------------------------------------
+def trace_cond(fn, avals):
+    """Trace ``fn(carry) -> scalar`` into a Body with outputs ``[pred]`` (no carry, the carry
+    as its x inputs); returns ``(body, consts)``."""
+    return trace_body(lambda _, c: ([], [fn(c)]), [], avals)
+
+
+def _while_abstract(*avals, cond, body, n_carry, n_cond):
+    return TupleAval(avals[:n_carry])
+
+
+def _while_impl(xp, *arrays, cond, body, n_carry, n_cond):
+    backend = _backend.backend_of(arrays[0]) if arrays else _backend.current()
+    cond_fn, body_fn = cond.compiled(backend), body.compiled(backend)
+    carry = tuple(arrays[:n_carry])
+    cond_consts = arrays[n_carry : n_carry + n_cond]
+    body_consts = arrays[n_carry + n_cond :]
+    while bool(cond_fn(*cond_consts, *carry)[0]):
+        carry = body_fn(*body_consts, *carry)
+    # as in _scan_impl: results that are inputs are copied
+    return tuple(
+        xp.array(c, copy=True) if any(xp.may_share_memory(c, a) for a in arrays) else xp.asarray(c)
+        for c in carry
+    )
+
+
+# operands [*carry, *cond consts, *body consts]; cond and body are Bodies (no x inputs)
+while_p = Primitive("while", _while_impl, _while_abstract)
+
+
+def apply_while(cond, body, cond_consts, body_consts, init):
+    """``while cond(carry): carry = body(carry)`` with traced ``cond``/``body`` Bodies;
+    returns the final carry (a list)."""
+    args = _normalize([*init, *cond_consts, *body_consts])
+    params = dict(cond=cond, body=body, n_carry=len(init), n_cond=len(cond_consts))
+    return _dispatch_while(args, params)
+
+
+def _dispatch_while(args, params):
+    top = _top_trace(args)
+    if top is None:
+        vals = [a._value for a in args]
+        xp = np if not vals or type(vals[0]) is np.ndarray else _backend.backend_of(vals[0]).xp
+        return [Tensor._wrap(o) for o in _while_impl(xp, *vals, **params)]
+    if isinstance(top, JitTrace):
+        tup = top.process(while_p, args, params)
+        return [top.process(tuple_index_p, [tup], {"index": k}) for k in range(params["n_carry"])]
+    if isinstance(top, VJPTrace):
+        diff = [a for a in args if type(a) is VJPTracer and a._trace is top and _inexact(a.primal)]
+        if diff and not _no_grad_depth[0] and "process" not in vars(top):
+            raise TypeError(
+                "while_loop is not reverse-differentiable when its condition depends on traced "
+                "values (its trip count is known only at run time, so reverse mode cannot store "
+                "its steps): use scan or fori_loop with a fixed trip count (an upper bound, "
+                "with ops.cond or a mask inside), or forward mode (core.jvp/jacfwd)"
+            )
+        return _dispatch_while([a.primal if type(a) is VJPTracer else a for a in args], params)
+    if isinstance(top, JVPTrace):
+        return _while_jvp(top, args, params)
+    if isinstance(top, BatchTrace):
+        return _while_batch(top, args, params)
+    raise NotImplementedError(f"while_loop under {type(top).__name__} is not supported")
+
+
+def _eval_while(ins, params):
+    return tuple(_dispatch_while(_normalize(ins), params))
+
+
+eval_rules[while_p] = _eval_while
+
+
+def _split_while(seq, params):
+    n, nc = params["n_carry"], params["n_cond"]
+    return list(seq[:n]), list(seq[n : n + nc]), list(seq[n + nc :])
+
+
+def _while_jvp(trace, args, params):
+    from ..autodiff.api import jvp
+    from .creation import zeros_like
+
+    primals, tangents = [], []
+    for a in args:
+        if type(a) is JVPTracer and a._trace is trace:
+            primals.append(a.primal)
+            tangents.append(a.tangent)
+        else:
+            primals.append(a)
+            tangents.append(None)
+    init_p, cc_p, bc_p = _split_while(primals, params)
+    _, _, bc_t = _split_while(tangents, params)
+    init_t = tangents[: len(init_p)]
+    if all(t is None for t in init_t + bc_t):
+        return _dispatch_while(primals, params)
+    cond, body = params["cond"], params["body"]
+    k_diff = [i for i, t in enumerate(bc_t) if t is not None]
+    c_diff = [i for i, c in enumerate(init_p) if _inexact(c)]
+    n = len(init_p)
+
+    def new_body(c, _):
+        c_p, c_t = c[:n], c[n:]
+
+        def f(kd, cd):
+            ks, cs = list(bc_p), list(c_p)
+            for i, v in zip(k_diff, kd, strict=True):
+                ks[i] = v
+            for i, v in zip(c_diff, cd, strict=True):
+                cs[i] = v
+            return body(*ks, *cs)
+
+        outs, touts = jvp(
+            f,
+            ([bc_p[i] for i in k_diff], [c_p[i] for i in c_diff]),
+            ([bc_t[i] for i in k_diff], c_t),
+        )
+        return [*outs, *[touts[i] for i in c_diff]], []
+
+    c_t0 = [init_t[i] if init_t[i] is not None else zeros_like(init_p[i]) for i in c_diff]
+    avals = [_aval(c) for c in [*init_p, *c_t0]]
+    jbody, jconsts = trace_body(new_body, avals, [])
+    jcond, cconsts = trace_cond(lambda c: cond(*cc_p, *c[:n])[0], avals)
+    out = apply_while(jcond, jbody, cconsts, jconsts, [*init_p, *c_t0])
+    res = []
+    for i in range(n):
+        res.append(
+            out[i] if i not in c_diff else JVPTracer(trace, out[i], out[n + c_diff.index(i)])
+        )
+    return res
+
+
+def _while_batch(trace, args, params):
+    from ..vmap import broadcast_batch, moveaxis, vmap
+    from .elementwise import where
+    from .reduction import any as any_
+    from .shape import reshape
+
+    vals, bdims = [], []
+    for a in args:
+        if type(a) is BatchTracer and a._trace is trace:
+            vals.append(a.val)
+            bdims.append(a.bdim)
+        else:
+            vals.append(a)
+            bdims.append(None)
+    init, cc, bc = _split_while(vals, params)
+    init_b, cc_b, bc_b = _split_while(bdims, params)
+    size = trace.size
+    init = [broadcast_batch(c, b, size) for c, b in zip(init, init_b, strict=True)]
+    cc = [c if b is None else moveaxis(c, b, 0) for c, b in zip(cc, cc_b, strict=True)]
+    bc = [c if b is None else moveaxis(c, b, 0) for c, b in zip(bc, bc_b, strict=True)]
+    cc_axes = [None if b is None else 0 for b in cc_b]
+    bc_axes = [None if b is None else 0 for b in bc_b]
+    cond, body = params["cond"], params["body"]
+    n = len(init)
+
+    def preds(c):  # [B] bool: which examples still loop
+        return vmap(lambda ks, cs: cond(*ks, *cs)[0], in_axes=(cc_axes, [0] * n))(cc, c)
+
+    def new_body(c, _):
+        p = preds(c)
+        new = vmap(lambda ks, cs: body(*ks, *cs), in_axes=(bc_axes, [0] * n))(bc, c)
+        # finished examples keep their carry
+        return [
+            where(reshape(p, (size,) + (1,) * (o.ndim - 1)), o, old)
+            for o, old in zip(new, c, strict=True)
+        ], []
+
+    avals = [_aval(c) for c in init]
+    bbody, bconsts = trace_body(new_body, avals, [])
+    bcond, cconsts = trace_cond(lambda c: any_(preds(c)), avals)
+    out = apply_while(bcond, bbody, cconsts, bconsts, init)
+    return [BatchTracer(trace, o, 0) for o in out]

@@ -161,8 +161,6 @@ def test_while_loop_errors():
         core.jit(lambda x: ops.while_loop(lambda c: ops.sum(c[0]) > 0, lambda c: (c[0],), (x, x)))(
             x
         )
-    with pytest.raises(TypeError, match="scan"):
-        core.vmap(lambda v: ops.while_loop(lambda c: c < 3.0, lambda c: c + 1.0, v))(x)
     with pytest.raises(TypeError, match="scan or fori_loop"):
         core.jit(
             core.grad(

@@ -43,26 +43,29 @@ class CheckpointPolicy:
     into segments, stores the carry at each segment start, and during the backward pass
     recomputes one segment at a time (its carries stored, then its VJP). Segments are split
     again, recursively, while levels remain: ``levels`` nested levels store about
-    ``levels * N ** (1 / levels)`` carries and run the forward pass about ``levels`` times.
+    ``levels * N ** (1 / levels)`` carries and run the forward pass about ``levels`` times
+    (nested checkpointing; Griewank & Walther's binomial schedule is not implemented).
 
     Args:
         levels: 1 stores every carry (no recomputation); 2 (the default) about ``2 sqrt(N)``
             carries; 3 about ``3 N^(1/3)``.
         every: store every ``every``-th carry (segments of that length, stored whole during
             their backward: about ``N / every + every`` carries); overrides ``levels``.
+        budget: store at most about ``budget`` carries: the fewest levels (the least
+            recomputation) whose ``levels * ceil(N^(1/levels))`` fits; overrides ``levels``.
         min_length: loops of at most this many steps store every carry.
 
     Example:
-        >>> ops.scan(step, state, xs, checkpoint=CheckpointPolicy(levels=3))
+        >>> ops.scan(step, state, xs, checkpoint=CheckpointPolicy(budget=64))
     """
 
-    def __init__(self, levels=2, every=None, min_length=16):
-        if every is None and (not isinstance(levels, int) or levels < 1):
-            raise ValueError(f"CheckpointPolicy: levels must be an int >= 1, got {levels!r}")
-        if every is not None and (not isinstance(every, int) or every < 1):
-            raise ValueError(f"CheckpointPolicy: every must be an int >= 1, got {every!r}")
+    def __init__(self, levels=2, every=None, budget=None, min_length=16):
+        for name, v in (("levels", levels), ("every", every), ("budget", budget)):
+            if (v is not None or name == "levels") and (not isinstance(v, int) or v < 1):
+                raise ValueError(f"CheckpointPolicy: {name} must be an int >= 1, got {v!r}")
         self.levels = levels
         self.every = every
+        self.budget = budget
         self.min_length = min_length
 
     def plan(self, length):
@@ -71,28 +74,42 @@ class CheckpointPolicy:
             if length <= self.every or self.every == 1:
                 return None
             return self.every, STORE_ALL
-        if self.levels == 1 or length <= max(self.min_length, 1):
+        levels = self.levels if self.budget is None else self._levels_for_budget(length)
+        if levels == 1 or length <= max(self.min_length, 1):
             return None
-        n_segments = math.ceil(length ** (1.0 / self.levels))
+        n_segments = math.ceil(length ** (1.0 / levels))
         seg = math.ceil(length / n_segments)
         if seg <= 1 or seg >= length:
             return None
-        return seg, CheckpointPolicy(self.levels - 1, min_length=self.min_length)
+        return seg, CheckpointPolicy(levels - 1, min_length=self.min_length)
+
+    def _levels_for_budget(self, length):
+        best = None
+        for levels in range(1, 64):
+            stored = levels * math.ceil(length ** (1.0 / levels))
+            if stored <= self.budget:
+                return levels
+            best = stored if best is None else min(best, stored)
+        raise ValueError(
+            f"CheckpointPolicy(budget={self.budget}): a loop of {length} steps needs at least "
+            f"about {best} stored carries; raise the budget"
+        )
+
+    def _key(self):
+        return (self.levels, self.every, self.budget, self.min_length)
 
     def __repr__(self):
         if self.every is not None:
             return f"CheckpointPolicy(every={self.every})"
+        if self.budget is not None:
+            return f"CheckpointPolicy(budget={self.budget})"
         return f"CheckpointPolicy(levels={self.levels})"
 
     def __eq__(self, other):
-        return isinstance(other, CheckpointPolicy) and (
-            self.levels,
-            self.every,
-            self.min_length,
-        ) == (other.levels, other.every, other.min_length)
+        return isinstance(other, CheckpointPolicy) and self._key() == other._key()
 
     def __hash__(self):
-        return hash((self.levels, self.every, self.min_length))
+        return hash(self._key())
 
 
 STORE_ALL = CheckpointPolicy(levels=1)
@@ -530,9 +547,9 @@ def _scan_batch(trace, args, params):
         return _dispatch(vals, params)
     size = trace.size
     consts, init, xs = _split(vals, body)
-    k_b, _, x_b = _split(bdims, body)
+    k_b, c_b, x_b = _split(bdims, body)
     consts = [c if b is None else moveaxis(c, b, 0) for c, b in zip(consts, k_b, strict=True)]
-    init = [broadcast_batch(c, b, size) for c, b in zip(init, _split(bdims, body)[1], strict=True)]
+    init = [broadcast_batch(c, b, size) for c, b in zip(init, c_b, strict=True)]
     # a batched xs leaf keeps the scanned axis first and its batch axis second
     xs = [x if b is None else moveaxis(x, b, 1) for x, b in zip(xs, x_b, strict=True)]
     k_axes = [None if b is None else 0 for b in k_b]
@@ -658,7 +675,7 @@ def _scan_transpose(body, consts, stored, xs, cts, k_diff, x_diff, params):
 
     n_c = body.n_carry
     ct_carry, ct_ys = cts[:n_c], cts[n_c:]
-    n_x, n_y, n_k = len(xs), len(ct_ys), len(k_diff)
+    n_x, n_k = len(xs), len(k_diff)
 
     def step(carry, x):
         ct_c, acc = carry[:n_c], carry[n_c:]
@@ -680,7 +697,6 @@ def _scan_transpose(body, consts, stored, xs, cts, k_diff, x_diff, params):
     init = [*ct_carry, *acc0]
     x_list = [*stored, *xs, *ct_ys]
     bwd, bconsts = trace_body(step, [_aval(c) for c in init], [_step_aval(x) for x in x_list])
-    assert n_y == len(ct_ys)
     carry, d_xs = apply_scan(
         bwd, bconsts, init, x_list, params["length"], not params["reverse"], params["checkpoint"]
     )

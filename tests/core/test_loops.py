@@ -142,7 +142,13 @@ def test_fori_loop_index_is_a_tensor_and_bounds_may_be_traced():
 
 
 # ---- reverse mode ----------------------------------------------------------------------------------
-POLICIES = [None, False, 3, CheckpointPolicy(levels=3, min_length=2)]
+POLICIES = [
+    None,
+    False,
+    3,
+    CheckpointPolicy(levels=3, min_length=2),
+    CheckpointPolicy(budget=10, min_length=2),
+]
 
 
 @pytest.mark.parametrize("checkpoint", POLICIES, ids=repr)
@@ -337,6 +343,11 @@ def test_checkpoint_policy_plans_and_errors():
     assert CheckpointPolicy(levels=3).plan(10_000)[0] == 455  # ceil(10^4 / 22)
     assert CheckpointPolicy(every=50).plan(10_000)[0] == 50
     assert CheckpointPolicy(levels=1).plan(10_000) is None
+    # a budget of stored carries picks the fewest levels that fit: 4 * 10 <= 60 < 3 * 22
+    assert CheckpointPolicy(budget=60).plan(10_000) == (1000, CheckpointPolicy(levels=3))
+    assert CheckpointPolicy(budget=10_000).plan(10_000) is None
+    with pytest.raises(ValueError, match="at least about 27"):
+        CheckpointPolicy(budget=20).plan(10_000)
     assert CheckpointPolicy().plan(10) is None  # short loops store every carry
     with pytest.raises(ValueError, match="levels"):
         CheckpointPolicy(levels=0)

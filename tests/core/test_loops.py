@@ -63,8 +63,7 @@ def test_scan_values_match_a_python_loop(length, width, reverse, seed):
     c0 = rng.standard_normal(width)
 
     def f(c, xs):
-        return ops.scan(lambda c, x: (ops.sin(c) * 0.9 + x, c * x), c0 if c is None else c, xs,
-                        reverse=reverse)  # fmt: skip
+        return ops.scan(lambda c, x: (ops.sin(c) * 0.9 + x, c * x), c, xs, reverse=reverse)
 
     c, ys = c0, np.zeros((length, width))
     for t in reversed(range(length)) if reverse else range(length):
@@ -311,6 +310,8 @@ def test_the_ir_of_a_long_loop_and_of_its_gradient_is_small():
     bwd = core.jit(core.grad(decay_loss, grad_position=(0, 1))).lower(x, w).graph
     assert eqn_names(fwd).count("scan") == 1 and len(fwd.eqns) < 10
     assert eqn_names(bwd).count("scan") == 2 and len(bwd.eqns) < 30
+    fori = core.jit(lambda x: ops.fori_loop(0, N_STEPS, lambda i, v: v * 0.5 + 1.0, x))
+    assert eqn_names(fori.lower(x).graph).count("scan") == 1
     # the loop bodies are small too (checkpointed: a segment's forward and backward scans)
     for e in bwd.eqns:
         if e.prim.name == "scan":

@@ -42,9 +42,7 @@ class JitTrace(Trace):
 
     tracer_type = JitTracer
 
-    def __init__(self, parent=None):
-        self.parent = parent  # the enclosing graph's trace, for sub-graphs (while_loop bodies)
-        self.captured = []  # [(outer Var, our input Var)] values captured from the parent
+    def __init__(self):
         self.eqns = []
         self.inputs = []
         self.consts = {}  # id(array) -> Var
@@ -72,8 +70,6 @@ class JitTrace(Trace):
             return x.var
         if isinstance(x, Parameter):
             return self.read_param(x).var
-        if self.parent is not None and type(x) is JitTracer:
-            return self._capture(x)
         if isinstance(x, Tracer):
             raise RuntimeError(
                 f"core.jit: found a tracer of another transformation ({type(x).__name__}) "
@@ -98,21 +94,10 @@ class JitTrace(Trace):
         self.eqns.append(Eqn(prim, [], params, out, self.tag))
         return JitTracer(self, out)
 
-    def _capture(self, x):
-        outer_var = self.parent.to_var(x) if x._trace is not self.parent else x.var
-        for ov, sv in self.captured:
-            if ov is outer_var:
-                return sv
-        sv = Var(outer_var.aval)
-        self.captured.append((outer_var, sv))
-        return sv
-
     # ---- parameters ----------------------------------------------------------------------
     def read_param(self, p):
         if p._subs:
             return p._subs[-1]
-        if self.parent is not None:
-            return self.parent.read_param(p)
         v = Var(ShapedArray(p.shape, p.dtype))
         self.param_inputs.append((p, v))
         t = JitTracer(self, v)
@@ -145,18 +130,9 @@ class JitTrace(Trace):
     def __enter__(self):
         _primitive.push_trace(self)
         self._saved = (_primitive.param_reader[0], _tensor._assign_hook[0])
-        if self.parent is not None:
-            _primitive.param_reader[0] = self.read_param
-            _tensor._assign_hook[0] = self._no_assign
-            return self
         _primitive.param_reader[0] = self.read_param
         _tensor._assign_hook[0] = self.assign_param
         return self
-
-    def _no_assign(self, p, value):
-        raise RuntimeError(
-            f"core.jit: Parameter {p.name!r} cannot be assigned inside a while_loop body"
-        )
 
     def __exit__(self, *exc):
         _primitive.param_reader[0], _tensor._assign_hook[0] = self._saved

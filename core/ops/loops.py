@@ -28,7 +28,7 @@ from .. import dtypes as _dt
 from .. import primitive as _primitive
 from ..autodiff.forward import JVPTrace, JVPTracer
 from ..autodiff.reverse import CustomVJPCall, VJPTrace, VJPTracer, _no_grad_depth
-from ..jit.ir import Eqn, Graph
+from ..jit.ir import Eqn, Graph, Var
 from ..jit.trace import JitTrace, JitTracer
 from ..primitive import Primitive, ShapedArray, Tracer, bind, read_param
 from ..tensor import Parameter, Tensor, _assign_hook, resolve
@@ -143,9 +143,10 @@ class _BodyTrace(JitTrace):
     the loop): only its result is captured."""
 
     def __init__(self):
-        super().__init__(parent=None)
-        self.outer = []  # the outer values, parallel to self.captured
-        self._by_id = {}
+        super().__init__()
+        self.captured = []  # our input Vars standing for outer values
+        self.outer = []  # those outer values, in the same order
+        self._by_id = {}  # id(outer value) -> our Var
 
     def to_var(self, x):
         x = resolve(x)
@@ -158,11 +159,9 @@ class _BodyTrace(JitTrace):
         if isinstance(x, Tracer):
             v = self._by_id.get(id(x))
             if v is None:
-                from ..jit.ir import Var
-
                 v = Var(ShapedArray(x.shape, x.dtype))
                 self._by_id[id(x)] = v
-                self.captured.append((None, v))
+                self.captured.append(v)
                 self.outer.append(x)
             return v
         return self.const(x)
@@ -308,7 +307,7 @@ def trace_body(fn, carry_avals, x_avals):
                 f"loop body changes a carried value (leaf {k}) from {a} to {o.aval}; a carry "
                 "keeps its shape and dtype (cast the initial value, e.g. init.astype(...))"
             )
-    cap = [v for _, v in trace.captured]
+    cap = trace.captured
     graph = Graph([*cap, *trace.inputs], trace.eqns, outs).verify()
     return Body(graph, len(cap), len(carry_avals), len(x_avals)), list(trace.outer)
 

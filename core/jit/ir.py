@@ -110,7 +110,8 @@ class Graph:
             args = ", ".join(map(name, e.inputs))
             lines.append(f"  {name(e.out)}: {e.out.aval} = {e.prim.name}{params} {args}{tag}")
             for k, sub in subs:
-                lines.append(f"    {k} = " + sub.as_text("    ").lstrip())
+                # one entry per line, so that every line of a nested sub-graph is indented
+                lines.extend((f"    {k} = " + sub.as_text("    ").lstrip()).split("\n"))
         lines.append(f"  return {', '.join(map(name, self.outputs))}")
         lines.append("}")
         return "\n".join(indent + line for line in lines)

@@ -20,6 +20,7 @@ from . import random as random  # noqa: E402
 from . import testing as testing  # noqa: E402
 from . import train as train  # noqa: E402
 from . import tree as tree  # noqa: E402  (pytrees: register_dataclass, tree_map, ...)
+from .autodiff.api import custom_jvp as custom_jvp  # noqa: E402
 from .autodiff.api import custom_vjp as custom_vjp  # noqa: E402
 from .autodiff.api import grad as grad  # noqa: E402
 from .autodiff.api import hessian as hessian  # noqa: E402

@@ -6,9 +6,9 @@ from .. import dtypes as _dt
 from .. import tree as _tree
 from ..primitive import pop_trace, push_trace
 from ..tensor import Parameter, Tensor, resolve
+from .custom import custom_jvp, custom_vjp
 from .forward import JVPTrace, JVPTracer
 from .reverse import (
-    CustomVJPCall,
     VJPTrace,
     VJPTracer,
     _no_grad_depth,
@@ -17,6 +17,7 @@ from .reverse import (
 )
 
 __all__ = [
+    "custom_jvp",
     "custom_vjp",
     "grad",
     "hessian",
@@ -506,53 +507,3 @@ def no_grad():
         yield
     finally:
         _no_grad_depth[0] -= 1
-
-
-class custom_vjp:
-    """A function with a user-defined backward pass.
-
-    ``f = custom_vjp(fun)``; ``f.defvjp(fwd, bwd)`` with ``fwd(*args) -> (out, residuals)`` and
-    ``bwd(residuals, g) -> tuple`` of one cotangent per argument (None for no gradient). ``out``
-    is a single Tensor. Forward mode, vmap and jit differentiate/trace ``fun`` itself.
-    """
-
-    def __init__(self, fun):
-        self.fun = fun
-        self.fwd = None
-        self.bwd = None
-        self.__name__ = getattr(fun, "__name__", "custom_vjp")
-        self.__doc__ = getattr(fun, "__doc__", None)
-
-    def defvjp(self, fwd, bwd):
-        self.fwd, self.bwd = fwd, bwd
-        return self
-
-    def __call__(self, *args):
-        from ..primitive import Tracer
-
-        if self.fwd is None:
-            raise TypeError(f"custom_vjp {self.__name__}: call defvjp(fwd, bwd) before using it")
-        args = tuple(resolve(a) for a in args)
-        top = None
-        for a in args:
-            if isinstance(a, Parameter) and a._subs:
-                a = a._subs[-1]
-            if isinstance(a, Tracer) and (top is None or a._trace.level > top.level):
-                top = a._trace
-        if not isinstance(top, VJPTrace) or _no_grad_depth[0]:
-            return self.fun(*args)
-        primals, parents = [], []
-        for a in args:
-            if isinstance(a, Parameter) and a._subs:
-                a = a._subs[-1]
-            if type(a) is VJPTracer and a._trace is top:
-                primals.append(a.primal)
-                parents.append(a)
-            else:
-                primals.append(a)
-                parents.append(None)
-        # fwd runs one level down: the stack above `top` is not active while it runs.
-        out, residuals = self.fwd(*primals)
-        out = resolve(out)
-        call = CustomVJPCall(self.__name__, self.bwd, residuals)
-        return top.record(call, parents, primals, out)

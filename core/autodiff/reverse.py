@@ -369,3 +369,77 @@ class CustomVJPCall:
                 f"custom_vjp {self.name}: bwd must return a tuple of cotangents, got {type(cts).__name__}"
             )
         return tuple(cts)
+
+
+class _CallEntry(CustomVJPCall):
+    """Tape entry of a call with its own pullback (``record_call``). With several outputs, each
+    output's entry (:class:`_OutputEntry`) parks its cotangent here and passes a 0-d zero on:
+    this entry is their common parent, so the sweep reaches it after all of them (in tape and
+    in topological order) and pulls back all outputs' cotangents at once."""
+
+    __slots__ = ("cts", "only", "pull")
+
+    def __init__(self, name, pull, n_out, only):
+        super().__init__(name, None, None)
+        self.pull = pull
+        self.cts = [None] * n_out
+        self.only = only  # index of the call's one differentiable output (its node is this one)
+
+    def backward(self, g):
+        cts, self.cts = self.cts, [None] * len(self.cts)  # the tape may be swept again
+        if self.only is not None:
+            cts[self.only] = g
+        return tuple(self.pull(cts))
+
+
+class _OutputEntry(CustomVJPCall):
+    __slots__ = ("call", "index")
+
+    def __init__(self, call, index):
+        super().__init__(f"{call.name}[{index}]", None, None)
+        self.call = call
+        self.index = index
+
+    def backward(self, g):
+        cts = self.call.cts
+        k = self.index
+        cts[k] = g if cts[k] is None else cts[k] + g
+        return (_joint_zero(),)
+
+
+_JOINT_ZERO = []
+
+
+def _joint_zero():
+    """The 0-d tensor that stands for a call's joint output on the tape."""
+    if not _JOINT_ZERO:
+        _JOINT_ZERO.append(_wrap_array(np.zeros((), np.float64)))
+    return _JOINT_ZERO[0]
+
+
+def record_call(trace, name, parents, primals, outs, pull):
+    """Tape a call whose pullback is ``pull`` (custom_vjp, custom_jvp) on ``trace``.
+
+    Args:
+        parents: one per input: its VJPTracer of ``trace``, or None.
+        primals: the inputs' values one level down.
+        outs: the call's outputs, one level down.
+        pull: ``pull(cts) -> in_cts``: ``cts`` one cotangent per output (None where nothing
+            flowed back), ``in_cts`` one per input (None for zero).
+
+    Returns:
+        ``outs`` with each floating-point output replaced by its VJPTracer.
+    """
+    diff = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and _dt.is_inexact(o.dtype)]
+    if not diff:
+        return list(outs)
+    wrapped = list(outs)
+    if len(diff) == 1:
+        k = diff[0]
+        wrapped[k] = trace.record(_CallEntry(name, pull, len(outs), k), parents, primals, outs[k])
+        return wrapped
+    call = _CallEntry(name, pull, len(outs), None)
+    node = trace.record(call, parents, primals, _joint_zero())
+    for k in diff:
+        wrapped[k] = trace.record(_OutputEntry(call, k), (node,), (_joint_zero(),), outs[k])
+    return wrapped

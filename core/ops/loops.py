@@ -15,6 +15,10 @@ transformation of its operands, as ``bind`` does for ordinary primitives:
   (segment starts), each segment recomputed once during the backward pass;
 - vmap: the body's batched form, with every carry batched.
 
+``while_loop`` is staged the same way (a ``while`` equation with condition and body graphs:
+forward mode and vmap, no reverse mode), and so are ``custom_vjp``/``custom_jvp`` calls met
+inside a body (a ``custom_call`` equation), so that differentiating the body uses their rules.
+
 Loops are multi-output primitives; this module handles them itself instead of going through
 the one-output rule tables of ``core.autodiff`` and ``core.vmap``.
 """
@@ -920,3 +924,55 @@ def _while_batch(trace, args, params):
     bcond, cconsts = trace_cond(lambda c: any_(preds(c)), avals)
     out = apply_while(bcond, bbody, cconsts, bconsts, init)
     return [BatchTracer(trace, o, 0) for o in out]
+
+
+# ---- custom_vjp / custom_jvp calls inside a loop body ------------------------------------------
+# A body is differentiated after it is traced (the loop's VJP/JVP evaluates its graph), so a
+# custom-rule call in it must stay a call in the graph: traced as jit does, the function would
+# be inlined and its custom derivative lost. The call is one equation whose implementation is
+# the function's own traced graph; evaluating the body binds the call again (bind_custom), so
+# the transformation that differentiates the body applies the custom rule.
+
+
+def _custom_abstract(*avals, rule, fun, n_consts):
+    return TupleAval(fun.out_avals())
+
+
+def _custom_impl(xp, *arrays, rule, fun, n_consts):
+    backend = _backend.backend_of(arrays[0]) if arrays else _backend.current()
+    outs = fun.compiled(backend)(*arrays)
+    return tuple(
+        xp.array(o, copy=True) if any(xp.may_share_memory(o, a) for a in arrays) else xp.asarray(o)
+        for o in outs
+    )
+
+
+# operands [*consts of fun, *xs]; fun: Body of the function (no carry: xs are its x inputs)
+custom_call_p = Primitive("custom_call", _custom_impl, _custom_abstract)
+
+
+def _stage_custom(trace, rule, xs):
+    xs = [_as_tensor(x) for x in xs]
+    fun, consts = trace_body(lambda _, x: ([], list(rule.call(x))), [], [_aval(x) for x in xs])
+    params = dict(rule=rule, fun=fun, n_consts=len(consts))
+    tup = trace.process(custom_call_p, [*consts, *xs], params)
+    return [trace.process(tuple_index_p, [tup], {"index": k}) for k in range(len(fun.out_avals()))]
+
+
+def _eval_custom(ins, params):
+    from ..autodiff.custom_call import bind_custom
+
+    return tuple(bind_custom(params["rule"], list(ins[params["n_consts"] :])))
+
+
+eval_rules[custom_call_p] = _eval_custom
+
+
+def _register_custom():
+    from ..autodiff import custom_call
+
+    custom_call.custom_vjp_rules[_BodyTrace] = _stage_custom
+    custom_call.custom_jvp_rules[_BodyTrace] = _stage_custom
+
+
+_register_custom()

@@ -385,3 +385,38 @@ def test_random_draws_in_a_jitted_body_are_fresh_each_step():
 
     out = core.jit(f)(ops.zeros((3,), dtype=core.float64)).asnumpy()
     assert np.all(out > 15) and np.all(out < 35)  # 50 fresh U(0,1) draws, not one repeated
+
+
+def test_custom_rules_inside_a_loop_body_are_kept():
+    """The body is differentiated after tracing: its custom_vjp/custom_jvp calls must stay calls
+    (a rule that doubles the true derivative makes the difference visible)."""
+
+    @core.custom_vjp
+    def sin_vjp(x):
+        return ops.sin(x)
+
+    sin_vjp.defvjp(lambda x: (ops.sin(x), x), lambda x, g: (2.0 * g * ops.cos(x),))
+
+    @core.custom_jvp
+    def sin_jvp(x):
+        return ops.sin(x)
+
+    sin_jvp.defjvp(
+        lambda primals, tangents: (ops.sin(primals[0]), 2.0 * ops.cos(primals[0]) * tangents[0])
+    )
+
+    x = core.tensor(np.array([0.3, 1.2]))
+
+    def doubled(x, steps=6):  # the derivative of sin applied `steps` times, each factor doubled
+        d, c = np.ones(2), x.asnumpy()
+        for _ in range(steps):
+            d, c = d * 2.0 * np.cos(c), np.sin(c)
+        return d
+
+    for fn in (sin_vjp, sin_jvp):
+        loss = lambda x, fn=fn: ops.sum(ops.fori_loop(0, 6, lambda i, c: fn(c), x))  # noqa: E731
+        np.testing.assert_allclose(core.grad(loss)(x).asnumpy(), doubled(x), rtol=1e-13)
+        np.testing.assert_allclose(core.jit(core.grad(loss))(x).asnumpy(), doubled(x), rtol=1e-13)
+    f = lambda x: ops.fori_loop(0, 6, lambda i, c: sin_jvp(c), x)  # noqa: E731
+    _, t = core.jvp(f, (x,), (ops.ones_like(x),))
+    np.testing.assert_allclose(t.asnumpy(), doubled(x), rtol=1e-13)

@@ -144,7 +144,8 @@ class _Rule:
     """One call of a custom function, seen with flat inputs and outputs (``custom_call``).
 
     ``xs`` are the tensor leaves of the differentiable arguments, in order; the other leaves
-    stay in ``leaves``. ``out_tree`` and ``outs`` are set when fun, fwd or jvp has run.
+    stay in ``leaves``. ``out_tree`` is set when fun, fwd or jvp has run (a staged loop body
+    binds one rule once per step: the structure is the same each time).
     """
 
     table = None
@@ -179,7 +180,6 @@ class _Rule:
         self.dyn = [k for k, x in enumerate(self.leaves) if isinstance(x, Tensor)]
         self.xs = [self.leaves[k] for k in self.dyn]
         self.out_tree = None
-        self.outs = None
 
     def _diff_args(self, leaves):
         """The differentiable arguments rebuilt around ``leaves`` (one per leaf)."""
@@ -215,7 +215,7 @@ class _Rule:
                     f"leaf {i} of {tree}; outputs must be tensors"
                 )
             outs.append(leaf)
-        self.out_tree, self.outs = tree, outs
+        self.out_tree = tree
         return outs
 
     def call(self, xs):
@@ -245,13 +245,7 @@ class _VJPRule(_Rule):
         return self._outputs(got[0], "fwd"), got[1]
 
     def bwd(self, res, cts):
-        from .. import ops
-
-        gs = [
-            ops.zeros_like(o) if c is None and _dt.is_inexact(o.dtype) else c
-            for c, o in zip(cts, self.outs)
-        ]
-        got = self.owner.bwd(*self.nondiff, res, _tree.unflatten(self.out_tree, gs))
+        got = self.owner.bwd(*self.nondiff, res, _tree.unflatten(self.out_tree, cts))
         return self._cotangents(got)
 
     def _cotangents(self, got):

@@ -6,7 +6,7 @@ the call's tensor inputs and hands it the whole call, a *rule* with flat inputs 
 
 - ``rule.call(xs) -> outs`` runs the function itself;
 - custom_vjp: ``rule.fwd(xs) -> (outs, res)`` and ``rule.bwd(res, cts) -> in_cts`` (one
-  cotangent per input, None for zero; ``cts`` has None where an output got no cotangent);
+  cotangent per input, None for zero; ``cts`` one per output, None for integer outputs);
 - custom_jvp: ``rule.jvp(xs, ts) -> (outs, touts)``.
 
 The tables below say what each transformation does with a call; a transformation that is not
@@ -89,7 +89,15 @@ def _reverse_of_vjp(trace, rule, xs):
     if _records_nothing(trace):
         return bind_custom(rule, primals)
     outs, res = rule.fwd(primals)  # one level down: outer transformations see fwd's ops
-    return record_call(trace, rule.name, parents, primals, outs, lambda cts: rule.bwd(res, cts))
+
+    def pull(cts):
+        from .. import ops
+
+        # bwd sees a cotangent for every floating-point output (zeros where none flowed back)
+        cts = [ops.zeros_like(o) if c is None and _inexact(o) else c for c, o in zip(cts, outs)]
+        return rule.bwd(res, cts)
+
+    return record_call(trace, rule.name, parents, primals, outs, pull)
 
 
 def _reverse_of_jvp(trace, rule, xs):

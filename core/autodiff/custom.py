@@ -57,6 +57,8 @@ class _Custom:
             args = inspect.signature(self.fun).bind(*args, **kwargs).args
         rule = self._rule(args)
         outs = bind_custom(rule, rule.xs)
+        if rule.out_tree is _tree.LEAF:
+            return outs[0]
         return _tree.unflatten(rule.out_tree, outs)
 
     def __repr__(self):
@@ -169,6 +171,16 @@ class _Rule:
                         "argument (bwd may return None for it)"
                     )
         self.n_args = len(args)
+        self.out_tree = None
+        # the common call, tensors only, skips the pytree walks (log_softmax runs this per step)
+        self.plain = not nondiff and all(isinstance(a, Tensor) for a in args)
+        if self.plain:
+            self.nondiff = ()
+            self.positions = list(range(len(args)))
+            self.arg_trees = [_tree.LEAF] * len(args)
+            self.leaves = self.xs = [_read(a) for a in args]
+            self.dyn = self.positions
+            return
         self.nondiff = tuple(args[i] for i in nondiff)
         self.positions = [i for i in range(len(args)) if i not in nondiff]
         self.arg_trees = []
@@ -179,7 +191,6 @@ class _Rule:
             self.leaves.extend(_read(x) for x in leaves)
         self.dyn = [k for k, x in enumerate(self.leaves) if isinstance(x, Tensor)]
         self.xs = [self.leaves[k] for k in self.dyn]
-        self.out_tree = None
 
     def _diff_args(self, leaves):
         """The differentiable arguments rebuilt around ``leaves`` (one per leaf)."""
@@ -197,6 +208,8 @@ class _Rule:
         return leaves
 
     def _args(self, xs):
+        if self.plain:
+            return xs
         full = [None] * self.n_args
         for i, v in zip(self.owner.nondiff_argnums, self.nondiff):
             full[i] = v
@@ -205,6 +218,9 @@ class _Rule:
         return full
 
     def _outputs(self, out, who):
+        if isinstance(out, Tensor):
+            self.out_tree = _tree.LEAF
+            return [resolve(out)]
         leaves, tree = _tree.flatten(out)
         outs = []
         for i, leaf in enumerate(leaves):
@@ -245,7 +261,8 @@ class _VJPRule(_Rule):
         return self._outputs(got[0], "fwd"), got[1]
 
     def bwd(self, res, cts):
-        got = self.owner.bwd(*self.nondiff, res, _tree.unflatten(self.out_tree, cts))
+        g = cts[0] if self.out_tree is _tree.LEAF else _tree.unflatten(self.out_tree, cts)
+        got = self.owner.bwd(*self.nondiff, res, g)
         return self._cotangents(got)
 
     def _cotangents(self, got):
@@ -269,7 +286,7 @@ class _VJPRule(_Rule):
             if ct is None:
                 flat.extend([None] * len(xs))
                 continue
-            leaves, ct_tree = _tree.flatten(ct)
+            leaves, ct_tree = ([ct], _tree.LEAF) if isinstance(ct, Tensor) else _tree.flatten(ct)
             if ct_tree != tree:
                 raise ValueError(
                     f"custom_vjp {self.name}: bwd's cotangent for argument {self.positions[j]} "

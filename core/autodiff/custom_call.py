@@ -91,10 +91,11 @@ def _reverse_of_vjp(trace, rule, xs):
     outs, res = rule.fwd(primals)  # one level down: outer transformations see fwd's ops
 
     def pull(cts):
-        from .. import ops
-
         # bwd sees a cotangent for every floating-point output (zeros where none flowed back)
-        cts = [ops.zeros_like(o) if c is None and _inexact(o) else c for c, o in zip(cts, outs)]
+        if any(c is None for c in cts):
+            from .. import ops
+
+            cts = [ops.zeros_like(o) if c is None and _inexact(o) else c for c, o in zip(cts, outs)]
         return rule.bwd(res, cts)
 
     return record_call(trace, rule.name, parents, primals, outs, pull)

@@ -211,11 +211,12 @@ def test_custom_jvp_runs_under_each_composition():
         "jit(grad)": lambda: core.jit(core.grad(lambda a: f(a).sum()))(xs),
         "grad(jit)": lambda: core.grad(core.jit(lambda a: f(a).sum()))(xs),
         "jacfwd": lambda: ops.sum(core.jacfwd(f)(T(X)), axis=0),
+        "jacrev": lambda: ops.sum(core.jacrev(f)(T(X)), axis=0),
     }
     for name, run in compositions.items():
         before = counts["jvp"]
         got = run()
-        want = _sigmoid(X) if name == "jacfwd" else _sigmoid(XS)
+        want = _sigmoid(X) if name.startswith("jac") else _sigmoid(XS)
         np.testing.assert_allclose(_np(got), want, err_msg=name)
         assert counts["jvp"] > before, name
     gradcheck(core.vmap(f), [xs], order=2)

@@ -33,14 +33,39 @@ def matmul(x, y):
     return P.matmul(x, y)
 
 
+def _contract_last(name, x, y, y_axis):
+    """Sum over the last axis of ``x`` and axis ``y_axis`` of ``y`` (numpy.tensordot)."""
+    if x.shape[-1] != y.shape[y_axis]:
+        raise ValueError(
+            f"{name}: shapes {tuple(x.shape)} and {tuple(y.shape)} are not aligned: "
+            f"{x.shape[-1]} (last axis of the first) != {y.shape[y_axis]} "
+            f"(axis {y_axis} of the second)"
+        )
+    return tensordot(x, y, axes=([x.ndim - 1], [y_axis % y.ndim]))
+
+
 def dot(x, y):
-    return matmul(x, y)
+    """numpy.dot: a product of scalars when either operand is 0-d; otherwise the sum over the
+    last axis of ``x`` and the second-to-last axis of ``y`` (the only axis when ``y`` is 1-d).
+
+    Shapes: [...a, k] . [k] -> [...a];  [...a, k] . [...b, k, n] -> [...a, ...b, n]
+    (an outer product of the batch axes, unlike matmul, which broadcasts them).
+    """
+    x, y = binary_args(x, y)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    if x.ndim <= 2 and y.ndim <= 2:
+        return matmul(x, y)  # the same as numpy.dot for these ranks, one BLAS call
+    return _contract_last("dot", x, y, -1 if y.ndim == 1 else -2)
 
 
 def inner(x, y):
-    from .reduction import sum
-
-    return sum(x * y, axis=-1)
+    """numpy.inner: a product of scalars when either operand is 0-d; otherwise the sum over the
+    last axes of both. Shapes: [...a, k], [...b, k] -> [...a, ...b]."""
+    x, y = binary_args(x, y)
+    if x.ndim == 0 or y.ndim == 0:
+        return x * y
+    return _contract_last("inner", x, y, -1)
 
 
 def outer(x, y):
@@ -232,9 +257,12 @@ def einsum(equation, *operands):
     size = {}
     for o, t in zip(ops_, terms):
         for c, d in zip(t, o.shape):
-            if size.get(c, 1) not in (1, d) and d != 1:
-                raise _einsum_error(equation, shapes, f"index {c!r} has sizes {size[c]} and {d}")
-            size[c] = max(size.get(c, 1), d)
+            # size 1 broadcasts against anything, zero included (so no max(): 0 < 1)
+            prev = size.get(c)
+            if prev is None or prev == 1:
+                size[c] = d
+            elif d not in (1, prev):
+                raise _einsum_error(equation, shapes, f"index {c!r} has sizes {prev} and {d}")
     for i, (o, t) in enumerate(zip(ops_, terms)):
         # a size-1 dim broadcasts: drop it from this operand, the index lives on in the others
         drop = [j for j, c in enumerate(t) if o.shape[j] == 1 and size[c] != 1]
@@ -427,3 +455,167 @@ def logdet(a):
     if _dt.is_complex(a.dtype):
         return ld
     return _back(where(not_equal(imag(ld), 0), float("nan"), real(ld)), back)
+
+
+# ---- products: kron, cross -----------------------------------------------------------------------
+
+
+def kron(a, b):
+    """Kronecker product, as numpy.kron: the operand of lower rank gets leading size-1 axes,
+    then ``out[i * b.shape + j] = a[i] * b[j]`` along every axis; shape ``a.shape * b.shape``."""
+    a, b = binary_args(a, b)
+    nd = max(a.ndim, b.ndim)
+    sa = (1,) * (nd - a.ndim) + tuple(a.shape)
+    sb = (1,) * (nd - b.ndim) + tuple(b.shape)
+    # interleave: a as [a0, 1, a1, 1, ...], b as [1, b0, 1, b1, ...]; the product merges pairs
+    ai = reshape(a, [d for s in sa for d in (s, 1)])
+    bi = reshape(b, [d for s in sb for d in (1, s)])
+    return reshape(ai * bi, [x * y for x, y in zip(sa, sb)])
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """Cross product of 3-vectors (or 2-vectors, as numpy.cross) along ``axisa`` of ``a`` and
+    ``axisb`` of ``b`` (``axis`` sets all three); the other axes broadcast.
+
+    Returns:
+        3-vectors along ``axisc`` when either input has length 3 (a 2-vector has z = 0), or
+        the z component alone [...] when both have length 2.
+    """
+    from .shape import moveaxis, stack
+
+    a, b = binary_args(a, b)
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError(
+            f"cross: inputs must be vectors, got shapes {tuple(a.shape)} and {tuple(b.shape)}"
+        )
+    a, b = moveaxis(a, axisa, -1), moveaxis(b, axisb, -1)
+    na, nb = a.shape[-1], b.shape[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError(
+            f"cross: vectors must have length 2 or 3, got {na} (axis {axisa} of the first) and "
+            f"{nb} (axis {axisb} of the second)"
+        )
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
+    z = a0 * b1 - a1 * b0
+    if na == 2 and nb == 2:
+        return z
+    a2 = a[..., 2] if na == 3 else None
+    b2 = b[..., 2] if nb == 3 else None
+    # a missing z component is 0 (at least one of a2, b2 exists, so x and y are tensors)
+    x = (a1 * b2 if b2 is not None else 0) - (a2 * b1 if a2 is not None else 0)
+    y = (a2 * b0 if a2 is not None else 0) - (a0 * b2 if b2 is not None else 0)
+    return moveaxis(stack([x, y, z], axis=-1), -1, axisc)
+
+
+# ---- norms ---------------------------------------------------------------------------------------
+_MATRIX_ORDS = (None, "fro", "nuc", 1, -1, 2, -2, float("inf"), -float("inf"))
+
+
+def _sqrt_at_kink(s):
+    """sqrt(s) for s >= 0 whose derivatives at s == 0 are the conventional subgradient 0 (the
+    slope of sqrt is infinite there, and 0 * inf would make every derivative NaN)."""
+    from .elementwise import equal, sqrt, where
+
+    zero = equal(s, 0)
+    return where(zero, 0.0, sqrt(where(zero, 1.0, s)))
+
+
+def _abs2(x):
+    """|x|^2, smooth also at 0 for complex x (abs itself has a kink there)."""
+    from .elementwise import imag, real
+
+    if _dt.is_complex(x.dtype):
+        return real(x) * real(x) + imag(x) * imag(x)
+    return x * x
+
+
+def _vector_norm(x, ord, axes, keepdims):
+    from .elementwise import abs, equal, not_equal, where
+    from .reduction import amax, amin, sum
+
+    if ord is None or ord == 2 or ord == "fro":
+        return _sqrt_at_kink(sum(_abs2(x), axis=axes, keepdims=keepdims))
+    if isinstance(ord, str):
+        raise ValueError(
+            f"norm: invalid order {ord!r} for vectors (axis {axes}, shape {tuple(x.shape)})"
+        )
+    if ord == float("inf"):
+        return amax(abs(x), axis=axes, keepdims=keepdims)
+    if ord == -float("inf"):
+        return amin(abs(x), axis=axes, keepdims=keepdims)
+    if ord == 0:  # the number of nonzero entries (no derivative)
+        from .elementwise import astype
+
+        dt = _dt.real_dtype(x.dtype) if _dt.is_inexact(x.dtype) else _dt.default_float
+        return sum(astype(not_equal(x, 0), dt), axis=axes, keepdims=keepdims)
+    if ord == 1:
+        return sum(abs(x), axis=axes, keepdims=keepdims)
+    s = sum(abs(x) ** ord, axis=axes, keepdims=keepdims)
+    zero = equal(s, 0)  # the root has an infinite slope at 0: subgradient 0 there
+    return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / ord))
+
+
+def _matrix_norm(x, ord, axes, keepdims):
+    from .decomp import svdvals
+    from .elementwise import abs
+    from .reduction import amax, amin, sum
+    from .shape import expand_dims
+
+    if ord not in _MATRIX_ORDS:
+        raise ValueError(f"norm: invalid order {ord!r} for matrices (one of {_MATRIX_ORDS})")
+    r, c = axes
+    if ord is None or ord == "fro":
+        out = _sqrt_at_kink(sum(_abs2(x), axis=axes))
+    else:
+        rest = [i for i in range(x.ndim) if i not in (r, c)]
+        m = transpose(x, [*rest, r, c])  # [..., rows, cols]
+        if ord in ("nuc", 2, -2):
+            s = svdvals(m)
+            out = sum(s, axis=-1) if ord == "nuc" else (amax if ord == 2 else amin)(s, axis=-1)
+        elif ord in (1, -1):  # max/min absolute column sum
+            out = (amax if ord == 1 else amin)(sum(abs(m), axis=-2), axis=-1)
+        else:  # +-inf: max/min absolute row sum
+            out = (amax if ord > 0 else amin)(sum(abs(m), axis=-1), axis=-1)
+    return expand_dims(out, tuple(sorted(axes))) if keepdims else out
+
+
+def norm(x, ord=None, axis=None, keepdims=False):
+    """Vector or matrix norm, as numpy.linalg.norm.
+
+    Args:
+        x: a tensor.
+        ord: vector norms (``axis`` an int, or ``x`` 1-d): None/2, 1, inf, -inf, 0 (count of
+            nonzeros), any other p (``sum(|x|^p)^(1/p)``). Matrix norms (``axis`` a pair, or
+            ``x`` 2-d): None/'fro', 'nuc' (sum of singular values), 2 / -2 (largest / smallest
+            singular value), 1 / -1 (max / min absolute column sum), inf / -inf (rows).
+        axis: None (all of a 1-d or 2-d ``x``; with ``ord=None`` the 2-norm of any ``x``
+            flattened), an int, or a tuple of axes (two for matrix norms; more with
+            ``ord=None`` for the 2-norm over all of them).
+        keepdims: keep the reduced axes with size 1.
+
+    Derivatives: at a kink (the zero vector or matrix for the 2- and p-norms) the conventional
+    subgradient 0 is used, also for the second derivative; nuclear and spectral norms
+    differentiate through the singular values.
+    """
+    from ._convert import normalize_axes
+
+    x = as_tensor(x)
+    if axis is None:
+        if ord is None:
+            return _vector_norm(x, None, tuple(range(x.ndim)), keepdims)
+        if x.ndim not in (1, 2):
+            raise ValueError(
+                f"norm: ord={ord!r} needs a 1-d or 2-d input or an explicit axis, got shape {tuple(x.shape)}"
+            )
+        axis = tuple(range(x.ndim))
+    axes = normalize_axes(axis, x.ndim, "norm")  # checked and sorted
+    if len(axes) == 1:
+        return _vector_norm(x, ord, axes, keepdims)
+    if len(axes) == 2:
+        rows, cols = (int(a) % x.ndim for a in axis)  # the order says which axis holds rows
+        return _matrix_norm(x, ord, (rows, cols), keepdims)
+    if ord is None:
+        return _vector_norm(x, None, axes, keepdims)
+    raise ValueError(f"norm: ord={ord!r} needs one or two axes, got axis={axis}")

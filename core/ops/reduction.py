@@ -6,7 +6,7 @@ import math
 from .. import dtypes as _dt
 from ..prims import reduction as P
 from ._convert import as_tensor, normalize_axes, normalize_axis
-from .elementwise import abs, astype, equal, exp, log, sqrt, stop_gradient, where
+from .elementwise import astype, equal, exp, log, sqrt, stop_gradient, where
 
 _LOW = (_dt.float16, _dt.bfloat16)
 
@@ -140,37 +140,6 @@ def logsumexp(x, axis=None, keepdims=False):
 
         s = squeeze(s, axes)
     return s
-
-
-def norm(x, ord=None, axis=None, keepdims=False):
-    """Vector p-norm (ord = None/2, 1, inf, -inf, p) over ``axis``; Frobenius for ``'fro'``."""
-    x = as_tensor(x)
-    axes = normalize_axes(axis, x.ndim, "norm")
-    a = abs(x)
-    if ord is None or ord == 2 or ord == "fro":
-        if _dt.is_complex(x.dtype):
-            sq = a * a
-        else:
-            sq = x * x
-        return sqrt(P.reduce_sum(sq, axes=axes, keepdims=bool(keepdims)))
-    if ord == float("inf"):
-        return P.reduce_max(a, axes=axes, keepdims=bool(keepdims))
-    if ord == -float("inf"):
-        return P.reduce_min(a, axes=axes, keepdims=bool(keepdims))
-    if ord == 1:
-        return P.reduce_sum(a, axes=axes, keepdims=bool(keepdims))
-    if ord == 0:  # the number of nonzero entries (no derivative)
-        from .elementwise import not_equal
-
-        return P.reduce_sum(
-            astype(
-                not_equal(x, 0),
-                _dt.real_dtype(x.dtype) if _dt.is_inexact(x.dtype) else _dt.default_float,
-            ),
-            axes=axes,
-            keepdims=bool(keepdims),
-        )
-    return P.reduce_sum(a**ord, axes=axes, keepdims=bool(keepdims)) ** (1.0 / ord)
 
 
 def _flat_if_none(x, axis):

@@ -1,6 +1,7 @@
 """All primitives of the engine, one module per family."""
 
 from . import conv as conv
+from . import decomp as decomp
 from . import elementwise as elementwise
 from . import fft as fft
 from . import indexing as indexing

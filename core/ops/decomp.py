@@ -1,0 +1,160 @@
+"""Decompositions and matrix functions with numpy/scipy names and semantics: ``eigh``,
+``eigvalsh``, ``eig``, ``eigvals``, ``svd``, ``svdvals``, ``pinv``, ``expm``, ``sqrtm``.
+
+Each acts on the trailing two axes and batches over the leading ones; each is differentiable
+to any order, in forward and reverse mode (the rules are in ``core/prims/decomp.py``).
+"""
+
+from .. import dtypes as _dt
+from ..prims import decomp as P
+from .linalg import _back, _matrix_arg
+from .shape import swapaxes, tril, triu
+
+
+def _general_matrix_arg(x, name):
+    """Like ``_matrix_arg`` for [..., m, n] matrices that need not be square."""
+    from ._convert import as_tensor
+    from .elementwise import astype
+
+    x = as_tensor(x)
+    if x.ndim < 2:
+        raise ValueError(
+            f"{name}: expected a matrix or a batch of them [..., m, n], got shape {tuple(x.shape)}"
+        )
+    if x.dtype in (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128):
+        return x, None
+    if _dt.is_floating(x.dtype):
+        return astype(x, _dt.float32), x.dtype
+    if x.dtype.kind in "biu":
+        return astype(x, _dt.float32), None
+    raise TypeError(f"{name}: unsupported dtype {x.dtype} (shape {tuple(x.shape)})")
+
+
+def _hermitian_from(a, uplo, name):
+    """The Hermitian matrix that LAPACK sees: the ``uplo`` triangle of ``a`` mirrored, with the
+    real part of the diagonal. Derivatives then reach only that triangle, as in numpy."""
+    from .elementwise import conj, real
+    from .shape import expand_dims
+
+    if uplo not in ("L", "U"):
+        raise ValueError(f"{name}: UPLO must be 'L' or 'U', got {uplo!r}")
+    strict = tril(a, -1) if uplo == "L" else triu(a, 1)
+    d = P._diag(a)
+    d = real(d) if _dt.is_complex(a.dtype) else d
+    diag = expand_dims(d, -2) * P._eye(a.shape[-1], _dt.real_dtype(a.dtype))
+    return strict + conj(swapaxes(strict, -1, -2)) + diag
+
+
+def eigh(a, UPLO="L"):
+    """Eigenvalues and eigenvectors of Hermitian (real symmetric) matrices, as numpy.linalg.eigh.
+
+    Only the ``UPLO`` triangle ('L' lower, 'U' upper) of ``a`` is read.
+
+    Args:
+        a: [..., n, n].
+
+    Returns:
+        ``(w, V)``: eigenvalues [..., n] (real, ascending) and orthonormal eigenvectors
+        [..., n, n] (columns), ``a = V diag(w) V^H``.
+
+    Derivatives are finite also where eigenvalues repeat: the terms 1 / (w_i - w_j) of equal
+    eigenvalues are dropped, which is exact for any loss that does not depend on the choice of
+    basis inside an eigenspace (the usual case: functions of ``V diag(f(w)) V^H``).
+    """
+    a, back = _matrix_arg(a, "eigh")
+    w, v = P.split_eigh(P.eigh(_hermitian_from(a, UPLO, "eigh")))
+    return _back(w, back), _back(v, back)
+
+
+def eigvalsh(a, UPLO="L"):
+    """Eigenvalues [..., n] (ascending) of Hermitian ``a`` [..., n, n] (see :func:`eigh`)."""
+    return eigh(a, UPLO)[0]
+
+
+def eig(a):
+    """Eigenvalues and right eigenvectors of square matrices, as numpy.linalg.eig.
+
+    Args:
+        a: [..., n, n], real or complex.
+
+    Returns:
+        ``(w, V)``, both complex: eigenvalues [..., n] and unit-norm eigenvectors [..., n, n]
+        (columns), ``a V = V diag(w)``. A real ``a`` gives complex results (also when every
+        eigenvalue is real, so that the dtype does not depend on values).
+
+    The phase of each eigenvector is arbitrary, so only phase-invariant functions of ``V``
+    (``abs(V)``, ``V diag(f(w)) V^-1``) have meaningful derivatives; eigenvalues must be
+    distinct for the eigenvector derivative.
+    """
+    a, _ = _matrix_arg(a, "eig")
+    return P.split_eig(P.eig(a))
+
+
+def eigvals(a):
+    """Complex eigenvalues [..., n] of ``a`` [..., n, n] (see :func:`eig`)."""
+    return eig(a)[0]
+
+
+def svd(a, full_matrices=True, compute_uv=True):
+    """Singular value decomposition, as numpy.linalg.svd.
+
+    Args:
+        a: [..., m, n]; k = min(m, n).
+        full_matrices: U [..., m, m] and Vh [..., n, n] (True, numpy's default), or the reduced
+            U [..., m, k] and Vh [..., k, n].
+        compute_uv: False returns the singular values only.
+
+    Returns:
+        ``(U, s, Vh)`` with ``a = U[..., :k] diag(s) Vh[..., :k, :]``, s [..., k] real and
+        descending; or ``s`` alone.
+
+    Derivatives exist for the reduced factors and for square matrices (``full_matrices=True``
+    of a non-square matrix raises on differentiation: its extra columns are not unique), and
+    for ``s`` always. Singular values must be distinct (and nonzero when m != n) for the
+    derivative of U and V; pairs closer than rounding are dropped as in :func:`eigh`.
+    """
+    a, back = _general_matrix_arg(a, "svd")
+    m, n = a.shape[-2:]
+    full = bool(full_matrices) and bool(compute_uv) and m != n
+    u, s, v = P.split_svd(P.svd(a, full_matrices=full), m, full)
+    if not compute_uv:
+        return _back(s, back)
+    vh = swapaxes(v, -1, -2)
+    if _dt.is_complex(vh.dtype):
+        from .elementwise import conj
+
+        vh = conj(vh)
+    return _back(u, back), _back(s, back), _back(vh, back)
+
+
+def svdvals(a):
+    """Singular values [..., min(m, n)] (descending) of ``a`` [..., m, n]."""
+    return svd(a, full_matrices=False, compute_uv=False)
+
+
+def pinv(a, rcond=None):
+    """Moore-Penrose pseudo-inverse [..., n, m] of ``a`` [..., m, n], as numpy.linalg.pinv:
+    singular values below ``rcond`` (default ``max(m, n) * eps``) times the largest count as 0.
+
+    The derivative (Golub & Pereyra) holds where the rank does not change under small
+    perturbations, rank-deficient matrices included (e.g. ``pinv(x.T @ x)`` with x [5, 7])."""
+    a, back = _general_matrix_arg(a, "pinv")
+    return _back(P.pinv(a, rcond=None if rcond is None else float(rcond)), back)
+
+
+def expm(a):
+    """Matrix exponential of ``a`` [..., n, n] (scipy.linalg.expm). Its derivative is the
+    Fréchet derivative, the upper-right block of ``expm([[a, e], [0, a]])``, so derivatives
+    of every order are matrix exponentials again."""
+    a, back = _matrix_arg(a, "expm")
+    return _back(P.expm(a), back)
+
+
+def sqrtm(a):
+    """Principal matrix square root ``x`` of ``a`` [..., n, n] (scipy.linalg.sqrtm): ``x @ x = a``.
+
+    A real ``a`` gives a real root and must have no negative real eigenvalue (pass a complex
+    matrix otherwise). The derivative solves the Sylvester equation ``x dx + dx x = da`` as one
+    [n^2, n^2] linear system: fine for the small matrices it is meant for (n up to ~30)."""
+    a, back = _matrix_arg(a, "sqrtm")
+    return _back(P.sqrtm(a), back)

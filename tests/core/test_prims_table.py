@@ -19,6 +19,7 @@ from core.autodiff.forward import jvp_rules
 from core.autodiff.reverse import vjp_rules
 from core.primitive import ShapedArray
 from core.prims import ALL
+from core.prims import decomp as DC
 from core.prims import elementwise as E
 from core.prims import indexing as IX
 from core.prims import linalg as LA
@@ -696,6 +697,129 @@ SPECIAL = [
     Case(SP.i0e, [_uniform(700.0, 800.0, *U)], sps.i0e, id="i0e_large"),
 ]
 TABLE += SPECIAL
+
+
+# ---- decompositions and matrix functions (core/prims/decomp.py) ----------------------------------
+# Eigen- and singular vectors have an arbitrary phase (sign, for real matrices): the table checks
+# them with the phase fixed so that each vector's first entry is real and positive, a smooth
+# function of the factors that finite differences can follow. The packed layouts are in decomp.py.
+def _phase_np(first_row):
+    return np.conj(first_row) / np.abs(first_row)
+
+
+def _phase(first_row):
+    return ops.conj(first_row) / ops.abs(first_row)
+
+
+def _herm_np(a):
+    return 0.5 * (a + np.conj(np.swapaxes(a, -1, -2)))
+
+
+def _herm(a):
+    return 0.5 * (a + ops.conj(ops.swapaxes(a, -1, -2)))
+
+
+def _eigh_ref(a):
+    w, v = np.linalg.eigh(_herm_np(a))
+    v = v * _phase_np(v[..., :1, :])
+    return np.concatenate([w[..., None, :].astype(v.dtype), v], axis=-2)
+
+
+def _eigh_fn(a):
+    out = DC.eigh(_herm(a))
+    v = out[..., 1:, :]
+    return ops.concat([out[..., :1, :], v * _phase(v[..., :1, :])], axis=-2)
+
+
+def _eig_ref(a):
+    w, v = np.linalg.eig(a)
+    v = v * _phase_np(v[..., :1, :])
+    return np.concatenate([w[..., None, :], v], axis=-2).astype(np.result_type(a, 1j))
+
+
+def _eig_fn(a):
+    out = DC.eig(a)
+    v = out[..., 1:, :]
+    return ops.concat([out[..., :1, :], v * _phase(v[..., :1, :])], axis=-2)
+
+
+def _svd_ref(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    c = _phase_np(u[..., :1, :])  # u_j and v_j share one phase
+    v = np.conj(np.swapaxes(vh, -1, -2))
+    return np.concatenate([u * c, s[..., None, :].astype(u.dtype), v * c], axis=-2)
+
+
+def _svd_fn(a):
+    m = a.shape[-2]
+    out = DC.svd(a, full_matrices=False)
+    c = _phase(out[..., :1, :])
+    return ops.concat([out[..., :m, :] * c, out[..., m : m + 1, :], out[..., m + 1 :, :] * c], -2)
+
+
+def _spd(*shape):
+    """Hermitian positive definite (sqrtm has a real root)."""
+
+    def make(rng):
+        a = rng.standard_normal(shape)
+        return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+    return make
+
+
+def _sqrtm_ref(a):
+    import scipy.linalg as sla
+
+    out = np.stack([sla.sqrtm(m) for m in a.reshape(-1, *a.shape[-2:])]).reshape(a.shape)
+    return out.real if not np.iscomplexobj(a) else out
+
+
+def _expm_ref(a):
+    import scipy.linalg as sla
+
+    return sla.expm(a)
+
+
+DECOMP = [
+    Case(DC.eigh, [normal(3, 3)], _eigh_ref, fn=_eigh_fn),
+    Case(DC.eigh, [normal(2, 3, 3)], _eigh_ref, fn=_eigh_fn, id="eigh_batched"),
+    Case(DC.eigh, [cnormal(3, 3)], _eigh_ref, fn=_eigh_fn, id="eigh_complex"),
+    Case(DC.eig, [normal(3, 3)], _eig_ref, fn=_eig_fn),
+    Case(DC.eig, [cnormal(2, 3, 3)], _eig_ref, fn=_eig_fn, id="eig_complex_batched"),
+    Case(DC.svd, [normal(3, 3)], _svd_ref, params={"full_matrices": False}, fn=_svd_fn),
+    Case(
+        DC.svd, [normal(4, 2)], _svd_ref, params={"full_matrices": False}, fn=_svd_fn, id="svd_tall"
+    ),
+    Case(
+        DC.svd,
+        [normal(2, 2, 3)],
+        _svd_ref,
+        params={"full_matrices": False},
+        fn=_svd_fn,
+        id="svd_wide_batched",
+    ),
+    Case(
+        DC.svd,
+        [cnormal(3, 2)],
+        _svd_ref,
+        params={"full_matrices": False},
+        fn=_svd_fn,
+        id="svd_complex",
+    ),
+    Case(DC.pinv, [normal(3, 2)], np.linalg.pinv, params={"rcond": None}),
+    Case(
+        DC.pinv,
+        [cnormal(2, 2, 3)],
+        np.linalg.pinv,
+        params={"rcond": None},
+        id="pinv_complex_batched",
+    ),
+    Case(DC.expm, [normal(3, 3)], _expm_ref),
+    Case(DC.expm, [cnormal(2, 2, 2)], _expm_ref, id="expm_complex_batched"),
+    Case(DC.sqrtm, [_spd(3, 3)], _sqrtm_ref),
+    Case(DC.sqrtm, [_spd(2, 2, 2)], _sqrtm_ref, id="sqrtm_batched"),
+]
+TABLE += DECOMP
 
 
 def _cases(kind=None):

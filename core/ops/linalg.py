@@ -552,9 +552,12 @@ def _vector_norm(x, ord, axes, keepdims):
         return sum(astype(not_equal(x, 0), dt), axis=axes, keepdims=keepdims)
     if ord == 1:
         return sum(abs(x), axis=axes, keepdims=keepdims)
-    s = sum(abs(x) ** ord, axis=axes, keepdims=keepdims)
-    zero = equal(s, 0)  # the root has an infinite slope at 0: subgradient 0 there
-    return where(zero, 0.0, where(zero, 1.0, s) ** (1.0 / ord))
+    # At the zero vector the root has an infinite slope: the subgradient 0 is used, and the
+    # vector is replaced by ones first so that no derivative of |x|^p at 0 is evaluated either.
+    zero = equal(amax(abs(x), axis=axes, keepdims=True), 0)
+    s = sum(abs(where(zero, 1.0, x)) ** ord, axis=axes, keepdims=True)
+    out = where(zero, 0.0, s ** (1.0 / ord))
+    return out if keepdims else squeeze(out, axes)
 
 
 def _matrix_norm(x, ord, axes, keepdims):

@@ -1,4 +1,6 @@
-"""Dense linear algebra: inv, solve, solve_triangular, cholesky, det, slogdet, logdet.
+"""Dense linear algebra: inv, solve, solve_triangular, cholesky, det, slogdet, logdet; then the
+public decompositions (eigh, eig, svd, pinv, expm, sqrtm: their primitives are in
+test_prims_table.py), norms, products (dot, inner, kron, cross) and einsum's zero-length axes.
 
 Every primitive from one table: value against numpy/scipy, the abstract rule against the eager
 output, derivatives of order 1 and 2 (reverse and forward) against finite differences, vmap
@@ -580,3 +582,294 @@ def test_det_and_slogdet_signs(dtype):
         a[:5].astype(np.float64)
     ).transpose(0, 2, 1)
     np.testing.assert_allclose(g[:5], ref, rtol=1e-10)
+
+
+# ---- decompositions through core.ops ---------------------------------------------------------------
+def _fix_sign(v):
+    """Eigen/singular vectors [..., n, k] with each column's first entry real positive."""
+    first = v[..., :1, :]
+    return v * (ops.conj(first) / ops.abs(first))
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_eigh_reads_one_triangle_like_numpy(uplo, cplx):
+    a = normal(2, 4, 4, complex_=cplx)(np.random.default_rng(0))  # not Hermitian
+    w, v = ops.eigh(T(a), UPLO=uplo)
+    rw, rv = np.linalg.eigh(a, UPLO=uplo)
+    np.testing.assert_allclose(w.asnumpy(), rw, rtol=1e-12)
+    np.testing.assert_allclose(np.abs(v.asnumpy()), np.abs(rv), rtol=1e-10, atol=1e-12)
+    assert w.dtype == rw.dtype and v.dtype == rv.dtype
+    np.testing.assert_allclose(ops.eigvalsh(T(a), uplo).asnumpy(), rw, rtol=1e-12)
+    fn = lambda x: (ops.eigh(x, uplo)[0], _fix_sign(ops.eigh(x, uplo)[1]))  # noqa: E731
+    gradcheck(fn, [T(a[0])], order=2)
+    # the other triangle is never read, so it gets no gradient
+    g = core.grad(lambda x: (ops.eigh(x, uplo)[0] ** 3).sum())(T(a[0])).asnumpy()
+    other = np.triu(g, 1) if uplo == "L" else np.tril(g, -1)
+    assert np.all(other == 0)
+
+
+def test_eigh_degenerate_eigenvalues_have_finite_exact_derivatives():
+    rng = np.random.default_rng(3)
+    q, _ = np.linalg.qr(rng.standard_normal((4, 4)))
+    a = q @ np.diag([1.0, 1.0, 1.0, 3.0]) @ q.T  # a triple eigenvalue
+
+    def projector(x):
+        """Onto the degenerate eigenspace: independent of the basis eigh picks there."""
+        _, v = ops.eigh(x)
+        return ops.matmul(v[:, :3], ops.swapaxes(v[:, :3], 0, 1))
+
+    def loss(x):
+        w, v = ops.eigh(x)
+        return (ops.matmul(v * ops.exp(w), ops.swapaxes(v, 0, 1)) ** 2).sum()  # |expm(x)|^2
+
+    sym = lambda x: 0.5 * (x + ops.swapaxes(x, 0, 1))  # noqa: E731
+    # first derivatives are exact; second derivatives at the degenerate point are finite but
+    # miss the within-eigenspace limits (as in JAX), so only finiteness is checked for them
+    gradcheck(lambda x: projector(sym(x)), [T(a)], order=1)
+    gradcheck(lambda x: loss(sym(x)), [T(a)], order=1)
+    g = core.grad(lambda x: loss(sym(x)))(T(a)).asnumpy()
+    ref = core.grad(lambda x: (ops.expm(sym(x)) ** 2).sum())(T(a)).asnumpy()
+    np.testing.assert_allclose(g, ref, rtol=1e-8, atol=1e-10)
+    h = core.hessian(lambda x: ops.eigh(sym(x))[0].sum() + projector(sym(x)).sum())(T(a))
+    assert np.all(np.isfinite(h.asnumpy()))
+    # the identity: every eigenvalue equal
+    eye = T(np.eye(3))
+    assert np.all(np.isfinite(core.hessian(lambda x: (ops.eigh(x)[0] ** 2).sum())(eye).asnumpy()))
+
+
+@pytest.mark.parametrize("cplx", [False, True])
+def test_eig_values_and_phase_invariant_derivatives(cplx):
+    rng = np.random.default_rng(4)
+    a = normal(2, 4, 4, complex_=cplx)(rng)
+    w, v = ops.eig(T(a))
+    rw, rv = np.linalg.eig(a)
+    np.testing.assert_allclose(w.asnumpy(), rw, rtol=1e-12)
+    np.testing.assert_allclose(v.asnumpy(), rv, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ops.eigvals(T(a)).asnumpy(), rw, rtol=1e-12)
+    gradcheck(lambda x: (ops.eig(x)[0], ops.abs(ops.eig(x)[1])), [T(a)], order=2)
+
+    def rebuilt(x):  # V diag(w^2) V^-1 = x @ x, whatever the phases
+        w, v = ops.eig(x)
+        return ops.matmul(v * ops.expand_dims(w**2, -2), ops.inv(v))
+
+    ref = np.einsum("bij,bjk->bik", a, a)
+    np.testing.assert_allclose(rebuilt(T(a)).asnumpy(), ref, rtol=1e-9, atol=1e-10)
+    gradcheck(rebuilt, [T(a[0])], order=1)
+
+
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (4, 4), (2, 5, 3)])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_svd_like_numpy(shape, cplx):
+    a = normal(*shape, complex_=cplx)(np.random.default_rng(5))
+    for full in (True, False):
+        u, s, vh = ops.svd(T(a), full_matrices=full)
+        ru, rs, rvh = np.linalg.svd(a, full_matrices=full)
+        assert u.shape == ru.shape and vh.shape == rvh.shape and u.dtype == ru.dtype
+        np.testing.assert_allclose(s.asnumpy(), rs, rtol=1e-12)
+        np.testing.assert_allclose(np.abs(u.asnumpy()), np.abs(ru), rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(np.abs(vh.asnumpy()), np.abs(rvh), rtol=1e-9, atol=1e-12)
+    s = ops.svd(T(a), compute_uv=False)
+    assert s.dtype == np.linalg.svd(a, compute_uv=False).dtype
+    np.testing.assert_allclose(ops.svdvals(T(a)).asnumpy(), rs, rtol=1e-12)
+
+    def factors(x):
+        u, s, vh = ops.svd(x, full_matrices=False)
+        return ops.abs(u), s, ops.abs(vh)  # autograd's test: phases removed by abs
+
+    gradcheck(factors, [T(a)], order=1)
+    gradcheck(lambda x: ops.svd(x, compute_uv=False), [T(a)], order=2)
+
+
+def test_svd_full_matrices_derivative_of_non_square_is_an_error():
+    a = T(np.random.default_rng(6).standard_normal((3, 5)))
+    with pytest.raises(NotImplementedError, match="full_matrices=False"):
+        core.grad(lambda x: ops.svd(x)[0].sum())(a)
+    g = core.grad(lambda x: ops.svd(x, full_matrices=False)[1].sum())(a).asnumpy()
+    u, _, vh = np.linalg.svd(a.asnumpy(), full_matrices=False)
+    np.testing.assert_allclose(g, u @ vh, rtol=1e-10)  # d sum(s) / da = U Vh
+
+
+def test_pinv_full_and_low_rank():
+    rng = np.random.default_rng(7)
+    for shape in [(5, 3), (3, 5), (2, 5, 4)]:
+        a = rng.standard_normal(shape)
+        np.testing.assert_allclose(ops.pinv(T(a)).asnumpy(), np.linalg.pinv(a), rtol=1e-10)
+        gradcheck(ops.pinv, [T(a)], order=2)
+    # rank 3 of 5 (autograd's fun_low_rank): the svd's derivative would divide by 0 - 0
+    x = rng.standard_normal((3, 5))
+    low = lambda x: ops.pinv(ops.matmul(ops.swapaxes(x, -1, -2), x))  # noqa: E731
+    np.testing.assert_allclose(low(T(x)).asnumpy(), np.linalg.pinv(x.T @ x), rtol=1e-8, atol=1e-10)
+    gradcheck(low, [T(x)], order=2)
+
+
+def test_expm_and_sqrtm_against_scipy():
+    rng = np.random.default_rng(8)
+    a = 0.5 * rng.standard_normal((2, 3, 3))
+    np.testing.assert_allclose(ops.expm(T(a)).asnumpy(), sla.expm(a), rtol=1e-12)
+    a32 = ops.expm(T(a.astype(np.float32)))
+    assert a32.dtype == np.float32
+    p = spd(3, 3)(rng)
+    root = ops.sqrtm(T(p))
+    np.testing.assert_allclose(root.asnumpy(), sla.sqrtm(p).real, rtol=1e-10)
+    np.testing.assert_allclose((root @ root).asnumpy(), p, rtol=1e-10)
+    # the gradient of tr(expm(a)) is expm(a)^T
+    g = core.grad(lambda x: ops.sum(ops.expm(x) * T(np.eye(3))))(T(a[0])).asnumpy()
+    np.testing.assert_allclose(g, sla.expm(a[0]).T, rtol=1e-10)
+    with pytest.raises(ValueError, match=r"sqrtm.*no real square root"):
+        ops.sqrtm(T(np.diag([-1.0, 2.0])))
+    c = ops.sqrtm(T(np.diag([-1.0, 4.0]).astype(np.complex128))).asnumpy()
+    np.testing.assert_allclose(c, np.diag([1j, 2.0]), atol=1e-12)
+
+
+# ---- norms ---------------------------------------------------------------------------------------
+MATRIX_ORDS = [None, "fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf]
+
+
+@pytest.mark.parametrize("ord", MATRIX_ORDS, ids=str)
+def test_matrix_norms_like_numpy(ord):
+    x = np.random.default_rng(9).standard_normal((4, 3, 5))
+    for axis in [(0, 1), (2, 0), (-1, -2)]:
+        for keepdims in (False, True):
+            out = ops.norm(T(x), ord, axis, keepdims)
+            np.testing.assert_allclose(out.asnumpy(), np.linalg.norm(x, ord, axis, keepdims))
+    m = x[0]
+    np.testing.assert_allclose(ops.norm(T(m), ord).asnumpy(), np.linalg.norm(m, ord))
+    order = 2 if ord in (None, "fro", "nuc", 2, -2) else 1  # max/min of sums: order 1 only
+    gradcheck(lambda t: ops.norm(t, ord, (2, 0)), [T(x)], order=order)
+    if ord == "nuc":  # autograd's complex test
+        z = normal(6, 5, complex_=True)(np.random.default_rng(1))
+        np.testing.assert_allclose(ops.norm(T(z), "nuc").asnumpy(), np.linalg.norm(z, "nuc"))
+        gradcheck(lambda t: ops.norm(t, "nuc"), [T(z)], order=2)
+
+
+@pytest.mark.parametrize("ord", [None, 1, 2, 3, 0.5, np.inf, -np.inf, 0, -1], ids=str)
+def test_vector_norms_like_numpy(ord):
+    rng = np.random.default_rng(10)
+    for x in (rng.standard_normal(5), rng.standard_normal(5) + 1j * rng.standard_normal(5)):
+        np.testing.assert_allclose(ops.norm(T(x), ord).asnumpy(), np.linalg.norm(x, ord))
+    x = rng.standard_normal((3, 4))
+    np.testing.assert_allclose(ops.norm(T(x), ord, 1).asnumpy(), np.linalg.norm(x, ord, 1))
+    if ord not in (0, np.inf, -np.inf):
+        gradcheck(lambda t: ops.norm(t, ord, 1), [T(x)], order=2)
+
+
+@pytest.mark.parametrize("ord", [None, 2, 3, 1.5, 1, np.inf])
+def test_norm_at_zero_has_subgradient_zero(ord):
+    z = T(np.zeros(4))
+    g = core.grad(lambda t: ops.norm(t, ord))(z).asnumpy()
+    np.testing.assert_array_equal(g, 0.0)
+    h = core.hessian(lambda t: ops.norm(t, ord))(z).asnumpy()
+    assert np.all(np.isfinite(h))
+    _, tangent = core.jvp(lambda t: ops.norm(t, ord), (z,), (T(np.ones(4)),))
+    assert np.isfinite(tangent.asnumpy())
+    # a zero row inside a batch leaves the other rows' gradients exact
+    x = np.array([[0.0, 0.0], [3.0, 4.0]])
+    g = core.grad(lambda t: ops.norm(t, axis=1).sum())(T(x)).asnumpy()
+    np.testing.assert_allclose(g, [[0.0, 0.0], [0.6, 0.8]])
+
+
+def test_norm_errors_name_the_problem():
+    with pytest.raises(ValueError, match="norm: invalid order 'nuc' for vectors"):
+        ops.norm(T(np.ones(3)), "nuc")
+    with pytest.raises(ValueError, match="norm: invalid order 3 for matrices"):
+        ops.norm(T(np.ones((3, 3))), 3)
+    with pytest.raises(ValueError, match="1-d or 2-d"):
+        ops.norm(T(np.ones((2, 3, 3))), 2)
+    # ord=None over any number of axes is the 2-norm of those entries (as before)
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    np.testing.assert_allclose(ops.norm(T(x)).asnumpy(), np.linalg.norm(x.ravel()))
+
+
+# ---- products ------------------------------------------------------------------------------------
+@st.composite
+def dot_shapes(draw, name):
+    """Shapes of ranks 0-3 that numpy.dot (or inner) accepts."""
+    ra, rb = draw(st.integers(0, 3)), draw(st.integers(0, 3))
+    a = draw(st.lists(st.integers(1, 3), min_size=ra, max_size=ra))
+    b = draw(st.lists(st.integers(1, 3), min_size=rb, max_size=rb))
+    if ra and rb:
+        k = draw(st.integers(1, 3))
+        a[-1] = k
+        b[-1 if (name == "inner" or rb == 1) else -2] = k
+    return tuple(a), tuple(b)
+
+
+@settings(max_examples=25, deadline=None)
+@given(data=st.data(), name=st.sampled_from(["dot", "inner"]))
+def test_dot_and_inner_follow_numpy(data, name):
+    sa, sb = data.draw(dot_shapes(name))
+    rng = np.random.default_rng(len(sa) * 7 + len(sb))
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    fn, ref = getattr(ops, name), getattr(np, name)
+    out = fn(T(a), T(b))
+    assert out.shape == np.shape(ref(a, b))
+    np.testing.assert_allclose(out.asnumpy(), ref(a, b), rtol=1e-12, atol=1e-12)
+    gradcheck(fn, [T(a), T(b)], order=1)
+
+
+def test_dot_and_inner_errors_name_the_op():
+    with pytest.raises(ValueError, match="dot: shapes"):
+        ops.dot(T(np.ones((2, 2, 3))), T(np.ones((2, 2, 3))))
+    with pytest.raises(ValueError, match="inner: shapes"):
+        ops.inner(T(np.ones((2, 3))), T(np.ones((3, 2))))
+
+
+@pytest.mark.parametrize(
+    "sa, sb", [((2, 3), (4, 5)), ((3,), (2, 2)), ((2, 1, 3), (3, 2)), ((), (2,)), ((0, 2), (3,))]
+)
+def test_kron_like_numpy(sa, sb):
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal(sa), rng.standard_normal(sb)
+    np.testing.assert_allclose(ops.kron(T(a), T(b)).asnumpy(), np.kron(a, b))
+    if a.size:
+        gradcheck(ops.kron, [T(a), T(b)], order=2)
+
+
+def test_cross_like_numpy():
+    rng = np.random.default_rng(12)
+    a, b = rng.standard_normal((4, 3)), rng.standard_normal((2, 1, 3))
+    np.testing.assert_allclose(ops.cross(T(a), T(b)).asnumpy(), np.cross(a, b))
+    gradcheck(ops.cross, [T(a), T(b)], order=2)
+    at, bt = rng.standard_normal((3, 4)), rng.standard_normal((4, 3))
+    got = ops.cross(T(at), T(bt), axisa=0, axisb=1, axisc=0).asnumpy()
+    np.testing.assert_allclose(got, np.cross(at, bt, axisa=0, axisb=1, axisc=0))
+    np.testing.assert_allclose(
+        ops.cross(T(at), T(bt.T), axis=0).asnumpy(), np.cross(at, bt.T, axis=0)
+    )
+    # 2-vectors: z alone, or z = 0 against a 3-vector (numpy's rules, written out)
+    a2, b2 = a[:, :2], b[..., :2]
+    np.testing.assert_allclose(
+        ops.cross(T(a2), T(b2)).asnumpy(), a2[:, 0] * b2[..., 1] - a2[:, 1] * b2[..., 0]
+    )
+    a3 = np.concatenate([a2, np.zeros((4, 1))], axis=1)
+    np.testing.assert_allclose(ops.cross(T(a2), T(b)).asnumpy(), np.cross(a3, b))
+    with pytest.raises(ValueError, match="cross: vectors must have length 2 or 3"):
+        ops.cross(T(np.ones(4)), T(np.ones(3)))
+
+
+# ---- einsum with zero-length axes --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "eq, sa, sb",
+    [
+        ("...ij,...jk->...ik", (2, 0, 3), (2, 3, 4)),
+        ("...ij,...jk->...ik", (2, 3, 0), (2, 0, 4)),
+        ("...ij,...jk->...ik", (0, 3, 3), (1, 3, 3)),
+        ("ij,jk", (0, 3), (3, 0)),
+        ("i,i->", (0,), (0,)),
+        ("bij->bj", (2, 0, 3), None),
+    ],
+)
+def test_einsum_zero_length_axes(eq, sa, sb):
+    rng = np.random.default_rng(13)
+    arrays = [rng.standard_normal(s) for s in (sa, sb) if s is not None]
+    out = ops.einsum(eq, *[T(x) for x in arrays])
+    ref = np.einsum(eq, *arrays)
+    assert out.shape == ref.shape
+    np.testing.assert_allclose(out.asnumpy(), ref)
+    grads = core.grad(lambda *xs: ops.einsum(eq, *xs).sum(), tuple(range(len(arrays))))(
+        *[T(x) for x in arrays]
+    )
+    grads = grads if isinstance(grads, tuple) else (grads,)
+    for g, x in zip(grads, arrays):
+        assert g.shape == x.shape

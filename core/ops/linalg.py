@@ -234,16 +234,44 @@ def _contract_pair(x, tx, y, ty, keep):
     return reshape(P.matmul(xm, ym), dims(res)), "".join(res)
 
 
+def _sublist_equation(args):
+    """numpy's interleaved form ``einsum(op0, sub0, op1, sub1, ..., [sub_out])`` (subscripts
+    are lists of ints in [0, 52) and ``Ellipsis``) as ``(equation, operands)``."""
+
+    def term(sub):
+        out = []
+        for i in sub:
+            if i is Ellipsis:
+                out.append("...")
+            elif isinstance(i, (int, np.integer)) and 0 <= int(i) < len(string.ascii_letters):
+                out.append(string.ascii_letters[int(i)])
+            else:
+                raise ValueError(
+                    f"einsum: subscript {i!r} in {list(sub)} must be an int in [0, 52) or Ellipsis"
+                )
+        return "".join(out)
+
+    operands, subs = list(args[0 : len(args) - len(args) % 2 : 2]), list(args[1::2])
+    equation = ",".join(term(s) for s in subs)
+    if len(args) % 2:
+        equation += "->" + term(args[-1])
+    return equation, operands
+
+
 def einsum(equation, *operands):
     """Einstein summation (numpy.einsum semantics: ``...``, implicit output, repeated indices
-    within a term take diagonals, size-1 dims broadcast), evaluated as a sequence of batched
-    matmuls (BLAS) in the contraction order chosen by opt_einsum.
+    within a term take diagonals, size-1 dims broadcast, zero-length axes), evaluated as a
+    sequence of batched matmuls (BLAS) in the contraction order chosen by opt_einsum.
 
     Args:
-        equation: e.g. ``"bij,bjk->bik"``.
+        equation: e.g. ``"bij,bjk->bik"``; or numpy's interleaved form
+            ``einsum(x, [0, 1], y, [1, 2], [0, 2])``.
         operands: tensors, one per term (dtypes are promoted).
     """
     from .elementwise import astype
+
+    if not isinstance(equation, str):
+        equation, operands = _sublist_equation((equation, *operands))
 
     ops_ = [as_tensor(o) for o in operands]
     dtype = ops_[0].dtype if ops_ else None

@@ -873,3 +873,15 @@ def test_einsum_zero_length_axes(eq, sa, sb):
     grads = grads if isinstance(grads, tuple) else (grads,)
     for g, x in zip(grads, arrays):
         assert g.shape == x.shape
+
+
+def test_einsum_interleaved_sublists_like_numpy():
+    rng = np.random.default_rng(14)
+    a, b = rng.standard_normal((2, 2, 3)), rng.standard_normal((3, 4))
+    args = (a, [Ellipsis, 0, 1], b, [1, 2], [Ellipsis, 0, 2])
+    got = ops.einsum(*[T(x) if isinstance(x, np.ndarray) else x for x in args])
+    np.testing.assert_allclose(got.asnumpy(), np.einsum(*args), rtol=1e-12)
+    got = ops.einsum(T(a), [0, 1, 2], T(a), [0, 1, 2])  # implicit output: a full contraction
+    np.testing.assert_allclose(got.asnumpy(), np.einsum(a, [0, 1, 2], a, [0, 1, 2]))
+    with pytest.raises(ValueError, match="einsum: subscript 'i'"):
+        ops.einsum(T(a), ["i", 0, 1])

@@ -136,6 +136,8 @@ from .linalg import norm as norm
 from .linalg import outer as outer
 from .linalg import slogdet as slogdet
 from .linalg import solve as solve
+from .linalg import solve_banded as solve_banded
+from .linalg import solve_sylvester as solve_sylvester
 from .linalg import solve_triangular as solve_triangular
 from .linalg import tensordot as tensordot
 from .loops import CheckpointPolicy as CheckpointPolicy

@@ -403,6 +403,78 @@ def solve(a, b):
     return _back(squeeze(x, -1) if vector else x, back)
 
 
+def solve_sylvester(a, b, q):
+    """X with ``a @ X + X @ b = q`` (scipy.linalg.solve_sylvester), batched over leading axes.
+
+    Args:
+        a: [..., n, n]; b: [..., m, m]; q: [..., n, m].
+
+    Solved as one [n*m, n*m] system in Kronecker form, ``(a (x) I + I (x) b^T) vec(X) =
+    vec(q)`` (row-major vec): O((n m)^3), meant for small matrices; a composite, so it has
+    derivatives of every order in all three arguments.
+    """
+    from .elementwise import astype
+    from .shape import expand_dims
+
+    a, back = _matrix_arg(a, "solve_sylvester")
+    b, _ = _matrix_arg(b, "solve_sylvester")
+    q = as_tensor(q)
+    n, m = a.shape[-1], b.shape[-1]
+    if q.ndim < 2 or tuple(q.shape[-2:]) != (n, m):
+        raise ValueError(
+            f"solve_sylvester: q of shape {tuple(q.shape)} does not match a {tuple(a.shape)} and "
+            f"b {tuple(b.shape)} (expected [..., {n}, {m}])"
+        )
+    d = _dt.promote_types(_dt.promote_types(a.dtype, b.dtype), q.dtype)
+    d = d if _dt.is_inexact(d) else _dt.float32
+    a, b, q = (x if x.dtype == d else astype(x, d) for x in (a, b, q))
+    eye_n, eye_m = _eye_like(n, d), _eye_like(m, d)
+    # [..., i, k, j, l] = a_ij d_kl + d_ij b_lk
+    k = expand_dims(a, (-3, -1)) * reshape(eye_m, (1, m, 1, m)) + reshape(
+        eye_n, (n, 1, n, 1)
+    ) * expand_dims(swapaxes(b, -1, -2), (-4, -2))
+    batch = np.broadcast_shapes(tuple(k.shape[:-4]), tuple(q.shape[:-2]))
+    k = reshape(k, (*k.shape[:-4], n * m, n * m))
+    x = P.solve(k, reshape(q, (*q.shape[:-2], n * m, 1)))
+    return _back(reshape(x, (*batch, n, m)), back)
+
+
+def _eye_like(n, dtype):
+    from .creation import eye
+
+    return eye(n, dtype=dtype)
+
+
+def solve_banded(l_and_u, ab, b):
+    """Solve ``a @ x = b`` for a banded ``a`` given in LAPACK band storage, as
+    scipy.linalg.solve_banded: ``a[i, j] = ab[u + i - j, j]``.
+
+    Args:
+        l_and_u: ``(l, u)``, the numbers of sub- and super-diagonals.
+        ab: [l + u + 1, n] the diagonals; b: [n] or [n, k].
+
+    A composite (the dense matrix gathered from ``ab``, then :func:`solve`), so derivatives
+    reach ``ab`` and ``b`` to every order; meant for moderate n.
+    """
+    from .creation import _const
+    from .elementwise import where
+    from .indexing import getitem
+
+    lo, up = (int(v) for v in l_and_u)
+    ab = as_tensor(ab)
+    if ab.ndim != 2 or ab.shape[0] != lo + up + 1:
+        raise ValueError(
+            f"solve_banded: ab of shape {tuple(ab.shape)} does not hold l + u + 1 = "
+            f"{lo + up + 1} diagonals for (l, u) = ({lo}, {up})"
+        )
+    n = ab.shape[1]
+    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    row = up + i - j
+    inside = (row >= 0) & (row <= lo + up)
+    full = getitem(ab, (np.clip(row, 0, lo + up), j))  # [n, n]
+    return solve(where(_const(inside), full, 0), b)
+
+
 def solve_triangular(a, b, lower=True, transpose=False):
     """Solve ``A @ x = b`` (or ``A^T @ x = b`` with ``transpose``) where ``A`` is the lower
     (``lower=True``) or upper triangle of ``a`` [..., n, n]; the other triangle is not read.

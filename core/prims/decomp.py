@@ -24,7 +24,7 @@ from ..autodiff.rules import defjvp, defvjp
 from ..primitive import ShapedArray
 from ..vmap import batch_rules, to_front
 from ._define import defprim
-from .linalg import _check_square, _linalg_call, inv, matmul, solve
+from .linalg import _check_square, _linalg_call, inv, matmul
 
 
 # ---- helpers written with core ops (so that every rule differentiates again) -------------------
@@ -370,25 +370,10 @@ def _sqrtm_impl(xp, a):
 sqrtm = defprim("sqrtm", _sqrtm_impl, _square_same("sqrtm"))
 
 
-def sylvester_sym(x, c):
-    """Y [..., n, n] with x Y + Y x = c, as one [n^2, n^2] linear solve (Kronecker form:
-    (x (x) I + I (x) x^T) vec(Y) = vec(c), row-major vec). O(n^6): meant for small n."""
-    ops = _ops()
-    n = x.shape[-1]
-    eye = _eye(n, x.dtype)
-    # [..., i, k, j, l] = x_ij d_kl + d_ij x_lk
-    k = ops.reshape(
-        ops.expand_dims(x, (-3, -1)) * ops.reshape(eye, (1, n, 1, n))
-        + ops.reshape(eye, (n, 1, n, 1)) * ops.expand_dims(_mT(x), (-4, -2)),
-        (*x.shape[:-2], n * n, n * n),
-    )
-    y = solve(k, ops.reshape(c, (*c.shape[:-2], n * n, 1)))
-    return ops.reshape(y, c.shape)
-
-
 # X = sqrtm(A): X dX + dX X = dA; the transpose solves X^T G_A + G_A X^T = G
-defvjp(sqrtm, lambda g, out, a: (sylvester_sym(_mT(out), g),))
-defjvp(sqrtm, lambda ts, out, a: sylvester_sym(out, ts[0]))
+# (a Sylvester equation, ``core.ops.solve_sylvester``: one Kronecker-form solve)
+defvjp(sqrtm, lambda g, out, a: (_ops().solve_sylvester(_mT(out), _mT(out), g),))
+defjvp(sqrtm, lambda ts, out, a: _ops().solve_sylvester(out, out, ts[0]))
 
 
 # ---- batching: the batch axis goes first; every impl broadcasts leading axes --------------------

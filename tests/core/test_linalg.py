@@ -885,3 +885,52 @@ def test_einsum_interleaved_sublists_like_numpy():
     np.testing.assert_allclose(got.asnumpy(), np.einsum(a, [0, 1, 2], a, [0, 1, 2]))
     with pytest.raises(ValueError, match="einsum: subscript 'i'"):
         ops.einsum(T(a), ["i", 0, 1])
+
+
+def test_decompositions_under_jit_vmap_and_hessian():
+    """The rules that transpose a JVP (svd, eig, pinv) run a nested vjp: it must trace under
+    jit and batch under vmap like any other rule."""
+    x = T(np.random.default_rng(15).standard_normal((3, 4)))
+
+    def loss(x):
+        xxt = ops.matmul(x, ops.swapaxes(x, 0, 1))
+        u, s, _ = ops.svd(x, full_matrices=False)
+        return (
+            (ops.abs(u) ** 2 * s).sum()
+            + ops.pinv(x).sum()
+            + ops.real(ops.eigvals(xxt)).sum()
+            + ops.eigvalsh(xxt).sum()
+            + ops.expm(x[:, :3]).sum()
+        )
+
+    g = core.grad(loss)(x).asnumpy()
+    np.testing.assert_allclose(core.jit(core.grad(loss))(x).asnumpy(), g, rtol=1e-12)
+    h = core.hessian(loss)(x).asnumpy()
+    np.testing.assert_allclose(core.jit(core.hessian(loss))(x).asnumpy(), h, rtol=1e-10)
+    xs = T(np.stack([x.asnumpy(), 2 * x.asnumpy()]))
+    vg = core.vmap(core.grad(loss))(xs).asnumpy()
+    np.testing.assert_allclose(vg[0], g, rtol=1e-12)
+    gv = core.grad(lambda xs: core.vmap(loss)(xs).sum())(xs).asnumpy()
+    np.testing.assert_allclose(gv, vg, rtol=1e-10)
+
+
+def test_solve_sylvester_and_solve_banded_like_scipy():
+    rng = np.random.default_rng(16)
+    a, b, q = rng.standard_normal((3, 3)), rng.standard_normal((2, 2)), rng.standard_normal((3, 2))
+    x = ops.solve_sylvester(T(a), T(b), T(q)).asnumpy()
+    np.testing.assert_allclose(x, sla.solve_sylvester(a, b, q), rtol=1e-10)
+    gradcheck(ops.solve_sylvester, [T(a), T(b), T(q)], order=2)
+    qs = rng.standard_normal((4, 3, 2))  # a batch of right-hand sides
+    xs = ops.solve_sylvester(T(a), T(b), T(qs)).asnumpy()
+    np.testing.assert_allclose(xs, [sla.solve_sylvester(a, b, m) for m in qs], rtol=1e-10)
+    with pytest.raises(ValueError, match=r"solve_sylvester: q of shape \(2, 3\)"):
+        ops.solve_sylvester(T(a), T(b), T(q.T))
+    for lu, rhs in (((1, 1), (5,)), ((1, 2), (5, 2))):
+        ab = rng.standard_normal((sum(lu) + 1, 5))
+        ab[lu[1]] += 4.0  # a dominant main diagonal
+        rhs = rng.standard_normal(rhs)
+        got = ops.solve_banded(lu, T(ab), T(rhs)).asnumpy()
+        np.testing.assert_allclose(got, sla.solve_banded(lu, ab, rhs), rtol=1e-10)
+        gradcheck(lambda m, r, lu=lu: ops.solve_banded(lu, m, r), [T(ab), T(rhs)], order=2)
+    with pytest.raises(ValueError, match="solve_banded: ab of shape"):
+        ops.solve_banded((1, 1), T(np.ones((2, 5))), T(np.ones(5)))

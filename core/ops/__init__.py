@@ -29,7 +29,9 @@ from .decomp import eigh as eigh
 from .decomp import eigvals as eigvals
 from .decomp import eigvalsh as eigvalsh
 from .decomp import expm as expm
+from .decomp import matrix_rank as matrix_rank
 from .decomp import pinv as pinv
+from .decomp import qr as qr
 from .decomp import sqrtm as sqrtm
 from .decomp import svd as svd
 from .decomp import svdvals as svdvals
@@ -132,6 +134,8 @@ from .linalg import inverse as inverse
 from .linalg import kron as kron
 from .linalg import logdet as logdet
 from .linalg import matmul as matmul
+from .linalg import matrix_power as matrix_power
+from .linalg import multi_dot as multi_dot
 from .linalg import norm as norm
 from .linalg import outer as outer
 from .linalg import slogdet as slogdet

@@ -158,3 +158,43 @@ def sqrtm(a):
     [n^2, n^2] linear system: fine for the small matrices it is meant for (n up to ~30)."""
     a, back = _matrix_arg(a, "sqrtm")
     return _back(P.sqrtm(a), back)
+
+
+def qr(a, mode="reduced"):
+    """QR decomposition, as numpy.linalg.qr: ``a = Q R`` with orthonormal columns in Q and upper
+    triangular R.
+
+    Args:
+        a: [..., m, n]; k = min(m, n).
+        mode: 'reduced' (Q [..., m, k], R [..., k, n]), 'complete' (Q [..., m, m], R [..., m, n])
+            or 'r' (R [..., k, n] alone).
+
+    Returns:
+        ``(Q, R)``, or ``R`` for mode 'r'.
+
+    Derivatives of every order for 'reduced' and 'r' (tall, square and wide matrices, real and
+    complex) and for 'complete' unless m > n (its extra columns of Q are not unique: raises).
+    """
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    a, back = _general_matrix_arg(a, "qr")
+    m, n = a.shape[-2:]
+    full = mode == "complete"
+    q, r = P.split_qr(P.qr(a, full_matrices=full), m, n, full)
+    return _back(r, back) if mode == "r" else (_back(q, back), _back(r, back))
+
+
+def matrix_rank(a, tol=None):
+    """Number of singular values of ``a`` [..., m, n] above ``tol`` (default: numpy's
+    ``s.max() * max(m, n) * eps``), as numpy.linalg.matrix_rank; int64 [...], no derivative."""
+    import numpy as np
+
+    from .elementwise import astype, greater
+    from .reduction import amax, sum
+
+    a, _ = _general_matrix_arg(a, "matrix_rank")
+    s = svdvals(a)
+    if tol is None:
+        eps = float(np.finfo(_dt.real_dtype(s.dtype)).eps)
+        tol = amax(s, axis=-1, keepdims=True) * (max(a.shape[-2:]) * eps)
+    return sum(astype(greater(s, tol), _dt.int64), axis=-1)

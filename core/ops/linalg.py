@@ -557,6 +557,64 @@ def logdet(a):
     return _back(where(not_equal(imag(ld), 0), float("nan"), real(ld)), back)
 
 
+def matrix_power(a, n):
+    """``a`` [..., m, m] to the integer power ``n``, as numpy.linalg.matrix_power: the identity
+    for n = 0, powers of ``inv(a)`` for n < 0; by repeated squaring (O(log |n|) matmuls)."""
+    from .creation import eye
+    from .shape import broadcast_to
+
+    if not isinstance(n, (int, np.integer)):
+        raise TypeError(f"matrix_power: exponent must be an int, got {type(n).__name__}")
+    a = as_tensor(a)
+    if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+        raise ValueError(
+            f"matrix_power: expected square matrices [..., m, m], got {tuple(a.shape)}"
+        )
+    if n == 0:
+        return broadcast_to(eye(a.shape[-1], dtype=a.dtype), tuple(a.shape))
+    if n < 0:
+        a, n = inv(a), -n
+    result = None
+    while n:
+        if n & 1:
+            result = a if result is None else matmul(result, a)
+        n >>= 1
+        if n:
+            a = matmul(a, a)
+    return result
+
+
+def multi_dot(arrays):
+    """``arrays[0] @ arrays[1] @ ...`` as numpy.linalg.multi_dot: the first may be 1-d (a row)
+    and the last 1-d (a column); the product order minimizes the scalar multiplications
+    (the classic matrix-chain dynamic programme over the 2-d shapes)."""
+    ts = [as_tensor(t) for t in arrays]
+    if len(ts) < 2:
+        raise ValueError(f"multi_dot: expected at least two arrays, got {len(ts)}")
+    dims = [ts[0].shape[-2] if ts[0].ndim == 2 else 1]
+    for t in ts:
+        dims.append(t.shape[-1] if t.ndim >= 1 else 1)
+    n = len(ts)
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = float("inf")
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def product(i, j):
+        if i == j:
+            return ts[i]
+        k = split[i][j]
+        return matmul(product(i, k), product(k + 1, j))
+
+    return product(0, n - 1)
+
+
 # ---- products: kron, cross -----------------------------------------------------------------------
 
 

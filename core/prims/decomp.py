@@ -267,6 +267,99 @@ defvjp(svd, _svd_vjp)
 defjvp(svd, _svd_jvp)
 
 
+# ---- qr -----------------------------------------------------------------------------------------
+def _qr_layout(m, n, full_matrices):
+    """(columns of Q = rows of R, width of the packed array) for a [m, n] input."""
+    q_cols = m if full_matrices else min(m, n)
+    return q_cols, max(q_cols, n)
+
+
+def _qr_impl(xp, a, full_matrices):
+    mode = "complete" if full_matrices else "reduced"
+    q, r = _linalg_call("qr", lambda x: xp.linalg.qr(x, mode=mode), a)
+    m, n = a.shape[-2:]
+    q_cols, width = _qr_layout(m, n, full_matrices)
+    out = xp.zeros(a.shape[:-2] + (m + q_cols, width), dtype=a.dtype)
+    out[..., :m, :q_cols] = q
+    out[..., m:, :n] = r
+    return out
+
+
+def _qr_aval(a, full_matrices):
+    if len(a.shape) < 2:
+        raise ValueError(f"qr: expected matrices [..., m, n], got shape {tuple(a.shape)}")
+    m, n = a.shape[-2:]
+    q_cols, width = _qr_layout(m, n, full_matrices)
+    return ShapedArray(a.shape[:-2] + (m + q_cols, width), a.dtype)
+
+
+# packed [..., m + k, max(k, n)]: rows :m hold Q [m, k], rows m: hold R [k, n]
+qr = defprim("qr", _qr_impl, _qr_aval)
+
+
+def split_qr(packed, m, n, full_matrices=False):
+    """[..., m + k, w] -> (Q [..., m, k], R [..., k, n]); k = m when ``full_matrices``."""
+    q_cols, _ = _qr_layout(m, n, full_matrices)
+    return packed[..., :m, :q_cols], packed[..., m:, :n]
+
+
+def _qr_square_tangent(dx, q, r):
+    """dQ, dR of x = QR with x [..., m, n], m >= n, Q [m, n] (JAX's ``qr_jvp_rule``)."""
+    ops = _ops()
+    from .linalg import triangular_solve
+
+    n = r.shape[-1]
+    dx_rinv = _mT(triangular_solve(_mT(r), _mT(dx), lower=True))  # dx R^-1
+    qt_dx_rinv = matmul(_mH(q), dx_rinv)
+    low = ops.tril(qt_dx_rinv, -1)
+    do = low - _mH(low)  # skew-Hermitian
+    if _dt.is_complex(q.dtype):  # the free phase of each column: imaginary diagonal
+        do = do + _eye(n, _dt.real_dtype(q.dtype)) * (
+            qt_dx_rinv - _as(ops.real(qt_dx_rinv), q.dtype)
+        )
+    return matmul(q, do - qt_dx_rinv) + dx_rinv, matmul(qt_dx_rinv - do, r)
+
+
+def _qr_tangent(t, out, m, n, full_matrices):
+    ops = _ops()
+    if full_matrices and m > n:
+        raise NotImplementedError(
+            f"qr: no derivative with mode='complete' for a tall matrix ({m}x{n}): the extra "
+            "columns of Q are not unique; use mode='reduced'"
+        )
+    q, r = split_qr(out, m, n, full_matrices)
+    if m >= n:
+        dq, dr = _qr_square_tangent(t, q, r)
+        return _qr_pack(dq, dr, m, n, full_matrices)
+    # wide: x = [x1 x2] with x1 [m, m] square; Q R1 = x1 and R2 = Q^H x2
+    dq, dr1 = _qr_square_tangent(t[..., :m], q, r[..., :m])
+    x2 = matmul(q, r[..., m:])
+    dr2 = matmul(_mH(dq), x2) + matmul(_mH(q), t[..., m:])
+    return _qr_pack(dq, ops.concat([dr1, dr2], axis=-1), m, n, full_matrices)
+
+
+def _qr_pack(dq, dr, m, n, full_matrices):
+    ops = _ops()
+    q_cols, width = _qr_layout(m, n, full_matrices)
+    if width > q_cols:
+        dq = ops.pad(dq, [(0, 0)] * (dq.ndim - 1) + [(0, width - q_cols)])
+    return _pack(dq, dr)
+
+
+def _qr_jvp(ts, out, a, full_matrices):
+    m, n = a.shape[-2:]
+    return _qr_tangent(ts[0], out, m, n, full_matrices)
+
+
+def _qr_vjp(g, out, a, full_matrices):
+    m, n = a.shape[-2:]
+    return (_transposed_jvp(lambda t: _qr_tangent(t, out, m, n, full_matrices), a, g),)
+
+
+defvjp(qr, _qr_vjp)
+defjvp(qr, _qr_jvp)
+
+
 # ---- pinv ---------------------------------------------------------------------------------------
 def _pinv_impl(xp, a, rcond):
     if a.shape[-1] == 0 or a.shape[-2] == 0:
@@ -384,5 +477,5 @@ def _front_rule(prim):
     return rule
 
 
-for _p in (eigh, eig, svd, pinv, expm, sqrtm):
+for _p in (eigh, eig, svd, qr, pinv, expm, sqrtm):
     batch_rules[_p] = _front_rule(_p)

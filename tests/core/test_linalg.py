@@ -934,3 +934,42 @@ def test_solve_sylvester_and_solve_banded_like_scipy():
         gradcheck(lambda m, r, lu=lu: ops.solve_banded(lu, m, r), [T(ab), T(rhs)], order=2)
     with pytest.raises(ValueError, match="solve_banded: ab of shape"):
         ops.solve_banded((1, 1), T(np.ones((2, 5))), T(np.ones(5)))
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 3), (3, 5), (2, 4, 2)])
+@pytest.mark.parametrize("cplx", [False, True])
+def test_qr_like_numpy(shape, cplx):
+    a = normal(*shape, complex_=cplx)(np.random.default_rng(17))
+    for mode in ("reduced", "complete"):
+        q, r = ops.qr(T(a), mode)
+        rq, rr = np.linalg.qr(a, mode)
+        assert q.dtype == rq.dtype and q.shape == rq.shape and r.shape == rr.shape
+        np.testing.assert_allclose(q.asnumpy(), rq, atol=1e-12)
+        np.testing.assert_allclose(r.asnumpy(), rr, atol=1e-12)
+    np.testing.assert_allclose(ops.qr(T(a), "r").asnumpy(), np.linalg.qr(a, "r"), atol=1e-12)
+    gradcheck(lambda x: ops.qr(x), [T(a)], order=1)
+    if shape[-2] > shape[-1]:
+        with pytest.raises(NotImplementedError, match="mode='reduced'"):
+            core.grad(lambda x: ops.abs(ops.qr(x, "complete")[0]).sum())(T(a))
+    with pytest.raises(ValueError, match="qr: mode must be"):
+        ops.qr(T(a), "raw")
+
+
+def test_matrix_power_multi_dot_matrix_rank_like_numpy():
+    rng = np.random.default_rng(18)
+    m = rng.standard_normal((2, 3, 3)) + 2 * np.eye(3)
+    for n in (0, 1, 2, 5, -3):
+        np.testing.assert_allclose(
+            ops.matrix_power(T(m), n).asnumpy(), np.linalg.matrix_power(m, n), rtol=1e-10
+        )
+    gradcheck(lambda x: ops.matrix_power(x, 3), [T(m)], order=2)
+    gradcheck(lambda x: ops.matrix_power(x, -2), [T(m[0])], order=1)
+    chain = [rng.standard_normal(s) for s in [(3,), (3, 8), (8, 2), (2, 5), (5,)]]
+    got = ops.multi_dot([T(c) for c in chain]).asnumpy()
+    np.testing.assert_allclose(got, np.linalg.multi_dot(chain), rtol=1e-12)
+    gradcheck(lambda *cs: ops.multi_dot(cs), [T(c) for c in chain[1:4]], order=1)
+    low = rng.standard_normal((3, 5, 2)) @ rng.standard_normal((3, 2, 4))
+    np.testing.assert_array_equal(ops.matrix_rank(T(low)).asnumpy(), np.linalg.matrix_rank(low))
+    assert int(ops.matrix_rank(T(m[0]))) == 3
+    with pytest.raises(TypeError, match="matrix_power: exponent must be an int"):
+        ops.matrix_power(T(m), 2.0)

@@ -757,6 +757,17 @@ def _svd_fn(a):
     return ops.concat([out[..., :m, :] * c, out[..., m : m + 1, :], out[..., m + 1 :, :] * c], -2)
 
 
+def _qr_ref(a, full):
+    """numpy's Q and R packed as decomp.qr packs them: [..., m + k, max(k, n)]."""
+    m, n = a.shape[-2:]
+    q, r = np.linalg.qr(a, mode="complete" if full else "reduced")
+    width = max(q.shape[-1], n)
+    out = np.zeros(a.shape[:-2] + (m + q.shape[-1], width), dtype=a.dtype)
+    out[..., :m, : q.shape[-1]] = q
+    out[..., m:, :n] = r
+    return out
+
+
 def _spd(*shape):
     """Hermitian positive definite (sqrtm has a real root)."""
 
@@ -805,6 +816,21 @@ DECOMP = [
         params={"full_matrices": False},
         fn=_svd_fn,
         id="svd_complex",
+    ),
+    Case(DC.qr, [normal(4, 3)], lambda a: _qr_ref(a, False), params={"full_matrices": False}),
+    Case(
+        DC.qr,
+        [cnormal(2, 3, 3)],
+        lambda a: _qr_ref(a, False),
+        params={"full_matrices": False},
+        id="qr_complex",
+    ),
+    Case(
+        DC.qr,
+        [normal(2, 4)],
+        lambda a: _qr_ref(a, True),
+        params={"full_matrices": True},
+        id="qr_wide_complete",
     ),
     Case(DC.pinv, [normal(3, 2)], np.linalg.pinv, params={"rcond": None}),
     Case(

@@ -736,9 +736,9 @@ def test_matrix_norms_like_numpy(ord):
     m = x[0]
     np.testing.assert_allclose(ops.norm(T(m), ord).asnumpy(), np.linalg.norm(m, ord))
     order = 2 if ord in (None, "fro", "nuc", 2, -2) else 1  # max/min of sums: order 1 only
-    gradcheck(lambda t: ops.norm(t, ord, (2, 0)), [T(x)], order=order)
+    gradcheck(lambda t: ops.norm(t, ord, (2, 0)), [T(x[:, :2, :3])], order=order)
     if ord == "nuc":  # autograd's complex test
-        z = normal(6, 5, complex_=True)(np.random.default_rng(1))
+        z = normal(4, 3, complex_=True)(np.random.default_rng(1))
         np.testing.assert_allclose(ops.norm(T(z), "nuc").asnumpy(), np.linalg.norm(z, "nuc"))
         gradcheck(lambda t: ops.norm(t, "nuc"), [T(z)], order=2)
 

@@ -76,3 +76,9 @@ from .tensor import Tensor as Tensor  # noqa: E402
 from .vmap import vmap as vmap  # noqa: E402
 
 bool = bool_
+
+# Last, once every BLAS that importing core loads is in the process (scipy has its own).
+from .backend.threads import apply_environment_setting as _apply_thread_env  # noqa: E402
+
+_apply_thread_env()
+del _apply_thread_env

@@ -85,5 +85,10 @@ def _apply_to_libraries(n):
     numexpr.set_num_threads(n)
 
 
-if _from_env() is not None:
-    _apply_to_libraries(get_num_threads())
+def apply_environment_setting():
+    """Apply ``DIFFSCI_NUM_THREADS`` (when set) to the BLAS libraries loaded so far.
+
+    ``core/__init__.py`` calls this last, after every module it imports has loaded its BLAS
+    (scipy brings its own OpenBLAS, which numpy's limit does not reach)."""
+    if _from_env() is not None:
+        _apply_to_libraries(get_num_threads())

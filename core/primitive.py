@@ -48,17 +48,21 @@ class Primitive:
 
     Attributes:
         name: the name printed in the IR and in error messages.
-        impl: ``impl(xp, *arrays, **params) -> array`` against the backend namespace ``xp``.
+        impl: ``impl(xp, *arrays, **params) -> array`` against the backend namespace ``xp``:
+            the reference implementation specialized by any backend kernel registered for
+            ``name`` (``core.backend.kernels``).
+        reference: the reference implementation alone (equivalence tests compare the two).
         abstract: ``abstract(*avals, **params) -> ShapedArray``: the shape/dtype rule.
         differentiable: False for ops with zero derivative everywhere (comparisons, argmax);
             their outputs never carry tangents or cotangents.
     """
 
-    __slots__ = ("abstract", "differentiable", "impl", "name")
+    __slots__ = ("abstract", "differentiable", "impl", "name", "reference")
 
     def __init__(self, name, impl, abstract, differentiable=True):
         self.name = name
         self.impl = impl
+        self.reference = impl  # the backend-neutral implementation (see core.backend.kernels)
         self.abstract = abstract
         self.differentiable = differentiable
 

@@ -7,6 +7,8 @@ tensor knows its device from its array type; an op whose inputs live on two devi
 from .base import Backend as Backend
 from .base import check_complete as check_complete
 from .numpy_backend import NumpyBackend
+from . import cpu_impls as _cpu_impls  # noqa: F401  (registers the CPU kernels)
+from . import kernels as kernels
 
 _FACTORIES = {
     "CPU": NumpyBackend,

@@ -2,13 +2,18 @@
 
 import numpy as np
 
+from ..backend import kernels
 from ..primitive import Primitive, ShapedArray
 
 ALL = []  # every primitive, in declaration order (coverage tests walk this list)
 
 
 def defprim(name, impl, abstract, differentiable=True):
-    prim = Primitive(name, impl, abstract, differentiable)
+    """Declare a primitive: ``impl(xp, *arrays, **params)`` is its reference implementation,
+    written against the array namespace ``xp``; a backend's registered kernel for ``name``
+    (``core.backend.kernels``) specializes it. ``prim.reference`` keeps the reference."""
+    prim = Primitive(name, kernels.specialize(name, impl), abstract, differentiable)
+    prim.reference = impl
     ALL.append(prim)
     return prim
 

@@ -25,7 +25,7 @@ The kernel-then-output layout keeps the window copy reading along the fastest sp
 
 import itertools
 
-from ..autodiff.rules import def_linear_unary
+from ..rules._define import def_linear_unary
 from ..primitive import ShapedArray
 from ..vmap import batch_rules, to_front
 from ._define import defprim

@@ -20,7 +20,7 @@ conjugate), and differentiable again because the JVP is written with core ops.
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autodiff.rules import defjvp, defvjp
+from ..rules._define import defjvp, defvjp
 from ..primitive import ShapedArray
 from ..vmap import batch_rules, to_front
 from ._define import defprim

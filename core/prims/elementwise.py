@@ -11,7 +11,7 @@ import numpy as np
 import scipy.special as _sp
 
 from .. import dtypes as _dt
-from ..autodiff.rules import def_linear_unary, def_partials, defjvp, defvjp
+from ..rules._define import def_linear_unary, def_partials, defjvp, defvjp
 from ..backend import cpu_kernels as _native
 from ..primitive import ShapedArray
 from ..vmap import batch_rules, elementwise_rule

@@ -24,7 +24,7 @@ Derivative rules (JAX's convention: linear maps transpose without conjugation):
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autodiff.rules import def_linear_unary
+from ..rules._define import def_linear_unary
 from ..backend.threads import get_num_threads
 from ..primitive import ShapedArray
 from ..vmap import axis_rule, batch_rules

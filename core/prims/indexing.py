@@ -8,7 +8,7 @@ integer arrays by ``core.ops`` before they get here.
 
 import numpy as np
 
-from ..autodiff.rules import defjvp, defvjp
+from ..rules._define import defjvp, defvjp
 from ..primitive import ShapedArray
 from ..vmap import batch_rules, to_front
 from ._define import defprim

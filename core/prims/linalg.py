@@ -8,7 +8,7 @@ Dense solvers and factorizations: ``inv``, ``solve``, ``triangular_solve``, ``ch
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autodiff.rules import defjvp, defvjp
+from ..rules._define import defjvp, defvjp
 from ..backend import cpu_layout
 from ..primitive import ShapedArray
 from ..vmap import batch_rules, to_front

@@ -8,7 +8,7 @@ on [128, 128, 128] (speed). Its derivatives are written with core ops.
 
 import numpy as np
 
-from ..autodiff.rules import defjvp, defvjp
+from ..rules._define import defjvp, defvjp
 from ..backend import cpu_kernels as _native
 from ..primitive import ShapedArray
 from ..vmap import batch_rules, to_front

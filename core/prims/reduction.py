@@ -6,7 +6,7 @@
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autodiff.rules import def_linear_unary, defjvp, defvjp
+from ..rules._define import def_linear_unary, defjvp, defvjp
 from ..primitive import ShapedArray
 from ..vmap import axis_rule, batch_rules
 from ._define import defprim, same_aval

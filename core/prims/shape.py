@@ -6,7 +6,7 @@ are composites in ``core/ops/shape.py``.
 
 import numpy as np
 
-from ..autodiff.rules import def_linear_unary, defjvp, defvjp
+from ..rules._define import def_linear_unary, defjvp, defvjp
 from ..backend import cpu_layout
 from ..primitive import ShapedArray
 from ..vmap import batch_rules, broadcast_batch, to_front

@@ -8,7 +8,7 @@ works in that buffer (speed; its derivatives are still written with core ops).
 
 import numpy as np
 
-from ..autodiff.rules import defjvp, defvjp
+from ..rules._define import defjvp, defvjp
 from ..backend import cpu_kernels as _native
 from ..primitive import ShapedArray
 from ..vmap import axis_rule, batch_rules

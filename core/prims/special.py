@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..autodiff.rules import def_partials
+from ..rules._define import def_partials
 from ..vmap import batch_rules, elementwise_rule
 from ._define import defprim, same_aval
 

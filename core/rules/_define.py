@@ -1,7 +1,7 @@
 """Helpers that fill the VJP and JVP tables from one declaration per primitive."""
 
-from .forward import jvp_rules
-from .reverse import needs_mask, vjp_rules
+from ..autodiff.forward import jvp_rules
+from ..autodiff.reverse import needs_mask, vjp_rules
 
 
 def defvjp(prim, rule, masked=False):

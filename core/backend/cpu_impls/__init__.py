@@ -3,9 +3,8 @@
 Each entry specializes one primitive's reference implementation for numpy arrays: native C
 loops from ``cpu_kernels`` where a compiler exists, tiled copies from ``cpu_layout``,
 scipy where numpy lacks a routine. Every kernel falls back to the reference for other array
-types and for inputs too small to pay for a native call.
+types and for inputs too small to pay for a native call. One module per primitive family.
 """
 
-import numpy as np  # noqa: F401  (used by the kernels registered below)
 
-from . import kernels  # noqa: F401
+from . import arrays, elementwise, nn  # noqa: F401  (each registers its kernels)

@@ -1,0 +1,1 @@
+"""CPU kernels for the arrays primitives (see core.backend.kernels)."""

@@ -1,0 +1,1 @@
+"""CPU kernels for the elementwise primitives (see core.backend.kernels)."""

@@ -1,0 +1,1 @@
+"""CPU kernels for the nn primitives (see core.backend.kernels)."""

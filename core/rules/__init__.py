@@ -1,0 +1,8 @@
+"""Derivative, batching and lowering rules, one module per primitive family.
+
+Each ``core/rules/<family>.py`` registers, for the primitives declared in
+``core/prims/<family>.py``: the VJP (reverse mode), the JVP (forward mode), the batching rule
+(vmap) and the lowering record (what ``core.jit`` needs to fuse and generate code). Rules are
+written with ``core.ops``, so they are themselves differentiable to any order. Helpers shared
+by the families are in ``_define.py``.
+"""

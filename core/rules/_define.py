@@ -69,3 +69,36 @@ def def_linear_unary(prim, transpose):
 
     vjp_rules[prim] = vjp
     jvp_rules[prim] = jvp
+
+
+def align_batch(args, bdims):
+    """Operands of a broadcasting primitive, batched for one call: the batch axis first and
+    the ranks aligned.
+
+    For a primitive that broadcasts its operands' leading axes (elementwise ops, matmul,
+    solve), each batched operand ``a`` (batch axis at ``bdims[i]``, unbatched rank ``r``)
+    becomes ``[B, 1, ..., 1, *a_unbatched]`` with ``rank - r`` size-1 axes after the batch
+    axis, where ``rank`` is the largest unbatched rank among ``args``: numpy broadcasting
+    then lines up every other axis as in the unbatched call. Unbatched operands (bdim None)
+    are returned as they are; broadcasting puts them under the batch axis.
+
+    Args:
+        args: the primitive's operands (tensors or tracers).
+        bdims: one batch axis per operand (int, or None when the operand is not batched).
+
+    Returns:
+        A list of operands; the primitive applied to them has its batch axis at 0.
+    """
+    from ..prims.shape import reshape
+    from ..vmap import to_front
+
+    rank = max(a.ndim - (b is not None) for a, b in zip(args, bdims))
+    moved = []
+    for a, b in zip(args, bdims):
+        if b is not None:
+            a = to_front(a, b)
+            r = a.ndim - 1
+            if r < rank:
+                a = reshape(a, shape=(a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
+        moved.append(a)
+    return moved

@@ -10,6 +10,7 @@ Each rule is ``rule(g, out, *xs, needed) -> tuple`` of arrays (or None where not
 """
 
 from ..prims import elementwise as E
+from .reverse import array_vjps
 
 
 def _add(g, out, x, y, needed):
@@ -29,7 +30,7 @@ def _div(g, out, x, y, needed):
     return gx, (-(gx * out) if needed[1] else None)
 
 
-array_vjps = {
+array_vjps.update({
     E.add: _add,
     E.sub: _sub,
     E.mul: _mul,
@@ -38,4 +39,4 @@ array_vjps = {
     E.exp: lambda g, out, x, needed: (g * out,),
     E.tanh: lambda g, out, x, needed: (g * (1 - out * out),),  # as tanh_backward computes it
     E.logistic: lambda g, out, x, needed: (g * (out * (1.0 - out)),),
-}
+})

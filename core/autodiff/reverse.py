@@ -21,6 +21,10 @@ vjp_rules = {}  # Primitive -> rule(g, out, *primals, **params) -> tuple of cota
 # Primitives whose rule also takes ``_needed`` (a tuple of bools, one per input): the engine
 # tells it which cotangents anybody will read, so it can skip the others (x * const, data @ W).
 needs_mask = set()
+# Primitive -> rule(g, out, *xs, needed) -> tuple of arrays (None = zero): the same VJP on numpy
+# arrays, for backward passes nobody differentiates (filled by the rules of each family; see
+# ``backward``).
+array_vjps = {}
 
 
 class VJPTracer(Tracer):
@@ -36,7 +40,7 @@ class VJPTracer(Tracer):
         parents: one entry per input: that input's VJPTracer of this trace, or None.
         primals: the inputs' primal values.
         params: the static params of the application.
-        arrays: ``(out, *primals)`` as numpy arrays when all were concrete (see array_rules),
+        arrays: ``(out, *primals)`` as numpy arrays when all were concrete (see ``array_vjps``),
             else None.
     """
 
@@ -229,7 +233,6 @@ def backward(roots, cotangents, order=None):
     bound to locals and the shape/dtype check reads concrete arrays directly when it can.
     """
     from ..prims.elementwise import add
-    from .array_rules import array_vjps
 
     cts = {}
     for r, g in zip(roots, cotangents):
@@ -256,7 +259,7 @@ def backward(roots, cotangents, order=None):
             gv = g if type(g) is np.ndarray else (g._value if type(g) is Tensor else None)
             if fast is not None and type(gv) is np.ndarray:
                 # nothing traces this backward pass: the VJP runs on the arrays and the
-                # cotangents stay arrays (core.autodiff.array_rules)
+                # cotangents stay arrays (``array_vjps``)
                 ps = node.parents
                 needed = (
                     (ps[0] is not None, ps[1] is not None)

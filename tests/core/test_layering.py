@@ -71,7 +71,6 @@ KNOWN_UPWARD = {
     "core.autodiff.api -> core.ops",  # core/autodiff/api.py
     "core.autodiff.custom_call -> core.ops",  # core/autodiff/custom_call.py
     "core.autodiff.forward -> core.ops",  # core/autodiff/forward.py
-    "core.autodiff.reverse -> core.autodiff.array_rules",  # core/autodiff/reverse.py
     "core.autodiff.reverse -> core.ops",  # core/autodiff/reverse.py
     "core.chunk -> core.ops",  # core/chunk.py
     "core.jit.api -> core.nn.cell",  # core/jit/api.py

@@ -102,3 +102,14 @@ def align_batch(args, bdims):
                 a = reshape(a, shape=(a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
         moved.append(a)
     return moved
+
+
+def broadcasting_batch_rule(prim):
+    """The batching rule of a primitive that broadcasts its operands' leading axes as numpy
+    does (elementwise ops, matmul, solve): the operands aligned by :func:`align_batch`, then
+    one call; the result's batch axis is 0."""
+
+    def rule(args, bdims, **params):
+        return prim(*align_batch(args, bdims), **params), 0
+
+    return rule

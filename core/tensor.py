@@ -24,14 +24,29 @@ def _array_from(data, dtype):
         return backend.asarray(arr)
     if dtype is None:
         probe = np.asarray(data)
-        if probe.dtype == np.float64:
+        # Python floats are weak (float32, complex64); numpy's float64/complex128 values keep
+        # their precision in a list too, as they do alone (Tensor(np.float64(1.0)) is float64)
+        if probe.dtype == np.float64 and not _holds_double(data):
             dtype = _dt.default_float
-        elif probe.dtype == np.complex128:
+        elif probe.dtype == np.complex128 and not _holds_double(data):
             dtype = _dt.complex64
         else:
             dtype = probe.dtype
         return backend.asarray(probe.astype(dtype, copy=False))
     return backend.asarray(np.asarray(data, dtype=dtype))
+
+
+def _holds_double(data):
+    """True if nested lists/tuples ``data`` hold a numpy float64 or complex128 value."""
+    if not isinstance(data, (list, tuple)):
+        return False
+    for e in data:
+        if isinstance(e, (np.ndarray, np.generic)):
+            if e.dtype == np.float64 or e.dtype == np.complex128:
+                return True
+        elif isinstance(e, (list, tuple)) and _holds_double(e):
+            return True
+    return False
 
 
 def _initialized(data, dtype, shape, init):
@@ -145,6 +160,20 @@ class Tensor:
     @property
     def device(self):
         return _backend.backend_of(self._value).name
+
+    @property
+    def real(self):
+        """The real part (``x`` itself for a real tensor), a property as in numpy."""
+        return _ops.real(self)
+
+    @property
+    def imag(self):
+        """The imaginary part (zeros for a real tensor), a property as in numpy."""
+        return _ops.imag(self)
+
+    def conjugate(self):
+        """The complex conjugate (numpy's name for ``conj``)."""
+        return _ops.conj(self)
 
     @property
     def T(self):
@@ -418,8 +447,8 @@ _UFUNC_OPS = {
 # Methods that forward to the op of the same name in core.ops (x.sum(axis) == ops.sum(x, axis)).
 _METHODS = (
     "abs all any argmax argmin argsort astype broadcast_to clip conj cos cumprod cumsum exp "
-    "expand_dims flatten flip imag log logsumexp matmul max maximum mean min minimum norm "
-    "permute pow prod real repeat reshape round sigmoid sin sort sqrt square squeeze std "
+    "expand_dims flatten flip log logsumexp matmul max maximum mean min minimum norm "
+    "permute pow prod repeat reshape round sigmoid sin sort sqrt square squeeze std "
     "sum swapaxes tanh tile transpose var view"
 ).split()
 

@@ -36,6 +36,20 @@ def _as_tensor(x):
     return Tensor(x)
 
 
+def _constants_as_tensors(tree):
+    """A Python number among the outputs (``fn = lambda x: 1.0``) as a constant 0-d tensor: its
+    derivative is zero, as for any output that does not depend on the inputs (autograd's
+    answer; JAX makes it a weakly typed array as well). Other objects are left to the callers'
+    errors."""
+
+    def lift(x):
+        if isinstance(x, (int, float, complex)) and not isinstance(x, bool):
+            return Tensor(x)
+        return x
+
+    return _tree.tree_map(lift, tree)
+
+
 def _param_primal(p):
     from ..primitive import read_param
 
@@ -75,12 +89,13 @@ class _Reverse:
             self.trace.tape = None
 
     def split_aux(self, has_aux):
+        """``(output, aux)``; a Python number in the output is a constant 0-d tensor."""
         out = self.out
         if has_aux:
             if not isinstance(out, (tuple, list)) or len(out) < 2:
                 raise TypeError("has_aux=True needs fn to return a tuple (output, aux, ...)")
-            return out[0], tuple(out[1:])
-        return out, None
+            return _constants_as_tensors(out[0]), tuple(out[1:])
+        return _constants_as_tensors(out), None
 
     def primal(self, tree):
         return _tree.tree_map(lambda x: unwrap(x, self.trace), tree)
@@ -117,7 +132,8 @@ def vjp(fn, *primals, has_aux=False):
     """Evaluate ``fn(*primals)`` and return ``(out, vjp_fn)`` (``(out, vjp_fn, aux)`` with aux).
 
     ``vjp_fn(cotangent)`` returns a tuple with one cotangent per primal (pytrees allowed), the
-    same structure as ``primals``. It can be called many times.
+    same structure as ``primals``. It can be called many times. A Python number among the
+    outputs is returned as a constant 0-d tensor (its cotangents pull back to zeros).
     """
     rev = _Reverse(fn, primals)
     out, aux = rev.split_aux(has_aux)
@@ -154,7 +170,9 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
     """Return ``f(*args) -> (value, grads)`` where grads follow MindSpore's rules.
 
     Args:
-        fn: function returning a scalar tensor (or ``(scalar, aux...)`` with ``has_aux``).
+        fn: function returning a scalar tensor (or ``(scalar, aux...)`` with ``has_aux``). A
+            Python int/float/complex output is a constant 0-d tensor, so ``grad(lambda x:
+            1.0)(x)`` is ``zeros_like(x)``; other non-tensor outputs raise ``TypeError``.
         grad_position: int, tuple of ints, or None (no positional gradients).
         weights: a Parameter, a list of Parameters, or None.
         has_aux: when True only the first output is differentiated; ``value`` is the whole
@@ -267,7 +285,8 @@ def _graph_mode_dispatch(wrapper):
 
 def grad(fn, grad_position=0, weights=None, has_aux=False):
     """The gradient of a scalar ``fn`` (see :func:`value_and_grad`); returns ``(grads, aux)``
-    when ``has_aux``."""
+    when ``has_aux``. A constant ``fn`` (one returning a Python number) has gradient
+    ``zeros_like`` of each differentiated argument."""
     vg = value_and_grad(fn, grad_position, weights, has_aux)
 
     def wrapper(*args):

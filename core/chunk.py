@@ -21,7 +21,7 @@ def chunk_map(fn, chunk_size, in_axes=0, out_axes=0):
         out_axes: axis along which the chunks of each output leaf are concatenated: an int, or
             a pytree matching a prefix of the output's structure (or one entry per leaf).
     """
-    from . import ops
+    from .ops.shape import concat, slice_axis
 
     if int(chunk_size) < 1:
         raise ValueError(f"chunk_map: chunk_size must be >= 1, got {chunk_size}")
@@ -49,7 +49,7 @@ def chunk_map(fn, chunk_size, in_axes=0, out_axes=0):
         for start in range(0, n, chunk_size):
             stop = min(start + chunk_size, n)
             sliced = [
-                x if ax is None else ops.slice_axis(x, ax, start, stop)
+                x if ax is None else slice_axis(x, ax, start, stop)
                 for x, ax in zip(leaves, leaf_axes, strict=True)
             ]
             out = fn(*_tree.unflatten(args_def, sliced))
@@ -60,7 +60,7 @@ def chunk_map(fn, chunk_size, in_axes=0, out_axes=0):
             if d != treedef:
                 raise ValueError(f"chunk_map: chunks returned structures {treedef} and {d}")
         oaxes = _tree.axes_per_leaf(out_axes, first, "chunk_map: out_axes")
-        joined = [ops.concat([p[0][k] for p in pieces], axis=ax) for k, ax in enumerate(oaxes)]
+        joined = [concat([p[0][k] for p in pieces], axis=ax) for k, ax in enumerate(oaxes)]
         return _tree.unflatten(treedef, joined)
 
     return wrapper

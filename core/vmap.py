@@ -78,11 +78,11 @@ class BatchTrace(Trace):
 
 
 def moveaxis(x, src, dst):
-    from . import ops
+    from .ops import shape as ops_shape
 
     if src == dst:
         return x
-    return ops.moveaxis(x, src, dst)
+    return ops_shape.moveaxis(x, src, dst)
 
 
 def to_front(x, bdim):
@@ -93,7 +93,7 @@ def to_front(x, bdim):
 def elementwise_rule(prim):
     """Batching rule of an n-ary elementwise primitive with numpy broadcasting."""
 
-    from . import ops
+    from .ops.shape import reshape
 
     def rule(args, bdims, **params):
         rank = max(a.ndim - (b is not None) for a, b in zip(args, bdims))
@@ -105,7 +105,7 @@ def elementwise_rule(prim):
             a = to_front(a, b)
             r = a.ndim - 1
             if r < rank:
-                a = ops.reshape(a, (a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
+                a = reshape(a, (a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
             moved.append(a)
         return bind(prim, tuple(moved), params), 0
 
@@ -136,10 +136,10 @@ def axis_rule(prim, axis_names=("axis",), out_keeps_batch=True):
 
 def broadcast_batch(x, bdim, size):
     """``x`` with a leading batch axis of ``size`` (materialized by broadcasting if absent)."""
-    from . import ops
+    from .ops.shape import broadcast_to, expand_dims
 
     if bdim is None:
-        return ops.broadcast_to(ops.expand_dims(x, 0), (size,) + tuple(x.shape))
+        return broadcast_to(expand_dims(x, 0), (size,) + tuple(x.shape))
     return to_front(x, bdim)
 
 

@@ -93,16 +93,16 @@ def _reverse_of_vjp(trace, rule, xs):
     def pull(cts):
         # bwd sees a cotangent for every floating-point output (zeros where none flowed back)
         if any(c is None for c in cts):
-            from .. import ops
+            from ..ops.creation import zeros_like
 
-            cts = [ops.zeros_like(o) if c is None and _inexact(o) else c for c, o in zip(cts, outs)]
+            cts = [zeros_like(o) if c is None and _inexact(o) else c for c, o in zip(cts, outs)]
         return rule.bwd(res, cts)
 
     return record_call(trace, rule.name, parents, primals, outs, pull)
 
 
 def _reverse_of_jvp(trace, rule, xs):
-    from .. import ops
+    from ..ops.creation import zeros_like
 
     primals, parents = _split_vjp(trace, xs)
     if _records_nothing(trace):
@@ -110,9 +110,9 @@ def _reverse_of_jvp(trace, rule, xs):
     lin = push_trace(VJPTrace())  # tapes the jvp's tangent computation only
     try:
         tangents = [
-            VJPTracer(lin, ops.zeros_like(p))
+            VJPTracer(lin, zeros_like(p))
             if par is not None and _inexact(p)
-            else ops.zeros_like(p)
+            else zeros_like(p)
             for p, par in zip(primals, parents)
         ]
         outs, touts = rule.jvp(primals, tangents)
@@ -135,7 +135,7 @@ def _reverse_of_jvp(trace, rule, xs):
 
 # ---- forward mode ------------------------------------------------------------------------------
 def _forward_of_jvp(trace, rule, xs):
-    from .. import ops
+    from ..ops.creation import zeros_like
 
     primals, tangents = [], []
     for x in xs:
@@ -144,7 +144,7 @@ def _forward_of_jvp(trace, rule, xs):
             tangents.append(x.tangent)
         else:
             primals.append(x)
-            tangents.append(ops.zeros_like(x))
+            tangents.append(zeros_like(x))
     outs, touts = rule.jvp(primals, tangents)  # one level down
     return [
         JVPTracer(trace, o, fit_tangent(t, o)) if _inexact(o) else o for o, t in zip(outs, touts)
@@ -221,7 +221,7 @@ class BatchedRule:
         return _front(vals[:n], bdims[:n], self.size), res
 
     def bwd(self, res, cts):
-        from .. import ops
+        from ..ops import reduction as ops_reduction
 
         res_tree, res_vals, res_bdims = res
         m = len(res_vals)
@@ -238,7 +238,7 @@ class BatchedRule:
             if c is None:
                 in_cts.append(None)
             elif ax is None:  # an input shared by every element: the elements' cotangents add up
-                in_cts.append(c if b is None else ops.sum(c, axis=b))
+                in_cts.append(c if b is None else ops_reduction.sum(c, axis=b))
             else:
                 in_cts.append(broadcast_batch(c, b, self.size))
         return in_cts

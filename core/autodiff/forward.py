@@ -74,13 +74,14 @@ class JVPTrace(Trace):
 
 def fit_tangent(t, out):
     """Broadcast and cast tangent ``t`` to the shape and dtype of primal output ``out``."""
-    from .. import ops
+    from ..ops.elementwise import astype, real
+    from ..ops.shape import broadcast_to
 
     if t.shape != out.shape:
-        t = ops.broadcast_to(t, out.shape)
+        t = broadcast_to(t, out.shape)
     if t.dtype != out.dtype:
         if _dt.is_complex(t.dtype) and not _dt.is_complex(out.dtype):
-            t = ops.real(t)
+            t = real(t)
         if t.dtype != out.dtype:
-            t = ops.astype(t, out.dtype)
+            t = astype(t, out.dtype)
     return t

@@ -343,15 +343,16 @@ def _wrap_array(a):
 
 def fit_to(c, x):
     """Undo broadcasting and dtype changes so that cotangent ``c`` matches primal ``x``."""
-    from .. import ops
+    from ..ops.elementwise import astype, real
+    from ..ops.shape import sum_to_shape
 
     if c.shape != x.shape:
-        c = ops.sum_to_shape(c, x.shape)
+        c = sum_to_shape(c, x.shape)
     if c.dtype != x.dtype:
         if _dt.is_complex(c.dtype) and not _dt.is_complex(x.dtype):
-            c = ops.real(c)
+            c = real(c)
         if c.dtype != x.dtype:
-            c = ops.astype(c, x.dtype)
+            c = astype(c, x.dtype)
     return c
 
 

@@ -8,7 +8,7 @@ its draws and the re-run replays them instead of drawing again.
 
 import contextlib
 
-from .. import backend as _backend
+from .. import random_state
 from ..primitive import Primitive, ShapedArray, trace_stack
 
 RANDOM_PRIMS = set()
@@ -16,14 +16,7 @@ RANDOM_PRIMS = set()
 
 def _draw(kind):
     def impl(xp, shape, dtype, **params):
-        b = _backend.current()
-        if kind == "normal":
-            return b.normal(shape, dtype)
-        if kind == "uniform":
-            return b.uniform(shape, params["low"], params["high"], dtype)
-        if kind == "permutation":
-            return b.permutation(shape[0]).astype(dtype)
-        return b.randint(params["low"], params["high"], shape, dtype)
+        return random_state.eager_draw(kind, shape, dtype, **params)
 
     prim = Primitive(
         f"random_{kind}",
@@ -39,13 +32,17 @@ _PRIMS = {k: _draw(k) for k in ("normal", "uniform", "randint", "permutation")}
 _tape = [None]  # the innermost active RandomTape
 
 
-def staged_draw(kind, shape, dtype, **params):
+def staged_draw(kind, shape, dtype, params):
     """The draw as a tensor when it must not be drawn eagerly by the caller: a tracer if a jit
-    trace is active, the recorded or replayed value while a RandomTape runs; else None."""
+    trace is active, the recorded or replayed value while a RandomTape runs; else None (the
+    hook of ``core.random_state``)."""
     tape = _tape[0]
     if tape is not None:
-        return tape.draw(kind, tuple(shape), dtype, params)
-    return _staged(kind, tuple(shape), dtype, params)
+        return tape.draw(kind, shape, dtype, params)
+    return _staged(kind, shape, dtype, params)
+
+
+random_state.set_stage_hook(staged_draw)
 
 
 def _staged(kind, shape, dtype, params):

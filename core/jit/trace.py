@@ -121,9 +121,9 @@ class JitTrace(Trace):
                 )
             value = JitTracer(self, self.const(value))
         if value.dtype != p.dtype:
-            from .. import ops
+            from ..ops.elementwise import astype
 
-            value = ops.astype(value, p.dtype)
+            value = astype(value, p.dtype)
         p._subs[-1] = value
         self.param_updates[id(p)] = (p, value)
 

@@ -93,7 +93,7 @@ def binary_args(x, y):
             else scalar_like(x, y.dtype)
         )
         if s.dtype != y.dtype:
-            from . import astype
+            from .elementwise import astype
 
             y = astype(y, s.dtype)
         return s, y
@@ -105,7 +105,7 @@ def binary_args(x, y):
             else scalar_like(y, x.dtype)
         )
         if s.dtype != x.dtype:
-            from . import astype
+            from .elementwise import astype
 
             x = astype(x, s.dtype)
         return x, s
@@ -115,7 +115,7 @@ def binary_args(x, y):
         y = as_tensor(y)
     dx, dy = x.dtype, y.dtype
     if dx is not dy and dx != dy:
-        from . import astype
+        from .elementwise import astype
 
         d = _dt.promote_types(dx, dy)
         if dx != d:

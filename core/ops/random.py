@@ -1,6 +1,7 @@
 """MindSpore's functional random ops: ``ops.rand randn randint *_like normal uniform
-standard_normal randperm``, thin over ``core.random`` (the device's generator, seeded by
-``core.set_seed``; under ``core.jit`` every call draws anew).
+standard_normal randperm``, and below them the draws from the device's generator that
+``core.random`` exports (``draw_normal`` ...: seeded by ``core.set_seed``; under ``core.jit``
+every call draws anew, under ``core.recompute`` the re-run replays the forward's draws).
 
 ``seed=`` (MindSpore's per-op seed) gives a repeatable sequence of eager draws from a generator
 of its own, as in MindSpore: the n-th call with ``seed=s`` returns the same values in every run.
@@ -11,10 +12,65 @@ would otherwise bake one draw into the compiled graph).
 import numpy as np
 
 from .. import dtypes as _dt
-from .. import random as _random
+from .. import random_state
 from ..primitive import trace_stack
 from ..tensor import Tensor
-from .creation import _const, _shape_and_dtype
+from .creation import _const, _shape, _shape_and_dtype
+
+# ---- draws from the device's generator (core.random) ------------------------------------------
+
+
+def draw_normal(shape, mean=0.0, stddev=1.0, dtype=None):
+    """Samples of N(mean, stddev^2) of the given shape (float32 by default)."""
+    dtype = _dt.canonical(dtype) or _dt.default_float
+    staged = random_state.staged_draw("normal", _shape(shape), dtype)
+    if staged is not None:
+        return staged * stddev + mean if (stddev != 1.0 or mean != 0.0) else staged
+    out = random_state.eager_draw("normal", _shape(shape), dtype)
+    if stddev != 1.0:
+        out = out * out.dtype.type(stddev) if hasattr(out.dtype, "type") else out * stddev
+    if mean != 0.0:
+        out = out + (out.dtype.type(mean) if hasattr(out.dtype, "type") else mean)
+    return Tensor._wrap(out)
+
+
+def _draw(kind, shape, dtype, **params):
+    staged = random_state.staged_draw(kind, shape, dtype, **params)
+    if staged is not None:
+        return staged
+    return Tensor._wrap(random_state.eager_draw(kind, shape, dtype, **params))
+
+
+def draw_uniform(shape, minval=0.0, maxval=1.0, dtype=None):
+    """Samples of U[minval, maxval)."""
+    dtype = _dt.canonical(dtype) or _dt.default_float
+    return _draw("uniform", _shape(shape), dtype, low=float(minval), high=float(maxval))
+
+
+def draw_randint(low, high, shape, dtype=None):
+    """Integers in [low, high)."""
+    dtype = _dt.canonical(dtype) or _dt.default_int
+    return _draw("randint", _shape(shape), dtype, low=int(low), high=int(high))
+
+
+def draw_permutation(n):
+    """A random permutation of ``range(n)`` as an int64 tensor."""
+    return _draw("permutation", (int(n),), _dt.int64)
+
+
+def draw_bernoulli(shape, p=0.5, dtype=None):
+    """1 with probability p, else 0 (float32 by default)."""
+    dtype = _dt.canonical(dtype) or _dt.default_float
+    staged = random_state.staged_draw("uniform", _shape(shape), _dt.float32, low=0.0, high=1.0)
+    if staged is not None:
+        from .elementwise import astype, less
+
+        return astype(less(staged, p), dtype)
+    u = random_state.eager_draw("uniform", _shape(shape), _dt.float32, low=0.0, high=1.0)
+    return Tensor._wrap((u < p).astype(dtype))
+
+
+# ---- MindSpore's functional random ops -------------------------------------------------------
 
 _SEEDED = {}  # (op, seed) -> numpy Generator: one repeatable stream per op and seed
 
@@ -48,7 +104,7 @@ def uniform(shape, minval=0.0, maxval=1.0, seed=None, dtype=None):
     dtype = _float(dtype)
     gen = _seeded("uniform", seed)
     if gen is None:
-        return _random.uniform(shape, float(minval), float(maxval), dtype=dtype)
+        return draw_uniform(shape, float(minval), float(maxval), dtype=dtype)
     values = gen.uniform(
         float(minval), float(maxval), _shape_and_dtype("uniform", (shape,), None)[0]
     )
@@ -65,7 +121,7 @@ def normal(shape, mean=0.0, stddev=1.0, seed=None, dtype=None):
     dtype = _float(dtype)
     gen = _seeded("normal", seed)
     if gen is None:
-        return _random.normal(shape, float(mean), float(stddev), dtype=dtype)
+        return draw_normal(shape, float(mean), float(stddev), dtype=dtype)
     values = gen.normal(float(mean), float(stddev), _shape_and_dtype("normal", (shape,), None)[0])
     return _const(values.astype(dtype))
 
@@ -95,7 +151,7 @@ def randint(low, high, size, seed=None, *, dtype=None):
     dtype = _dt.canonical(dtype) or _dt.default_int
     gen = _seeded("randint", seed)
     if gen is None:
-        return _random.randint(int(low), int(high), shape, dtype=dtype)
+        return draw_randint(int(low), int(high), shape, dtype=dtype)
     return _const(gen.integers(int(low), int(high), shape).astype(dtype))
 
 
@@ -122,7 +178,7 @@ def randperm(n, seed=0, offset=0, dtype=None):
     fresh = bool(seed) and (("randperm", int(offset)), int(seed)) not in _SEEDED
     gen = _seeded(("randperm", int(offset)), seed or None)
     if gen is None:
-        out = _random.permutation(n)
+        out = draw_permutation(n)
     else:
         for _ in range(int(offset) if fresh else 0):
             gen.permutation(n)

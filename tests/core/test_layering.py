@@ -69,13 +69,7 @@ LAYERS = {
 KNOWN_UPWARD = {
     "core.autodiff.api -> core.context",  # core/autodiff/api.py
     "core.autodiff.api -> core.ops",  # core/autodiff/api.py
-    "core.autodiff.custom_call -> core.ops",  # core/autodiff/custom_call.py
-    "core.autodiff.forward -> core.ops",  # core/autodiff/forward.py
-    "core.autodiff.reverse -> core.ops",  # core/autodiff/reverse.py
-    "core.chunk -> core.ops",  # core/chunk.py
     "core.jit.api -> core.nn.cell",  # core/jit/api.py
-    "core.jit.trace -> core.ops",  # core/jit/trace.py
-    "core.ops._convert -> core.ops",  # core/ops/_convert.py
     "core.ops.control_flow -> core.jit",  # core/ops/control_flow.py
     "core.ops.control_flow -> core.jit.trace",  # core/ops/control_flow.py
     "core.ops.loops -> core.autodiff.api",  # core/ops/loops.py
@@ -89,7 +83,6 @@ KNOWN_UPWARD = {
     "core.ops.loops -> core.vmap",  # core/ops/loops.py
     "core.ops.nn -> core.autodiff.api",  # core/ops/nn.py
     "core.ops.nn -> core.random",  # core/ops/nn.py
-    "core.ops.random -> core.random",  # core/ops/random.py
     "core.prims.conv -> core.rules._define",  # core/prims/conv.py
     "core.prims.conv -> core.vmap",  # core/prims/conv.py
     "core.prims.decomp -> core.autodiff.api",  # core/prims/decomp.py
@@ -125,12 +118,10 @@ KNOWN_UPWARD = {
     "core.prims.special -> core.ops",  # core/prims/special.py
     "core.prims.special -> core.rules._define",  # core/prims/special.py
     "core.prims.special -> core.vmap",  # core/prims/special.py
-    "core.random -> core.ops",  # core/random.py
     "core.recompute -> core.nn.cell",  # core/recompute.py
     "core.recompute -> core.ops",  # core/recompute.py
     "core.tensor -> core.nn.init",  # core/tensor.py
     "core.tensor -> core.primitive",  # core/tensor.py
-    "core.vmap -> core.ops",  # core/vmap.py
 }
 
 

@@ -6,3 +6,6 @@ Each ``core/rules/<family>.py`` registers, for the primitives declared in
 written with ``core.ops``, so they are themselves differentiable to any order. Helpers shared
 by the families are in ``_define.py``.
 """
+
+from . import elementwise as elementwise
+from . import special as special

@@ -23,6 +23,55 @@ def _normal(*shape, dtype=np.float32):
 # primitive name -> list of (args, params, rtol); float32 kernels may reorder sums (a few ulp)
 CASES = {}
 
+# ---- elementwise (core/backend/cpu_impls/elementwise.py) ----------------------------------
+# native loops from 256 elements; threaded arithmetic from 2 * PARALLEL_GRAIN (65536)
+_BIG, _SMALL = (300, 257), (3, 5)
+CASES.update(
+    {
+        "erf": [
+            ((_normal(*_BIG),), {}, 1e-6),  # native float32
+            ((_normal(*_BIG, dtype=np.float64),), {}, 1e-13),  # native float64
+            ((_normal(*_SMALL),), {}, 1e-6),  # the float32 rational approximation
+            ((_normal(*_BIG, dtype=np.float16),), {}, 1e-3),
+            ((_normal(*_SMALL, dtype=np.float64),), {}, 0),  # scipy: the reference itself
+        ],
+        "logistic": [
+            ((_normal(*_BIG) * 30,), {}, 1e-6),
+            ((_normal(*_BIG, dtype=np.float64) * 30,), {}, 1e-14),
+            ((_normal(*_SMALL),), {}, 0),  # numpy in place: the reference's operations
+            ((_normal(*_BIG, dtype=np.float16),), {}, 0),
+        ],
+        "gelu": [
+            ((_normal(*_BIG),), {}, 1e-6),
+            ((_normal(*_BIG, dtype=np.float64),), {}, 1e-13),
+            ((_normal(*_SMALL),), {}, 0),
+        ],
+        "gelu_backward": [
+            ((_normal(*_BIG), _normal(*_BIG)), {}, 1e-6),
+            ((_normal(*_BIG, dtype=np.float64), _normal(*_BIG, dtype=np.float64)), {}, 1e-13),
+            ((_normal(_BIG[1]), _normal(*_BIG)), {}, 0),  # broadcasting: numpy's path
+            ((_normal(*_SMALL), _normal(*_SMALL)), {}, 0),
+        ],
+        "tanh_backward": [
+            ((_normal(*_BIG), np.tanh(_normal(*_BIG))), {}, 0),  # bit-identical by design
+            ((_normal(*_BIG, dtype=np.float64), _normal(*_BIG, dtype=np.float64)), {}, 0),
+            ((_normal(*_SMALL), _normal(*_SMALL)), {}, 0),
+        ],
+        "tanh_backward_t": [
+            ((_normal(*_BIG), _normal(*_BIG), _normal(*_BIG)), {}, 0),
+            ((_normal(*_SMALL), _normal(*_SMALL), _normal(*_SMALL)), {}, 0),
+        ],
+    }
+)
+for _name in ("add", "sub", "mul"):
+    CASES[_name] = [
+        ((_normal(*_BIG), _normal(*_BIG)), {}, 0),  # one IEEE operation: the same bits
+        ((_normal(*_BIG, dtype=np.float64), _normal(_BIG[1], dtype=np.float64)), {}, 0),
+        ((_normal(_BIG[0], 1), _normal(*_BIG)), {}, 0),  # a column broadcast along rows
+        ((_normal(*_SMALL), _normal(*_SMALL)), {}, 0),
+        ((np.arange(70000), np.arange(70000)), {}, 0),  # integers: numpy
+    ]
+
 
 def test_every_kernel_has_a_case():
     missing = [name for name in kernels.registered() if name not in CASES]

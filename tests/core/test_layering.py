@@ -89,9 +89,6 @@ KNOWN_UPWARD = {
     "core.prims.decomp -> core.ops",  # core/prims/decomp.py
     "core.prims.decomp -> core.rules._define",  # core/prims/decomp.py
     "core.prims.decomp -> core.vmap",  # core/prims/decomp.py
-    "core.prims.elementwise -> core.ops",  # core/prims/elementwise.py
-    "core.prims.elementwise -> core.rules._define",  # core/prims/elementwise.py
-    "core.prims.elementwise -> core.vmap",  # core/prims/elementwise.py
     "core.prims.fft -> core.ops",  # core/prims/fft.py
     "core.prims.fft -> core.ops.creation",  # core/prims/fft.py
     "core.prims.fft -> core.rules._define",  # core/prims/fft.py
@@ -115,9 +112,6 @@ KNOWN_UPWARD = {
     "core.prims.softmax -> core.rules._define",  # core/prims/softmax.py
     "core.prims.softmax -> core.vmap",  # core/prims/softmax.py
     "core.prims.sort -> core.vmap",  # core/prims/sort.py
-    "core.prims.special -> core.ops",  # core/prims/special.py
-    "core.prims.special -> core.rules._define",  # core/prims/special.py
-    "core.prims.special -> core.vmap",  # core/prims/special.py
     "core.recompute -> core.nn.cell",  # core/recompute.py
     "core.recompute -> core.ops",  # core/recompute.py
     "core.tensor -> core.nn.init",  # core/tensor.py

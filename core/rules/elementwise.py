@@ -1,0 +1,356 @@
+"""Derivative, batching and array-path rules of the elementwise primitives
+(``core/prims/elementwise.py``).
+
+VJPs and JVPs are written with primitives and ``core.ops`` functions, so they are themselves
+differentiable to any order. ``array_vjps`` entries are the same VJPs on numpy arrays, for
+backward passes nobody differentiates (see ``core.autodiff.reverse.array_vjps``); they share
+their formulas with the tensor rules (the partial derivative functions below accept tensors
+and arrays alike) or call the primitive's own implementation (tanh).
+"""
+
+import math
+
+import numpy as np
+
+from .. import dtypes as _dt
+from ..autodiff.reverse import array_vjps
+from ..ops import creation as ops_creation
+from ..ops import elementwise as ops_elementwise
+from ..prims.elementwise import (
+    abs,
+    add,
+    atan2,
+    bitwise_and,
+    bitwise_not,
+    bitwise_or,
+    bitwise_xor,
+    ceil,
+    complex,
+    conj,
+    convert,
+    cos,
+    div,
+    equal,
+    erf,
+    exp,
+    expm1,
+    floor,
+    floor_divide,
+    gelu,
+    gelu_backward,
+    greater,
+    greater_equal,
+    imag,
+    isfinite,
+    less,
+    less_equal,
+    log,
+    log1p,
+    log2,
+    log10,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    logistic,
+    maximum,
+    minimum,
+    mul,
+    neg,
+    not_equal,
+    pow,
+    real,
+    rem,
+    round,
+    select,
+    sign,
+    sin,
+    sqrt,
+    stop_gradient,
+    sub,
+    tanh,
+    tanh_backward,
+    tanh_backward_t,
+)
+from ..vmap import batch_rules, elementwise_rule
+from ._define import def_linear_unary, def_partials, defjvp, defvjp
+
+# ---- batching: every primitive of the family broadcasts elementwise ---------------------
+for _p in (
+    # unary
+    neg, exp, expm1, log, log1p, log2, log10, sqrt, sin, cos, tanh, logistic, erf, abs, sign,
+    floor, ceil, round, logical_not, bitwise_not, isfinite, stop_gradient, gelu,
+    real, imag, conj, convert,
+    # binary and ternary
+    tanh_backward, tanh_backward_t, gelu_backward, add, sub, mul, div, pow, maximum, minimum,
+    atan2, rem, floor_divide, equal, not_equal, less, less_equal, greater, greater_equal,
+    logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, select, complex,
+):  # fmt: skip
+    batch_rules[_p] = elementwise_rule(_p)
+
+
+def _tangent_sum(a, b):
+    """a + b where either may be None (a zero tangent)."""
+    return b if a is None else (a if b is None else a + b)
+
+
+def _array_rule(partial):
+    """The array path of a unary rule ``def_partials(prim, partial)``: ``g * partial``."""
+    return lambda g, out, x, needed: (g * partial(out, x),)
+
+
+# ---- unary ------------------------------------------------------------------------------
+def _exp_partial(out, x):
+    return out
+
+
+def _logistic_partial(out, x):
+    return out * (1.0 - out)
+
+
+def_linear_unary(neg, lambda g, out, x: neg(g))
+def_partials(exp, _exp_partial)
+def_partials(expm1, lambda out, x: out + 1.0)
+def_partials(log1p, lambda out, x: 1.0 / (1.0 + x))
+def_partials(sin, lambda out, x: cos(x))
+def_partials(cos, lambda out, x: neg(sin(x)))
+def_partials(logistic, _logistic_partial)
+def_partials(erf, lambda out, x: (2.0 / math.sqrt(math.pi)) * exp(neg(x * x)))
+defvjp(log, lambda g, out, x: (g / x,))
+defjvp(log, lambda ts, out, x: ts[0] / x)
+def_partials(log2, lambda out, x: (1.0 / math.log(2.0)) / x)
+def_partials(log10, lambda out, x: (1.0 / math.log(10.0)) / x)
+defvjp(sqrt, lambda g, out, x: (g / (2.0 * out),))
+defjvp(sqrt, lambda ts, out, x: ts[0] / (2.0 * out))
+
+
+def _abs_vjp(g, out, x):
+    if _dt.is_complex(x.dtype):
+        # JAX convention for complex inputs: the cotangent of x is g * conj(x) / |x|.
+        return (g * (ops_elementwise.conj(x) / ops_elementwise.astype(out, x.dtype)),)
+    return (g * sign(x),)
+
+
+def _abs_jvp(ts, out, x):
+    if _dt.is_complex(x.dtype):
+        return ops_elementwise.real(ops_elementwise.conj(x) * ts[0]) / out
+    return ts[0] * sign(x)
+
+
+defvjp(abs, _abs_vjp)
+defjvp(abs, _abs_jvp)
+
+# ---- tanh and its fused backward passes (formulas: the primitives' implementations) ------
+defvjp(tanh, lambda g, out, x: (tanh_backward(g, out),))
+defjvp(tanh, lambda ts, out, x: tanh_backward(ts[0], out))
+
+
+def _tanh_backward_vjp(c, out, g, t, _needed=(True, True)):
+    # g (1 - t^2) is linear in g (the same primitive) and has -2 g t c for t
+    return (
+        tanh_backward(c, t) if _needed[0] else None,
+        tanh_backward_t(c, g, t) if _needed[1] else None,
+    )
+
+
+def _tanh_backward_jvp(ts, out, g, t):
+    a = None if ts[0] is None else tanh_backward(ts[0], t)
+    b = None if ts[1] is None else tanh_backward_t(ts[1], g, t)
+    return _tangent_sum(a, b)
+
+
+# -2 c g t is linear in each input: every partial is the same primitive with that input
+# replaced by the incoming (co)tangent
+def _tanh_backward_t_vjp(ct, out, c, g, t, _needed=(True, True, True)):
+    return (
+        tanh_backward_t(ct, g, t) if _needed[0] else None,
+        tanh_backward_t(c, ct, t) if _needed[1] else None,
+        tanh_backward_t(c, g, ct) if _needed[2] else None,
+    )
+
+
+def _tanh_backward_t_jvp(ts, out, c, g, t):
+    tc, tg, tt = ts
+    total = None
+    if tc is not None:
+        total = tanh_backward_t(tc, g, t)
+    if tg is not None:
+        total = _tangent_sum(total, tanh_backward_t(c, tg, t))
+    if tt is not None:
+        total = _tangent_sum(total, tanh_backward_t(c, g, tt))
+    return total
+
+
+defvjp(tanh_backward, _tanh_backward_vjp, masked=True)
+defjvp(tanh_backward, _tanh_backward_jvp)
+defvjp(tanh_backward_t, _tanh_backward_t_vjp, masked=True)
+defjvp(tanh_backward_t, _tanh_backward_t_jvp)
+
+
+# ---- gelu and its fused backward ----------------------------------------------------------
+def _normal_pdf(x):
+    """phi(x), the standard normal density."""
+    return (1.0 / math.sqrt(2.0 * math.pi)) * exp(-0.5 * (x * x))
+
+
+defvjp(gelu, lambda g, out, x: (gelu_backward(g, x),))
+defjvp(gelu, lambda ts, out, x: gelu_backward(ts[0], x))
+def_partials(
+    gelu_backward,
+    lambda out, g, x: gelu_backward(ops_creation.ones_like(g), x),
+    lambda out, g, x: g * _normal_pdf(x) * (2.0 - x * x),  # d/dx (Phi + x phi) = phi (2 - x^2)
+)
+
+# ---- binary -----------------------------------------------------------------------------
+defvjp(add, lambda g, out, x, y: (g, g))
+defjvp(add, lambda ts, out, x, y: _tangent_sum(ts[0], ts[1]))
+defvjp(
+    sub, lambda g, out, x, y, _needed=(True, True): (g, neg(g) if _needed[1] else None), masked=True
+)
+defjvp(
+    sub,
+    lambda ts, out, x, y: (
+        neg(ts[1]) if ts[0] is None else (ts[0] if ts[1] is None else ts[0] - ts[1])
+    ),
+)
+defvjp(
+    mul,
+    lambda g, out, x, y, _needed=(True, True): (
+        mul(g, y) if _needed[0] else None,
+        mul(g, x) if _needed[1] else None,
+    ),
+    masked=True,
+)
+defjvp(
+    mul,
+    lambda ts, out, x, y: _tangent_sum(
+        None if ts[0] is None else ts[0] * y, None if ts[1] is None else x * ts[1]
+    ),
+)
+
+
+def _div_vjp(g, out, x, y, _needed=(True, True)):
+    # operators only: the same function is div's rule on tensors and on arrays
+    gx = g / y
+    return gx, (-(gx * out) if _needed[1] else None)
+
+
+def _div_jvp(ts, out, x, y):
+    a = None if ts[0] is None else ts[0] / y
+    b = None if ts[1] is None else neg(ts[1] * out / y)
+    return _tangent_sum(a, b)
+
+
+defvjp(div, _div_vjp, masked=True)
+defjvp(div, _div_jvp)
+
+
+def _pow_dx(out, x, y):
+    # y x^(y-1), exactly 0 where y == 0: keeps x^1, x^2 ... finite at x == 0 in every order
+    # (the next derivative would otherwise be 0 * 0^-1 = nan)
+    zero = ops_elementwise.equal(y, 0.0)
+    safe_y = ops_elementwise.where(zero, 1.0, y)
+    return ops_elementwise.where(zero, 0.0, safe_y * pow(x, safe_y - 1.0))
+
+
+def _pow_dy(out, x, y):
+    if _dt.is_complex(x.dtype):
+        return out * log(x)
+    # d/dy x**y = x**y log x, defined as 0 where x == 0 (the limit for y > 0)
+    positive = ops_elementwise.greater(x, 0.0)
+    safe = ops_elementwise.where(positive, x, 1.0)
+    return ops_elementwise.where(positive, out * log(safe), 0.0)
+
+
+def_partials(pow, _pow_dx, _pow_dy)
+
+
+def _extremum_partials(pick_x):
+    """Partials of maximum (``pick_x`` = greater) or minimum (less): the picked input gets
+    the cotangent, ties share it equally."""
+
+    def tie(x, y):
+        return 0.5 * ops_elementwise.astype(ops_elementwise.equal(x, y), x.dtype)
+
+    def dx(out, x, y):
+        return ops_elementwise.astype(pick_x(x, y), x.dtype) + tie(x, y)
+
+    def dy(out, x, y):
+        return ops_elementwise.astype(pick_x(y, x), x.dtype) + tie(x, y)
+
+    return dx, dy
+
+
+def_partials(maximum, *_extremum_partials(greater))
+def_partials(minimum, *_extremum_partials(less))
+def_partials(
+    atan2, lambda out, y, x: x / (x * x + y * y), lambda out, y, x: neg(y) / (x * x + y * y)
+)
+def_partials(rem, lambda out, x, y: ops_creation.ones_like(x), lambda out, x, y: neg(floor(x / y)))
+
+
+# ---- select -------------------------------------------------------------------------------
+def _select_vjp(g, out, c, x, y):
+    zero = ops_creation.zeros_like(g)
+    return None, select(c, g, zero), select(c, zero, g)
+
+
+def _select_jvp(ts, out, c, x, y):
+    tx = ts[1] if ts[1] is not None else ops_creation.zeros_like(out)
+    ty = ts[2] if ts[2] is not None else ops_creation.zeros_like(out)
+    return select(c, tx, ty)
+
+
+defvjp(select, _select_vjp)
+defjvp(select, _select_jvp)
+
+
+# ---- complex parts and casts (linear) -----------------------------------------------------
+def _real_t(g, out, x):
+    if not _dt.is_complex(x.dtype):
+        return g
+    return complex(g, ops_creation.zeros_like(g))
+
+
+def _imag_t(g, out, x):
+    if not _dt.is_complex(x.dtype):
+        return None
+    return complex(ops_creation.zeros_like(g), neg(g))
+
+
+def _complex_jvp(ts, out, re, im):
+    tr = ts[0] if ts[0] is not None else ops_creation.zeros_like(re)
+    ti = ts[1] if ts[1] is not None else ops_creation.zeros_like(im)
+    return complex(tr, ti)
+
+
+def _convert_t(g, out, x, dtype):
+    if not _dt.is_inexact(x.dtype):
+        return None
+    return convert(g, dtype=x.dtype)
+
+
+def_linear_unary(real, _real_t)
+def_linear_unary(imag, _imag_t)
+def_linear_unary(conj, lambda g, out, x: conj(g))
+defvjp(complex, lambda g, out, re, im: (real(g), neg(imag(g))))
+defjvp(complex, _complex_jvp)
+def_linear_unary(convert, _convert_t)
+
+
+# ---- the array path: the same VJPs on numpy arrays (rule(g, out, *xs, needed)) -----------
+array_vjps.update(
+    {
+        add: lambda g, out, x, y, needed: (g, g),
+        sub: lambda g, out, x, y, needed: (g, -g if needed[1] else None),
+        mul: lambda g, out, x, y, needed: (
+            g * y if needed[0] else None,
+            g * x if needed[1] else None,
+        ),
+        div: _div_vjp,
+        neg: lambda g, out, x, needed: (-g,),
+        exp: _array_rule(_exp_partial),
+        tanh: lambda g, out, x, needed: (tanh_backward.impl(np, g, out),),
+        logistic: _array_rule(_logistic_partial),
+    }
+)

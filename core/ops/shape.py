@@ -301,8 +301,8 @@ def roll(x, shifts, axis=None):
 def pad(x, pad_width, mode="constant", value=0.0):
     """Pad with ``pad_width`` = ((lo, hi), ...) per axis (or one int / (lo, hi) for all axes).
 
-    Modes: 'constant' (``value``), 'reflect' (mirror without the edge), 'edge' (repeat the
-    edge), 'periodic' / 'wrap' (wrap around).
+    Modes: 'constant' (``value``), 'reflect' (mirror without the edge), 'symmetric' (mirror
+    with the edge), 'edge' (repeat the edge), 'periodic' / 'wrap' (wrap around).
     """
     x = as_tensor(x)
     if isinstance(pad_width, int):
@@ -328,6 +328,13 @@ def pad(x, pad_width, mode="constant", value=0.0):
                 )
             left = flip(slice_axis(x, a, 1, lo + 1), a)
             right = flip(slice_axis(x, a, n - 1 - hi, n - 1), a)
+        elif mode == "symmetric":
+            if lo > n or hi > n:
+                raise ValueError(
+                    f"pad: symmetric padding ({lo}, {hi}) longer than axis {a} of size {n}"
+                )
+            left = flip(slice_axis(x, a, 0, lo), a)
+            right = flip(slice_axis(x, a, n - hi, n), a)
         elif mode in ("edge", "replicate"):
             left = repeat(slice_axis(x, a, 0, 1), lo, axis=a) if lo else None
             right = repeat(slice_axis(x, a, n - 1, n), hi, axis=a) if hi else None
@@ -339,7 +346,9 @@ def pad(x, pad_width, mode="constant", value=0.0):
             left = slice_axis(x, a, n - lo, n)
             right = slice_axis(x, a, 0, hi)
         else:
-            raise ValueError(f"pad: unknown mode {mode!r} (constant, reflect, edge, periodic)")
+            raise ValueError(
+                f"pad: unknown mode {mode!r} (constant, reflect, symmetric, edge, periodic)"
+            )
         parts = [p for p in (left if lo else None, x, right if hi else None) if p is not None]
         x = concat(parts, axis=a)
     return x

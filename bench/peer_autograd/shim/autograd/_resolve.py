@@ -1,7 +1,7 @@
 """Name lookup for the shim: an ``autograd.numpy`` name resolves to diffsci's function of the
-same name (``core.numpy``, then ``core.ops`` and its submodules); the few numpy utilities that
-never see a traced value (dtypes, constants, ``allclose``, index helpers) pass through to numpy.
-A name diffsci lacks raises ``AttributeError`` with the tag ``[peer-missing]`` so that the run
+same name (``core.numpy``, then ``core.ops`` and its submodules), or, for autograd's own
+functions, to the one of ``RENAMES``; the few numpy utilities that never see a traced value
+(dtypes, constants, index helpers) pass through to numpy. A name diffsci lacks raises ``AttributeError`` with the tag ``[peer-missing]`` so that the run
 counts it as a missing function, not as a crash."""
 
 import functools
@@ -14,14 +14,20 @@ PASS_THROUGH = {
     "pi", "e", "inf", "nan", "newaxis", "euler_gamma",
     "float16", "float32", "float64", "longdouble", "complex64", "complex128", "clongdouble",
     "int8", "int16", "int32", "int64", "uint8", "bool_", "dtype", "ndarray", "finfo", "iinfo",
-    "allclose", "isclose", "array_equal", "testing", "s_", "index_exp", "result_type",
+    "testing", "s_", "index_exp", "result_type",
     "__version__", "seterr", "errstate", "printoptions", "set_printoptions",
+}
+
+# autograd's own functions (not numpy's) -> diffsci's function that does the same
+RENAMES = {
+    "make_diagonal": "diag_embed",  # autograd/numpy/numpy_wrapper.py: the inverse of diagonal
 }
 
 
 def lookup(name, namespaces):
     if name in PASS_THROUGH:
         return getattr(_np, name)
+    name = RENAMES.get(name, name)
     for ns in namespaces:
         try:
             mod = importlib.import_module(ns)

@@ -6,9 +6,12 @@ core.grad(lambda x: (x ** 2).sum())(x)
 """
 
 from . import ops as ops
+from . import primitive as _primitive_module
 from . import tensor as _tensor_module
 
+# tensor.py sits below every layer it needs (its methods call ops): bound here, from above
 _tensor_module._ops = ops
+_tensor_module._trace_stack = _primitive_module._trace_stack
 
 from . import amp as amp  # noqa: E402  (mindspore.amp)
 from . import context as context  # noqa: E402
@@ -76,6 +79,7 @@ from .tensor import Parameter as Parameter  # noqa: E402
 from .tensor import Tensor as Tensor  # noqa: E402
 from .vmap import vmap as vmap  # noqa: E402
 
+_tensor_module._initializer = nn.init.initializer  # Tensor(shape=, dtype=, init=)
 bool = bool_
 
 # Last, once every BLAS that importing core loads is in the process (scipy has its own).

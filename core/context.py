@@ -12,6 +12,7 @@ accepted and stored, with no effect: they tune MindSpore's own compiler and runt
 """
 
 from . import backend as _backend
+from .jit import api as _jit_api
 
 GRAPH_MODE = 0  # MindSpore's values: scripts sometimes compare with the integers
 PYNATIVE_MODE = 1
@@ -76,6 +77,7 @@ def set_context(**kwargs):
                     f"set_context: mode must be GRAPH_MODE (0) or PYNATIVE_MODE (1), got {value!r}"
                 )
             _state["mode"] = int(value)
+            _jit_api.set_graph_mode(value == GRAPH_MODE)
         elif key == "device_target":
             _backend.set_device(value)
         elif key in _STORED_ONLY:
@@ -102,7 +104,7 @@ def get_context(attr_key):
 
 def graph_mode():
     """True when ``set_context(mode=GRAPH_MODE)`` is in effect."""
-    return _state["mode"] == GRAPH_MODE
+    return _jit_api.graph_mode()
 
 
 def jit_class(cls):

@@ -15,9 +15,17 @@ import functools
 from . import dtypes as _dt
 from . import primitive as _primitive
 from . import tree as _tree
-from .autodiff.api import _Reverse
-from .autodiff.reverse import CustomVJPCall, VJPTrace, VJPTracer, _no_grad_depth, unwrap
+from .autodiff.reverse import (
+    CustomVJPCall,
+    ReversePass,
+    VJPTrace,
+    VJPTracer,
+    split_primals,
+    unwrap,
+)
 from .jit.random import RandomTape
+from .jit.trace import tagging
+from .ops.creation import zeros_like
 from .tensor import Parameter, Tensor
 
 
@@ -47,37 +55,18 @@ class _RecomputeCall(CustomVJPCall):
                 leaves[k] = t
             return self.fn(*_tree.unflatten(self.treedef, leaves))
 
-        jit_traces = [t for t in _primitive.trace_stack() if type(t).__name__ == "JitTrace"]
-        saved = [t.tag for t in jit_traces]
-        for t in jit_traces:
-            t.tag = "recompute"
-        try:
-            with self.tape.replay():
-                rev = _Reverse(rerun, [self.leaves[k] for k in tensor_at], self.params)
-        finally:
-            for t, tag in zip(jit_traces, saved, strict=True):
-                t.tag = tag
+        with tagging("recompute"), self.tape.replay():
+            rev = ReversePass(rerun, [self.leaves[k] for k in tensor_at], self.params)
         outs, _ = _tree.flatten(rev.out)
         cts = [None] * len(outs)
         cts[self.index] = g
-        from . import ops
-
-        cts = [ops.zeros_like(o) if c is None else c for o, c in zip(outs, cts, strict=True)]
+        cts = [zeros_like(o) if c is None else c for o, c in zip(outs, cts, strict=True)]
         leaf_cts = rev.pullback(outs, cts)
         grads = rev.grads_for(leaf_cts, rev.leaves)
         per_leaf = [None] * len(self.leaves)
         for k, gk in zip(tensor_at, grads, strict=True):
             per_leaf[k] = gk
         return tuple(per_leaf) + tuple(rev.grads_for(leaf_cts, rev.param_tracers))
-
-
-def _passthrough(trace):
-    """A ``process`` for ``trace`` that records nothing: the primitive applies to the primals."""
-
-    def process(prim, args, params):
-        return _primitive.bind(prim, tuple(unwrap(a, trace) for a in args), params)
-
-    return process
 
 
 def recompute(fn):
@@ -90,11 +79,7 @@ def recompute(fn):
     pytree of tensors (with several outputs, each output's backward re-runs ``fn``; prefer
     one output per recomputed block). Parameters that ``fn`` reads get their gradients.
     """
-    from .nn.cell import Cell
-
-    if isinstance(fn, Cell):
-        cell = fn
-        fn = cell.construct
+    fn = getattr(fn, "construct", fn)  # a Cell: its forward
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -106,11 +91,11 @@ def recompute(fn):
                 )
             return recompute(functools.partial(fn, **kwargs))(*args)
         stack = _primitive.trace_stack()
-        if not stack or not isinstance(stack[-1], VJPTrace) or _no_grad_depth[0]:
+        if not stack or not isinstance(stack[-1], VJPTrace) or not stack[-1].records():
+            # no reverse pass to save memory in; or no_grad, or the forward pass of an
+            # enclosing recompute, which tapes nothing
             return fn(*args)
         trace = stack[-1]
-        if "process" in vars(trace):
-            return fn(*args)  # inside the forward pass of an enclosing recompute: nothing is taped
         # a Parameter passed as an argument is an input like any other: its current value
         leaves, args_def = _tree.flatten(args)
         leaves = [_primitive.read_param(a) if isinstance(a, Parameter) else a for a in leaves]
@@ -118,16 +103,14 @@ def recompute(fn):
         read = []
         saved_log = _primitive.param_log[0]
         _primitive.param_log[0] = read
-        # No tape in *our* trace: only the outputs survive. Our trace passes every primitive
-        # one level down instead of recording it; outer transformations (grad of grad, jit)
-        # still see the forward pass (a global no_grad would hide it from them too).
-        trace.process = _passthrough(trace)
+        # No tape in *our* trace: only the outputs survive. Our trace is paused (it passes
+        # every primitive one level down instead of recording it); outer transformations (grad
+        # of grad, jit) still see the forward pass (a global no_grad would hide it from them).
         tape = RandomTape()
         try:
-            with tape.record():
+            with trace.pause(), tape.record():
                 out = _tree.tree_map(lambda o: unwrap(o, trace), fn(*args))
         finally:
-            del trace.process
             _primitive.param_log[0] = saved_log
         params, seen = [], set()
         for p in read:
@@ -139,16 +122,8 @@ def recompute(fn):
             ):
                 seen.add(id(p))
                 params.append(p)
-        arg_primals, parents = [], []
-        for a in leaves:
-            if type(a) is VJPTracer and a._trace is trace:
-                arg_primals.append(a.primal)
-                parents.append(a)
-            else:
-                arg_primals.append(a)
-                parents.append(None)
-        for p in params:
-            parents.append(p._subs[-1])
+        arg_primals, parents = split_primals(trace, leaves)
+        parents = [*parents, *(p._subs[-1] for p in params)]
         param_primals = [p._subs[-1].primal for p in params]
         outs, treedef = _tree.flatten(out)
         wrapped = []
@@ -156,10 +131,8 @@ def recompute(fn):
             if not isinstance(o, Tensor) or not _dt.is_inexact(o.dtype):
                 wrapped.append(o)  # integer/bool outputs carry no cotangent
                 continue
-            call = _RecomputeCall(fn, tuple(arg_primals), args_def, params, k, len(outs), tape)
-            wrapped.append(
-                trace.record(call, parents, tuple(arg_primals) + tuple(param_primals), o)
-            )
+            call = _RecomputeCall(fn, arg_primals, args_def, params, k, len(outs), tape)
+            wrapped.append(trace.record(call, parents, (*arg_primals, *param_primals), o))
         return _tree.unflatten(treedef, wrapped)
 
     return wrapper

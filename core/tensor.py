@@ -11,7 +11,10 @@ import numpy as np
 from . import backend as _backend
 from . import dtypes as _dt
 
-_ops = None  # core.ops, bound when it is imported (it imports this module)
+# Bound by the layers above, which import this module (core/__init__.py binds them):
+_ops = None  # core.ops: what Tensor's methods and operators call
+_trace_stack = ()  # core.primitive's stack of active transformations (see _is_traced)
+_initializer = None  # core.nn.init.initializer(init, shape, dtype): Tensor(shape=, init=)
 
 
 def _array_from(data, dtype):
@@ -58,9 +61,7 @@ def _initialized(data, dtype, shape, init):
             f"Tensor(): shape= and init= go together (got shape={shape!r}, init={init!r}); "
             "for zeros use core.zeros(shape)"
         )
-    from .nn.init import initializer
-
-    return initializer(init, shape, dtype)._value
+    return _initializer(init, shape, dtype)._value
 
 
 def _is_traced(t):
@@ -71,8 +72,6 @@ def _is_traced(t):
         return False
     if isinstance(t, Parameter):
         return bool(t._subs)
-    from .primitive import _trace_stack
-
     trace = getattr(resolve(t), "_trace", None)
     return trace is None or (trace.level < len(_trace_stack) and _trace_stack[trace.level] is trace)
 

@@ -47,21 +47,14 @@ class BatchTrace(Trace):
         self.size = size
 
     def process(self, prim, args, params):
-        vals, bdims = [], []
-        for a in args:
-            if type(a) is BatchTracer and a._trace is self:
-                vals.append(a.val)
-                bdims.append(a.bdim)
-            else:
-                vals.append(a)
-                bdims.append(None)
+        vals, bdims = split_batched(self, args)
         if all(b is None for b in bdims):
-            return bind(prim, tuple(vals), params)
+            return bind(prim, vals, params)
         rule = batch_rules.get(prim)
         if rule is None:
             raise NotImplementedError(f"vmap: primitive {prim.name} has no batching rule")
         try:
-            out, out_bdim = rule(tuple(vals), tuple(bdims), **params)
+            out, out_bdim = rule(vals, bdims, **params)
         except (ValueError, IndexError, TypeError) as err:
             if type(err) not in (ValueError, IndexError, TypeError):
                 raise
@@ -72,6 +65,21 @@ class BatchTrace(Trace):
         if out_bdim is None:
             return out
         return BatchTracer(self, out, out_bdim)
+
+
+def split_batched(trace, args):
+    """``(values, batch axes)`` of the operands ``args`` as ``trace`` sees them: a tracer of
+    ``trace`` gives its value (with the batch axis) and that axis, any other value itself and
+    None (tuples)."""
+    vals, bdims = [], []
+    for a in args:
+        if type(a) is BatchTracer and a._trace is trace:
+            vals.append(a.val)
+            bdims.append(a.bdim)
+        else:
+            vals.append(a)
+            bdims.append(None)
+    return tuple(vals), tuple(bdims)
 
 
 # ---- helpers for writing batching rules -------------------------------------------------------

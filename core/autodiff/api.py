@@ -8,13 +8,7 @@ from ..primitive import pop_trace, push_trace
 from ..tensor import Parameter, Tensor, resolve
 from .custom import custom_jvp, custom_vjp
 from .forward import JVPTrace, JVPTracer
-from .reverse import (
-    VJPTrace,
-    VJPTracer,
-    _no_grad_depth,
-    backward,
-    unwrap,
-)
+from .reverse import ReversePass, _no_grad_depth, unwrap
 
 __all__ = [
     "custom_jvp",
@@ -28,12 +22,6 @@ __all__ = [
     "value_and_grad",
     "vjp",
 ]
-
-
-def _as_tensor(x):
-    if isinstance(x, Tensor):
-        return x
-    return Tensor(x)
 
 
 def _constants_as_tensors(tree):
@@ -50,82 +38,14 @@ def _constants_as_tensors(tree):
     return _tree.tree_map(lift, tree)
 
 
-def _param_primal(p):
-    from ..primitive import read_param
-
-    return read_param(p)
-
-
-class _Reverse:
-    """One reverse-mode pass: wraps inputs, runs ``fn``, and sweeps backward on demand."""
-
-    def __init__(self, fn, args, params=()):
-        self.trace = push_trace(VJPTrace())
-        self.params = list(params)
-        try:
-            self.leaves = []
-            wrapped = []
-            for a in args:
-                leaves, treedef = _tree.flatten(a)
-                tracers = [VJPTracer(self.trace, _as_tensor(x)) for x in leaves]
-                self.leaves.extend(tracers)
-                wrapped.append(_tree.unflatten(treedef, tracers))
-            self.param_tracers = []
-            for p in self.params:
-                t = VJPTracer(self.trace, _param_primal(p))
-                p._subs.append(t)
-                self.param_tracers.append(t)
-            try:
-                self.out = _tree.tree_map(resolve, fn(*wrapped))
-            finally:
-                for p in reversed(self.params):
-                    p._subs.pop()
-        finally:
-            pop_trace(self.trace)
-            # The tape moves here: the trace's tracers point back at the trace, so a tape left
-            # on it would make a reference cycle that keeps every activation alive until the
-            # garbage collector runs.
-            self.tape = self.trace.tape
-            self.trace.tape = None
-
-    def split_aux(self, has_aux):
-        """``(output, aux)``; a Python number in the output is a constant 0-d tensor."""
-        out = self.out
-        if has_aux:
-            if not isinstance(out, (tuple, list)) or len(out) < 2:
-                raise TypeError("has_aux=True needs fn to return a tuple (output, aux, ...)")
-            return _constants_as_tensors(out[0]), tuple(out[1:])
-        return _constants_as_tensors(out), None
-
-    def primal(self, tree):
-        return _tree.tree_map(lambda x: unwrap(x, self.trace), tree)
-
-    def pullback(self, out_tree, cts_tree):
-        outs, _ = _tree.flatten(out_tree)
-        cts, _ = _tree.flatten(cts_tree)
-        if len(outs) != len(cts):
-            raise ValueError(f"vjp: got {len(cts)} cotangents for {len(outs)} outputs")
-        roots, seeds = [], []
-        for o, c in zip(outs, cts):
-            if type(o) is VJPTracer and o._trace is self.trace:
-                c = _as_tensor(c)
-                if tuple(c.shape) != tuple(o.shape):
-                    raise ValueError(
-                        f"vjp: cotangent shape {tuple(c.shape)} != output shape {tuple(o.shape)}"
-                    )
-                roots.append(o)
-                seeds.append(c)
-        leaf_cts = backward(roots, seeds, order=self.tape) if roots else {}
-        return leaf_cts
-
-    def grads_for(self, leaf_cts, tracers):
-        from .. import ops
-
-        res = []
-        for t in tracers:
-            g = leaf_cts.get(id(t))
-            res.append(ops.zeros_like(t.primal) if g is None else g)
-        return res
+def _split_aux(out, has_aux):
+    """``(output, aux)`` of ``fn``'s result; a Python number in the output is a constant 0-d
+    tensor."""
+    if has_aux:
+        if not isinstance(out, (tuple, list)) or len(out) < 2:
+            raise TypeError("has_aux=True needs fn to return a tuple (output, aux, ...)")
+        return _constants_as_tensors(out[0]), tuple(out[1:])
+    return _constants_as_tensors(out), None
 
 
 def vjp(fn, *primals, has_aux=False):
@@ -135,8 +55,8 @@ def vjp(fn, *primals, has_aux=False):
     same structure as ``primals``. It can be called many times. A Python number among the
     outputs is returned as a constant 0-d tensor (its cotangents pull back to zeros).
     """
-    rev = _Reverse(fn, primals)
-    out, aux = rev.split_aux(has_aux)
+    rev = ReversePass(fn, primals)
+    out, aux = _split_aux(rev.out, has_aux)
     structures = [_tree.flatten(p)[1] for p in primals]
 
     def vjp_fn(cotangent):
@@ -182,6 +102,8 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
         grads is the positional gradient (tuple if ``grad_position`` is a tuple), the tuple of
         weight gradients, or ``(positional, weights)`` when both are asked for.
     """
+    from ..jit.api import graph_mode_dispatch
+
     weights_list = _normalize_weights(weights)
     if grad_position is None and not weights_list:
         raise ValueError("value_and_grad: grad_position is None and no weights were given")
@@ -204,8 +126,8 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
                 full[p] = d
             return fn(*full)
 
-        rev = _Reverse(inner, diff_args, weights_list)
-        out, _ = rev.split_aux(has_aux)
+        rev = ReversePass(inner, diff_args, weights_list)
+        out, _ = _split_aux(rev.out, has_aux)
         several = isinstance(out, (tuple, list))
         leaf_cts = rev.pullback(out, _seeds(out, rev.trace) if several else _scalar_seed(out, rev))
         pos_grads = []
@@ -224,7 +146,7 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
         value = rev.primal(rev.out) if has_aux or several else unwrap(out, rev.trace)
         return value, grads
 
-    return _graph_mode_dispatch(wrapper)
+    return graph_mode_dispatch(wrapper)
 
 
 def _scalar_seed(out, rev):
@@ -238,16 +160,16 @@ def _scalar_seed(out, rev):
         )
     if not _dt.is_inexact(out.dtype):
         raise TypeError(f"grad: fn returned dtype {out.dtype}, which has no derivative")
-    from .. import ops
+    from ..ops.creation import ones_like
 
-    return ops.ones_like(unwrap(out, rev.trace))
+    return ones_like(unwrap(out, rev.trace))
 
 
 def _seeds(outs, trace):
     """Cotangents of ones for every output of a tuple (MindSpore's rule with has_aux=False:
     the gradient of a tuple output is the sum of its outputs' gradients, each output seeded
     with ones whatever its shape)."""
-    from .. import ops
+    from ..ops.creation import ones_like
 
     seeds = []
     for i, o in enumerate(outs):
@@ -257,30 +179,8 @@ def _seeds(outs, trace):
                 f"grad: output {i} of fn's tuple is {what}, which has no derivative; with "
                 "has_aux=True only the first output is differentiated"
             )
-        seeds.append(ops.ones_like(unwrap(o, trace)))
+        seeds.append(ones_like(unwrap(o, trace)))
     return seeds
-
-
-def _graph_mode_dispatch(wrapper):
-    """Under ``set_context(mode=GRAPH_MODE)``, a call from outside any transformation runs
-    ``wrapper`` compiled by ``core.jit`` (compiled once per input signature); otherwise, and
-    inside jit/grad/vmap, it runs as is."""
-    compiled = []
-
-    def dispatch(*args):
-        from ..context import graph_mode
-        from ..primitive import trace_stack
-
-        if graph_mode() and not trace_stack():
-            if not compiled:
-                from ..jit import jit
-
-                compiled.append(jit(wrapper))
-            return compiled[0](*args)
-        return wrapper(*args)
-
-    dispatch.__wrapped__ = wrapper
-    return dispatch
 
 
 def grad(fn, grad_position=0, weights=None, has_aux=False):
@@ -305,7 +205,9 @@ def jvp(fn, primals, tangents, has_aux=False):
         primals: tuple of inputs (tensors or pytrees).
         tangents: tuple of the same structure and shapes.
     """
-    from .. import ops
+    from ..ops._convert import as_tensor
+    from ..ops.creation import zeros_like
+    from ..ops.elementwise import astype
 
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primals and tangents must be tuples")
@@ -319,13 +221,13 @@ def jvp(fn, primals, tangents, has_aux=False):
                 raise ValueError("jvp: primals and tangents have different structures")
             tr = []
             for x, dx in zip(pl, tl):
-                x, dx = _as_tensor(x), _as_tensor(dx)
+                x, dx = as_tensor(x), as_tensor(dx)
                 if tuple(x.shape) != tuple(dx.shape):
                     raise ValueError(
                         f"jvp: tangent shape {tuple(dx.shape)} != primal shape {tuple(x.shape)}"
                     )
                 if dx.dtype != x.dtype:
-                    dx = ops.astype(dx, x.dtype)
+                    dx = astype(dx, x.dtype)
                 tr.append(JVPTracer(trace, x, dx))
             wrapped.append(_tree.unflatten(treedef, tr))
         out = _tree.tree_map(resolve, fn(*wrapped))
@@ -341,7 +243,7 @@ def jvp(fn, primals, tangents, has_aux=False):
     def tangent_of(o):
         if type(o) is JVPTracer and o._trace is trace:
             return o.tangent
-        return ops.zeros_like(o)
+        return zeros_like(o)
 
     res = (_tree.tree_map(primal_of, out), _tree.tree_map(tangent_of, out))
     if has_aux:
@@ -351,12 +253,13 @@ def jvp(fn, primals, tangents, has_aux=False):
 
 def _basis(shape, dtype):
     """The ``n = prod(shape)`` standard basis tensors stacked: shape ``[n, *shape]``."""
-    from .. import ops
+    from ..ops.creation import eye
+    from ..ops.shape import reshape
 
     n = 1
     for d in shape:
         n *= d
-    return ops.reshape(ops.eye(n, dtype=dtype), (n, *tuple(shape)))
+    return reshape(eye(n, dtype=dtype), (n, *tuple(shape)))
 
 
 def _positions(grad_position):
@@ -392,13 +295,15 @@ def jacrev(fn, grad_position=0, has_aux=False):
         ``grad_position``; for a pytree output, that structure at each of its leaves), and the
         aux values with ``has_aux``.
     """
-    from .. import dtypes as _dtypes
-    from .. import ops
+    from ..ops import creation as ops_creation
+    from ..ops import elementwise as ops_elementwise
+    from ..ops import shape as ops_shape
+    from ..ops._convert import as_tensor
     from ..vmap import vmap
 
     def wrapper(*args):
         positions = _positions(grad_position)
-        diff = [_as_tensor(args[p]) for p in positions]
+        diff = [as_tensor(args[p]) for p in positions]
 
         def inner(*d):
             full = list(args)
@@ -411,33 +316,37 @@ def jacrev(fn, grad_position=0, has_aux=False):
         outs, out_def = _tree.flatten(out)
         sizes = [o.size for o in outs]
         n = sum(sizes)
-        dtype = outs[0].dtype if outs else _dtypes.default_float
+        dtype = outs[0].dtype if outs else _dt.default_float
         for o in outs[1:]:
-            dtype = _dtypes.promote_types(dtype, o.dtype)
+            dtype = _dt.promote_types(dtype, o.dtype)
 
         def cotangent(e):  # e: one row of eye(n) -> one basis cotangent per output leaf
             if len(outs) == 1:
-                return _tree.unflatten(out_def, [ops.reshape(e, tuple(outs[0].shape))])
+                return _tree.unflatten(out_def, [ops_shape.reshape(e, tuple(outs[0].shape))])
             parts, start = [], 0
             for o, s in zip(outs, sizes):
-                parts.append(ops.astype(ops.reshape(e[start : start + s], tuple(o.shape)), o.dtype))
+                parts.append(
+                    ops_elementwise.astype(
+                        ops_shape.reshape(e[start : start + s], tuple(o.shape)), o.dtype
+                    )
+                )
                 start += s
             return _tree.unflatten(out_def, parts)
 
         if n == 0:
-            rows = [ops.zeros((0, *tuple(x.shape)), dtype=x.dtype) for x in diff]
+            rows = [ops_creation.zeros((0, *tuple(x.shape)), dtype=x.dtype) for x in diff]
         else:
-            eye = ops.eye(n, dtype=dtype)
+            eye = ops_creation.eye(n, dtype=dtype)
             try:
                 rows = list(vmap(lambda e: pull(cotangent(e)))(eye))  # per argument: [n, *x]
             except NotImplementedError:  # a primitive without a batching rule: loop
                 pulled = [pull(cotangent(eye[i])) for i in range(n)]
-                rows = [ops.stack([r[k] for r in pulled]) for k in range(len(diff))]
+                rows = [ops_shape.stack([r[k] for r in pulled]) for k in range(len(diff))]
         blocks, start = [], 0
         for o, s in zip(outs, sizes):
             blocks.append(
                 [
-                    ops.reshape(
+                    ops_shape.reshape(
                         r if len(outs) == 1 else r[start : start + s],
                         tuple(o.shape) + tuple(x.shape),
                     )
@@ -465,12 +374,14 @@ def jacfwd(fn, grad_position=0, has_aux=False):
         ``grad_position``; for a pytree output, that structure at each of its leaves), and the
         aux values with ``has_aux``.
     """
-    from .. import ops
+    from ..ops import creation as ops_creation
+    from ..ops import shape as ops_shape
+    from ..ops._convert import as_tensor
     from ..vmap import vmap
 
     def wrapper(*args):
-        primals = tuple(_as_tensor(a) for a in args)
-        zeros = [ops.zeros_like(a) for a in primals]
+        primals = tuple(as_tensor(a) for a in args)
+        zeros = [ops_creation.zeros_like(a) for a in primals]
         per_position, res = [], None
         for p in _positions(grad_position):
             x = primals[p]
@@ -485,7 +396,8 @@ def jacfwd(fn, grad_position=0, has_aux=False):
             if x.size == 0:
                 captured[:] = [jvp(fn, primals, tuple(zeros), has_aux=has_aux)]
                 cols = _tree.tree_map(
-                    lambda o: ops.zeros((0, *tuple(o.shape)), dtype=o.dtype), captured[0][0]
+                    lambda o: ops_creation.zeros((0, *tuple(o.shape)), dtype=o.dtype),
+                    captured[0][0],
                 )
             else:
                 basis = _basis(x.shape, x.dtype)  # [n, *x]
@@ -493,14 +405,15 @@ def jacfwd(fn, grad_position=0, has_aux=False):
                     cols = vmap(column)(basis)  # per output leaf: [n, *out]
                 except NotImplementedError:  # a primitive without a batching rule: loop
                     each = [column(basis[i]) for i in range(x.size)]
-                    cols = _tree.tree_map(lambda *cs: ops.stack(cs), *each)
+                    cols = _tree.tree_map(lambda *cs: ops_shape.stack(cs), *each)
             res = captured[0]
             if _escaped(res[0]) or (has_aux and _escaped(res[2])):
                 res = jvp(fn, primals, tuple(zeros), has_aux=has_aux)
             per_position.append(
                 [
-                    ops.reshape(
-                        ops.moveaxis(c, 0, -1) if c.ndim > 1 else c, tuple(o.shape) + tuple(x.shape)
+                    ops_shape.reshape(
+                        ops_shape.moveaxis(c, 0, -1) if c.ndim > 1 else c,
+                        tuple(o.shape) + tuple(x.shape),
                     )
                     for c, o in zip(_tree.flatten(cols)[0], _tree.flatten(res[0])[0])
                 ]

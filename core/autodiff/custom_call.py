@@ -9,9 +9,12 @@ the call's tensor inputs and hands it the whole call, a *rule* with flat inputs 
   cotangent per input, None for zero; ``cts`` one per output, None for integer outputs);
 - custom_jvp: ``rule.jvp(xs, ts) -> (outs, touts)``.
 
-The tables below say what each transformation does with a call; a transformation that is not
-listed (``core.jit`` tracing, loop bodies) runs ``rule.call`` on its tracers: nothing above it
-differentiates, so tracing the function itself is exact.
+The tables below say what each transformation does with a call. ``core.jit``'s trace is not
+listed: it runs ``rule.call`` on its tracers (nothing above it differentiates, so tracing the
+function itself is exact). A loop body's trace (``core.control.loops``) adds its own entry: the
+call becomes one ``custom_call`` equation of the body's graph, bound again here when the body
+is evaluated, so the transformation that differentiates the body applies the custom rule.
+Reverse mode tapes a call with ``core.autodiff.reverse.record_call``, as it tapes a whole loop.
 
 ==============  ==========================================  ===================================
                 custom_vjp                                  custom_jvp
@@ -31,9 +34,9 @@ from .. import dtypes as _dt
 from .. import tree as _tree
 from ..primitive import Tracer, pop_trace, push_trace, trace_stack
 from ..tensor import Tensor, resolve
-from ..vmap import BatchTrace, BatchTracer, broadcast_batch, to_front
-from .forward import JVPTrace, JVPTracer, fit_tangent
-from .reverse import VJPTrace, VJPTracer, _no_grad_depth, backward, record_call, unwrap
+from ..vmap import BatchTrace, BatchTracer, broadcast_batch, split_batched, to_front
+from .forward import JVPTrace, JVPTracer, fit_tangent, split_tangents
+from .reverse import VJPTrace, VJPTracer, backward, record_call, split_primals, unwrap
 
 # Trace type -> handler(trace, rule, xs) -> list of outputs; filled at the end of this module
 custom_vjp_rules = {}
@@ -67,21 +70,14 @@ def _inexact(x):
 
 # ---- reverse mode ------------------------------------------------------------------------------
 def _split_vjp(trace, xs):
-    primals, parents = [], []
-    for x in xs:
-        if type(x) is VJPTracer and x._trace is trace:
-            primals.append(x.primal)
-            parents.append(x)
-        else:
-            primals.append(x)
-            parents.append(None)
-    return primals, parents
+    primals, parents = split_primals(trace, xs)
+    return list(primals), parents
 
 
 def _records_nothing(trace):
-    # under no_grad, and in the forward pass of core.recompute (which replaces the trace's
-    # process with a pass-through), the call goes one level down untaped
-    return _no_grad_depth[0] or "process" in vars(trace)
+    # under no_grad, and in the (paused) forward pass of core.recompute, the call goes one
+    # level down untaped
+    return not trace.records()
 
 
 def _reverse_of_vjp(trace, rule, xs):
@@ -110,9 +106,7 @@ def _reverse_of_jvp(trace, rule, xs):
     lin = push_trace(VJPTrace())  # tapes the jvp's tangent computation only
     try:
         tangents = [
-            VJPTracer(lin, zeros_like(p))
-            if par is not None and _inexact(p)
-            else zeros_like(p)
+            VJPTracer(lin, zeros_like(p)) if par is not None and _inexact(p) else zeros_like(p)
             for p, par in zip(primals, parents)
         ]
         outs, touts = rule.jvp(primals, tangents)
@@ -137,15 +131,9 @@ def _reverse_of_jvp(trace, rule, xs):
 def _forward_of_jvp(trace, rule, xs):
     from ..ops.creation import zeros_like
 
-    primals, tangents = [], []
-    for x in xs:
-        if type(x) is JVPTracer and x._trace is trace:
-            primals.append(x.primal)
-            tangents.append(x.tangent)
-        else:
-            primals.append(x)
-            tangents.append(zeros_like(x))
-    outs, touts = rule.jvp(primals, tangents)  # one level down
+    primals, tangents = split_tangents(trace, xs)
+    tangents = [zeros_like(x) if t is None else t for x, t in zip(primals, tangents)]
+    outs, touts = rule.jvp(list(primals), tangents)  # one level down
     return [
         JVPTracer(trace, o, fit_tangent(t, o)) if _inexact(o) else o for o, t in zip(outs, touts)
     ]
@@ -153,14 +141,9 @@ def _forward_of_jvp(trace, rule, xs):
 
 # ---- vmap --------------------------------------------------------------------------------------
 def _batch(trace, rule, xs):
-    vals, axes = [], []
-    for x in xs:
-        if type(x) is BatchTracer and x._trace is trace and x.bdim is not None:
-            vals.append(to_front(x.val, x.bdim))
-            axes.append(0)
-        else:
-            vals.append(x.val if type(x) is BatchTracer and x._trace is trace else x)
-            axes.append(None)
+    vals, bdims = split_batched(trace, xs)
+    vals = [to_front(v, b) for v, b in zip(vals, bdims)]
+    axes = [None if b is None else 0 for b in bdims]
     outs = bind_custom(BatchedRule(rule, axes, trace.size), vals)
     return [BatchTracer(trace, o, 0) for o in outs]
 
@@ -174,16 +157,8 @@ def _run_batched(fn, size, args, axes):
         out = fn([a if ax is None else BatchTracer(trace, a, ax) for a, ax in zip(args, axes)])
     finally:
         pop_trace(trace)
-    vals, bdims = [], []
-    for o in out:
-        o = resolve(o)
-        if type(o) is BatchTracer and o._trace is trace:
-            vals.append(o.val)
-            bdims.append(o.bdim)
-        else:
-            vals.append(o)
-            bdims.append(None)
-    return vals, bdims
+    vals, bdims = split_batched(trace, [resolve(o) for o in out])
+    return list(vals), list(bdims)
 
 
 def _front(vals, bdims, size):

@@ -45,16 +45,7 @@ class JVPTrace(Trace):
     tracer_type = JVPTracer
 
     def process(self, prim, args, params):
-        primals = []
-        tangents = []
-        for a in args:
-            if type(a) is JVPTracer and a._trace is self:
-                primals.append(a.primal)
-                tangents.append(a.tangent)
-            else:
-                primals.append(a)
-                tangents.append(None)
-        primals = tuple(primals)
+        primals, tangents = split_tangents(self, args)
         out = bind(prim, primals, params)
         if not prim.differentiable or not _dt.is_inexact(out.dtype):
             return out
@@ -70,6 +61,20 @@ class JVPTrace(Trace):
 
     def __repr__(self):
         return f"JVPTrace(level={self.level})"
+
+
+def split_tangents(trace, args):
+    """``(primals, tangents)`` of the operands ``args`` as ``trace`` sees them: a tracer of
+    ``trace`` gives its primal and tangent, any other value itself and None (tuples)."""
+    primals, tangents = [], []
+    for a in args:
+        if type(a) is JVPTracer and a._trace is trace:
+            primals.append(a.primal)
+            tangents.append(a.tangent)
+        else:
+            primals.append(a)
+            tangents.append(None)
+    return tuple(primals), tuple(tangents)
 
 
 def fit_tangent(t, out):

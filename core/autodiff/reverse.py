@@ -8,10 +8,13 @@ traced, which is what makes derivatives of any order work. Broadcasting is undon
 not in every rule.
 """
 
+import contextlib
+
 import numpy as np
 
 from .. import dtypes as _dt
 from .. import primitive as _primitive
+from .. import tree as _tree
 from ..primitive import Trace, Tracer, bind, eager, op_error
 from ..tensor import Tensor, _alias_class, resolve
 
@@ -97,6 +100,23 @@ class VJPTrace(Trace):
         # every VJPTracer made in this trace, in creation order: a valid topological order for
         # the backward sweep (parents are always created before their children)
         self.tape = []
+        self.paused = False  # see pause()
+
+    @contextlib.contextmanager
+    def pause(self):
+        """Inside this block the trace records nothing: primitives applied to its tracers run
+        one level down on their primals (outer transformations still see them). The forward
+        pass of ``core.recompute`` runs so; unlike ``no_grad`` it leaves other traces alone."""
+        saved, self.paused = self.paused, True
+        try:
+            yield self
+        finally:
+            self.paused = saved
+
+    def records(self):
+        """Whether an operation on this trace's tracers is taped now (not under ``no_grad``,
+        not paused): the test for code that tapes calls itself (custom rules, loops)."""
+        return not (_no_grad_depth[0] or self.paused)
 
     def process(self, prim, args, params):
         # The one- and two-input cases are unrolled, each with eager() inlined: this runs once
@@ -156,19 +176,9 @@ class VJPTrace(Trace):
             else:
                 out = bind(prim, primals, params)
         else:
-            primals = []
-            parents = []
-            for a in args:
-                if type(a) is VJPTracer and a._trace is self:
-                    primals.append(a.primal)
-                    parents.append(a)
-                else:
-                    primals.append(a)
-                    parents.append(None)
-            primals = tuple(primals)
-            parents = tuple(parents)
+            primals, parents = split_primals(self, args)
             out = bind(prim, primals, params)
-        if not prim.differentiable or _no_grad_depth[0]:
+        if not prim.differentiable or _no_grad_depth[0] or self.paused:
             return out
         if arrays is not None:
             dtype = arrays[0].dtype
@@ -204,6 +214,20 @@ def unwrap(x, trace):
     if type(x) is VJPTracer and x._trace is trace:
         return x.primal
     return x
+
+
+def split_primals(trace, args):
+    """``(primals, parents)`` of the operands ``args`` as ``trace`` tapes them: a tracer of
+    ``trace`` gives its primal and itself, any other value itself and None (tuples)."""
+    primals, parents = [], []
+    for a in args:
+        if type(a) is VJPTracer and a._trace is trace:
+            primals.append(a.primal)
+            parents.append(a)
+        else:
+            primals.append(a)
+            parents.append(None)
+    return tuple(primals), tuple(parents)
 
 
 def toposort(roots):
@@ -447,3 +471,91 @@ def record_call(trace, name, parents, primals, outs, pull):
     for k in diff:
         wrapped[k] = trace.record(_OutputEntry(call, k), (node,), (_joint_zero(),), outs[k])
     return wrapped
+
+
+# ---- one reverse pass, what the transformations above this engine run -------------------------
+class ReversePass:
+    """One reverse-mode pass: wraps the inputs, runs ``fn`` on them, sweeps backward on demand.
+
+    ``core.grad``/``vjp`` and ``core.recompute``'s backward re-run are built on it.
+
+    Args:
+        fn: the function, called as ``fn(*wrapped)``.
+        args: its positional arguments, pytrees whose leaves are differentiated (non-tensor
+            leaves become tensors).
+        params: Parameters whose reads inside ``fn`` are differentiated too.
+
+    Attributes:
+        trace: the VJPTrace (popped when ``fn`` returns).
+        leaves: one VJPTracer per leaf of ``args``, in flattening order.
+        param_tracers: one VJPTracer per Parameter of ``params``.
+        out: what ``fn`` returned (aliases resolved).
+        tape: the trace's tape, moved here (see the comment in ``__init__``).
+    """
+
+    def __init__(self, fn, args, params=()):
+        from ..ops._convert import as_tensor
+        from ..primitive import pop_trace, push_trace, read_param
+
+        self.trace = push_trace(VJPTrace())
+        self.params = list(params)
+        try:
+            self.leaves = []
+            wrapped = []
+            for a in args:
+                leaves, treedef = _tree.flatten(a)
+                tracers = [VJPTracer(self.trace, as_tensor(x)) for x in leaves]
+                self.leaves.extend(tracers)
+                wrapped.append(_tree.unflatten(treedef, tracers))
+            self.param_tracers = []
+            for p in self.params:
+                t = VJPTracer(self.trace, read_param(p))
+                p._subs.append(t)
+                self.param_tracers.append(t)
+            try:
+                self.out = _tree.tree_map(resolve, fn(*wrapped))
+            finally:
+                for p in reversed(self.params):
+                    p._subs.pop()
+        finally:
+            pop_trace(self.trace)
+            # The tape moves here: the trace's tracers point back at the trace, so a tape left
+            # on it would make a reference cycle that keeps every activation alive until the
+            # garbage collector runs.
+            self.tape = self.trace.tape
+            self.trace.tape = None
+
+    def primal(self, tree):
+        """``tree`` with this pass's tracers replaced by their primals."""
+        return _tree.tree_map(lambda x: unwrap(x, self.trace), tree)
+
+    def pullback(self, out_tree, cts_tree):
+        """Sweep backward from the outputs ``out_tree`` with cotangents ``cts_tree`` (same
+        structure); returns ``{id(leaf tracer): cotangent}`` for every leaf reached."""
+        from ..ops._convert import as_tensor
+
+        outs, _ = _tree.flatten(out_tree)
+        cts, _ = _tree.flatten(cts_tree)
+        if len(outs) != len(cts):
+            raise ValueError(f"vjp: got {len(cts)} cotangents for {len(outs)} outputs")
+        roots, seeds = [], []
+        for o, c in zip(outs, cts):
+            if type(o) is VJPTracer and o._trace is self.trace:
+                c = as_tensor(c)
+                if tuple(c.shape) != tuple(o.shape):
+                    raise ValueError(
+                        f"vjp: cotangent shape {tuple(c.shape)} != output shape {tuple(o.shape)}"
+                    )
+                roots.append(o)
+                seeds.append(c)
+        return backward(roots, seeds, order=self.tape) if roots else {}
+
+    def grads_for(self, leaf_cts, tracers):
+        """The cotangent of each of ``tracers`` in ``leaf_cts`` (zeros where none arrived)."""
+        from ..ops.creation import zeros_like
+
+        res = []
+        for t in tracers:
+            g = leaf_cts.get(id(t))
+            res.append(zeros_like(t.primal) if g is None else g)
+        return res

@@ -1,10 +1,11 @@
-"""Control flow that works eagerly, under autodiff, vmap and ``core.jit``.
+"""Control flow that works eagerly, under autodiff, vmap and ``core.jit`` (the user functions;
+``core.ops`` exports them too).
 
 - ``cond``: eager and under grad the predicate is concrete and one branch runs; under jit or
   vmap (symbolic predicate) both branches are evaluated and the results selected elementwise,
   which keeps it differentiable and batchable (both branches must be finite).
 - ``scan``/``fori_loop``: a loop with a static trip count. Under any transformation it is one
-  ``scan`` equation whose body is traced once (``core.ops.loops``), not unrolled: under jit
+  ``scan`` equation whose body is traced once (``core.control.loops``), not unrolled: under jit
   the IR does not grow with the trip count; reverse mode runs a reverse scan over the body's
   VJP, storing every k-th carry (``checkpoint``); forward mode and vmap have rules. With no
   transformation active it is a Python loop over the body (same values).
@@ -15,8 +16,10 @@
 """
 
 from .. import tree as _tree
+from ..jit.trace import JitTrace
 from ..primitive import Tracer, trace_stack
 from ..tensor import Tensor
+from . import loops
 
 
 def _concrete_bool(pred):
@@ -33,7 +36,7 @@ def _concrete_bool(pred):
 def cond(pred, true_fn, false_fn, *operands):
     """``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``; outputs of both branches
     must have the same structure, shapes and dtypes."""
-    from .elementwise import where
+    from ..ops.elementwise import where
 
     flag = _concrete_bool(pred)
     if flag is not None:
@@ -57,7 +60,7 @@ def scan(f, init, xs=None, length=None, reverse=False, checkpoint=None):
     with the ``y`` stacked along a new leading axis (JAX's ``lax.scan`` contract).
 
     Under any transformation (``core.jit``, grad, jvp, vmap) the body is traced once into a
-    graph and the loop is one ``scan`` equation (see ``core.ops.loops``), whatever its length;
+    graph and the loop is one ``scan`` equation (see ``core.control.loops``), whatever its length;
     without one it is a plain Python loop over ``f`` (same values).
 
     Args:
@@ -75,10 +78,8 @@ def scan(f, init, xs=None, length=None, reverse=False, checkpoint=None):
         ``(carry, ys)``: ys has y's structure, each leaf ``[length, *y.shape]`` (None if f
         returns no y).
     """
-    from . import loops
-
     x_leaves, x_def = _tree.flatten(xs)
-    x_leaves = [loops._as_tensor(x) for x in x_leaves]
+    x_leaves = [loops.as_tensor(x) for x in x_leaves]
     if length is None:
         if not x_leaves:
             raise ValueError("scan: give xs or length")
@@ -92,7 +93,7 @@ def scan(f, init, xs=None, length=None, reverse=False, checkpoint=None):
     if not trace_stack():
         return _python_scan(f, init, x_leaves, x_def, length, reverse)
     c_leaves, c_def = _tree.flatten(init)
-    c_leaves = [loops._as_tensor(c) for c in c_leaves]
+    c_leaves = [loops.as_tensor(c) for c in c_leaves]
     y_def = []
 
     def step(carry, x):
@@ -107,7 +108,7 @@ def scan(f, init, xs=None, length=None, reverse=False, checkpoint=None):
         return new_leaves, y_leaves
 
     body, consts = loops.trace_body(
-        step, [loops._aval(c) for c in c_leaves], [loops._step_aval(x) for x in x_leaves]
+        step, [loops.aval(c) for c in c_leaves], [loops.step_aval(x) for x in x_leaves]
     )
     carry, ys = loops.apply_scan(body, consts, c_leaves, x_leaves, length, reverse, policy)
     return _tree.unflatten(c_def, carry), _tree.unflatten(y_def[0], ys)
@@ -115,7 +116,7 @@ def scan(f, init, xs=None, length=None, reverse=False, checkpoint=None):
 
 def _python_scan(f, init, x_leaves, x_def, length, reverse):
     """The loop on concrete tensors, no transformation active: ``f`` once per step."""
-    from .shape import stack
+    from ..ops.shape import stack
 
     carry = init
     ys = []
@@ -136,7 +137,7 @@ def _python_scan(f, init, x_leaves, x_def, length, reverse):
 
 def _empty_ys(f, init, x_leaves, x_def):
     """ys of a zero-step scan: f traced once for the shapes of y."""
-    from ..jit import jit
+    from ..jit.api import jit
 
     return jit(lambda c, xs: scan(f, c, xs, length=0)[1])(
         init, _tree.unflatten(x_def, x_leaves) if x_leaves else None
@@ -151,7 +152,7 @@ def fori_loop(lower, upper, body_fun, init_val, checkpoint=None):
     modes (``checkpoint`` as in :func:`scan`). Bounds that are traced values make it a
     :func:`while_loop` (forward-mode differentiable only).
     """
-    from .creation import tensor
+    from ..ops.creation import tensor
 
     bounds = []
     for b in (lower, upper):
@@ -174,8 +175,8 @@ def fori_loop(lower, upper, body_fun, init_val, checkpoint=None):
 
 
 def _fori_as_while(lower, upper, body_fun, init_val):
-    from .creation import tensor
-    from .elementwise import astype
+    from ..ops.creation import tensor
+    from ..ops.elementwise import astype
 
     def body(c):
         i, val = c
@@ -195,9 +196,6 @@ def while_loop(cond_fun, body_fun, init_val):
     at run time): that raises an error that says to use ``fori_loop``/``scan`` with a fixed
     trip count, as JAX's ``while_loop``.
     """
-    from ..jit.trace import JitTrace
-    from . import loops
-
     stack = trace_stack()
     if not (stack and isinstance(stack[-1], JitTrace)):
         val = init_val
@@ -216,8 +214,8 @@ def while_loop(cond_fun, body_fun, init_val):
             val = body_fun(val)
             first = False
     leaves, treedef = _tree.flatten(init_val)
-    leaves = [loops._as_tensor(x) for x in leaves]
-    avals = [loops._aval(x) for x in leaves]
+    leaves = [loops.as_tensor(x) for x in leaves]
+    avals = [loops.aval(x) for x in leaves]
 
     def cond_leaves(c):
         pred = cond_fun(_tree.unflatten(treedef, c))

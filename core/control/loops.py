@@ -30,13 +30,13 @@ import numpy as np
 from .. import backend as _backend
 from .. import dtypes as _dt
 from .. import primitive as _primitive
-from ..autodiff.forward import JVPTrace, JVPTracer
-from ..autodiff.reverse import CustomVJPCall, VJPTrace, VJPTracer, _no_grad_depth
+from ..autodiff.forward import JVPTrace, JVPTracer, split_tangents
+from ..autodiff.reverse import VJPTrace, VJPTracer, record_call, split_primals
 from ..jit.ir import Eqn, Graph, Var
 from ..jit.trace import JitTrace, JitTracer
 from ..primitive import Primitive, ShapedArray, Tracer, bind, read_param
 from ..tensor import Parameter, Tensor, _assign_hook, resolve
-from ..vmap import BatchTrace, BatchTracer
+from ..vmap import BatchTrace, BatchTracer, broadcast_batch, moveaxis, split_batched, vmap
 
 
 # ---- checkpointing policy -------------------------------------------------------------------
@@ -279,10 +279,11 @@ def _nullary(e):
     return bind(e.prim, (), e.params)
 
 
-def _as_tensor(x):
+def as_tensor(x):
+    """``x`` (a loop operand or output: a tensor or a Python/numpy value) as a tensor."""
     if isinstance(x, Tensor):
         return x
-    from .creation import tensor
+    from ..ops.creation import tensor
 
     return tensor(x)
 
@@ -299,7 +300,7 @@ def trace_body(fn, carry_avals, x_avals):
         c_in = [trace.new_input(a) for a in carry_avals]
         x_in = [trace.new_input(a) for a in x_avals]
         c_out, y_out = fn(c_in, x_in)
-        outs = [trace.to_var(_as_tensor(o)) for o in [*c_out, *y_out]]
+        outs = [trace.to_var(as_tensor(o)) for o in [*c_out, *y_out]]
     if len(c_out) != len(carry_avals):
         raise ValueError(
             f"loop body returns {len(c_out)} carried arrays for a carry of {len(carry_avals)}; "
@@ -387,7 +388,7 @@ def _normalize(args):
         a = resolve(a)
         if isinstance(a, Parameter):
             a = read_param(a)
-        out.append(_as_tensor(a))
+        out.append(as_tensor(a))
     return out
 
 
@@ -459,17 +460,10 @@ def _inexact(x):
 # ---- forward mode: tangents ride along in the carry ---------------------------------------
 def _scan_jvp(trace, args, params):
     from ..autodiff.api import jvp
-    from .creation import zeros_like
+    from ..ops.creation import zeros_like
 
     body = params["body"]
-    primals, tangents = [], []
-    for a in args:
-        if type(a) is JVPTracer and a._trace is trace:
-            primals.append(a.primal)
-            tangents.append(a.tangent)
-        else:
-            primals.append(a)
-            tangents.append(None)
+    primals, tangents = split_tangents(trace, args)
     if all(t is None for t in tangents):
         return _dispatch(primals, params)
     consts_p, init_p, xs_p = _split(primals, body)
@@ -507,8 +501,8 @@ def _scan_jvp(trace, args, params):
 
     c_t0 = [init_t[i] if init_t[i] is not None else zeros_like(init_p[i]) for i in c_diff]
     x_t = [xs_t[i] for i in x_diff]
-    carry_avals = [_aval(c) for c in [*init_p, *c_t0]]
-    x_avals = [_step_aval(x) for x in [*xs_p, *x_t]]
+    carry_avals = [aval(c) for c in [*init_p, *c_t0]]
+    x_avals = [step_aval(x) for x in [*xs_p, *x_t]]
     jbody, consts = trace_body(step, carry_avals, x_avals)
     carry, ys = apply_scan(
         jbody, consts, [*init_p, *c_t0], [*xs_p, *x_t], params["length"], params["reverse"],
@@ -525,27 +519,20 @@ def _scan_jvp(trace, args, params):
     return out
 
 
-def _aval(x):
+def aval(x):
+    """The abstract value (shape, dtype) of tensor ``x``."""
     return ShapedArray(tuple(x.shape), x.dtype)
 
 
-def _step_aval(x):
+def step_aval(x):
+    """The abstract value of one step's slice of a scanned tensor ``x`` ([length, ...])."""
     return ShapedArray(tuple(x.shape)[1:], x.dtype)
 
 
 # ---- vmap: every carry batched ------------------------------------------------------------
 def _scan_batch(trace, args, params):
-    from ..vmap import broadcast_batch, moveaxis, vmap
-
     body = params["body"]
-    vals, bdims = [], []
-    for a in args:
-        if type(a) is BatchTracer and a._trace is trace:
-            vals.append(a.val)
-            bdims.append(a.bdim)
-        else:
-            vals.append(a)
-            bdims.append(None)
+    vals, bdims = split_batched(trace, args)
     if all(b is None for b in bdims):
         return _dispatch(vals, params)
     size = trace.size
@@ -565,8 +552,8 @@ def _scan_batch(trace, args, params):
         outs = vmap(per_example, in_axes=(k_axes, [0] * len(carry), x_axes))(consts, carry, x)
         return outs[: body.n_carry], outs[body.n_carry :]
 
-    carry_avals = [_aval(c) for c in init]
-    x_avals = [_step_aval(x) for x in xs]
+    carry_avals = [aval(c) for c in init]
+    x_avals = [step_aval(x) for x in xs]
     bbody, bconsts = trace_body(step, carry_avals, x_avals)
     carry, ys = apply_scan(
         bbody, bconsts, init, xs, params["length"], params["reverse"], params["checkpoint"]
@@ -575,73 +562,10 @@ def _scan_batch(trace, args, params):
 
 
 # ---- reverse mode ---------------------------------------------------------------------------
-_DUMMY = []
-
-
-def _dummy():
-    """A 0-d tensor standing for the joint output of a loop on the tape (see _LoopCall)."""
-    if not _DUMMY:
-        _DUMMY.append(Tensor._wrap(np.zeros((), np.float64)))
-    return _DUMMY[0]
-
-
-class _LoopCall(CustomVJPCall):
-    """Tape entry of a whole loop: its inputs are the parents; each output's entry
-    (:class:`_OutputOf`) hands its cotangent here and passes a 0-d zero on, so this entry runs
-    after all of them (the tape is swept in reverse order) and pulls back all outputs'
-    cotangents at once."""
-
-    __slots__ = ("cts", "pull")
-
-    def __init__(self, name, pull, n_out):
-        super().__init__(name, None, None)
-        self.pull = pull  # pull(list of output cotangents, None = zero) -> input cotangents
-        self.cts = [None] * n_out
-
-    def backward(self, g):
-        cts, self.cts = self.cts, [None] * len(self.cts)
-        return tuple(self.pull(cts))
-
-
-class _OutputOf(CustomVJPCall):
-    __slots__ = ("call", "index")
-
-    def __init__(self, call, index):
-        super().__init__(f"{call.name}[{index}]", None, None)
-        self.call = call
-        self.index = index
-
-    def backward(self, g):
-        cts = self.call.cts
-        k = self.index
-        cts[k] = g if cts[k] is None else cts[k] + g
-        return (_dummy(),)
-
-
-def _record_loop(trace, name, parents, primals, outs, pull):
-    """Put a loop on ``trace``'s tape: one entry for the call, one per inexact output."""
-    call = _LoopCall(name, pull, len(outs))
-    node = trace.record(call, parents, primals, _dummy())
-    wrapped = []
-    for k, o in enumerate(outs):
-        if _inexact(o):
-            wrapped.append(trace.record(_OutputOf(call, k), (node,), (_dummy(),), o))
-        else:
-            wrapped.append(o)
-    return wrapped
-
-
 def _scan_vjp(trace, args, params):
     body = params["body"]
-    primals, parents = [], []
-    for a in args:
-        if type(a) is VJPTracer and a._trace is trace:
-            primals.append(a.primal)
-            parents.append(a)
-        else:
-            primals.append(a)
-            parents.append(None)
-    if all(p is None for p in parents) or _no_grad_depth[0] or "process" in vars(trace):
+    primals, parents = split_primals(trace, args)
+    if all(p is None for p in parents) or not trace.records():
         # nothing to differentiate, no_grad, or the forward pass of an enclosing recompute
         return _dispatch(primals, params)
     plan = params["checkpoint"].plan(params["length"])
@@ -659,14 +583,14 @@ def _scan_vjp(trace, args, params):
     x_diff = [i for i, p in enumerate(x_par) if p is not None and _inexact(xs[i])]
 
     def pull(cts):
-        from .creation import zeros_like
+        from ..ops.creation import zeros_like
 
         cts = [
             zeros_like(o) if c is None else c for o, c in zip([*carry_out, *ys], cts, strict=True)
         ]
         return _scan_transpose(body, consts, stored, xs, cts, k_diff, x_diff, params)
 
-    return _record_loop(trace, "scan", parents, primals, [*carry_out, *ys], pull)
+    return record_call(trace, "scan", parents, primals, [*carry_out, *ys], pull)
 
 
 def _scan_transpose(body, consts, stored, xs, cts, k_diff, x_diff, params):
@@ -674,7 +598,7 @@ def _scan_transpose(body, consts, stored, xs, cts, k_diff, x_diff, params):
     each) and the cotangents ``cts`` of its outputs: one reverse scan over the body's VJP,
     carrying the carry's cotangent and the sum of the consts' cotangents."""
     from ..autodiff.api import vjp
-    from .creation import zeros_like
+    from ..ops.creation import zeros_like
 
     n_c = body.n_carry
     ct_carry, ct_ys = cts[:n_c], cts[n_c:]
@@ -699,7 +623,7 @@ def _scan_transpose(body, consts, stored, xs, cts, k_diff, x_diff, params):
     acc0 = [zeros_like(consts[i]) for i in k_diff]
     init = [*ct_carry, *acc0]
     x_list = [*stored, *xs, *ct_ys]
-    bwd, bconsts = trace_body(step, [_aval(c) for c in init], [_step_aval(x) for x in x_list])
+    bwd, bconsts = trace_body(step, [aval(c) for c in init], [step_aval(x) for x in x_list])
     carry, d_xs = apply_scan(
         bwd, bconsts, init, x_list, params["length"], not params["reverse"], params["checkpoint"]
     )
@@ -718,7 +642,7 @@ def _checkpointed(args, params, seg, inner_policy):
     stores: one per segment) and a tail of fewer steps; each segment is an inner scan with
     ``inner_policy``, recomputed during the backward pass. ``args`` are the tracers of the
     reverse-mode trace: both scans are differentiated by the rules above."""
-    from .shape import concatenate, reshape
+    from ..ops.shape import concatenate, reshape
 
     body, length, reverse = params["body"], params["length"], params["reverse"]
     consts, init, xs = _split(args, body)
@@ -736,7 +660,7 @@ def _checkpointed(args, params, seg, inner_policy):
         return apply_scan(body, consts, carry, x, seg, reverse, inner_policy)
 
     seg_body, seg_consts = trace_body(
-        segment, [_aval(c) for c in init], [_step_aval(x) for x in xs_main]
+        segment, [aval(c) for c in init], [step_aval(x) for x in xs_main]
     )
     # the segments run first in either direction: in reverse order the tail (the first
     # entries) comes last
@@ -802,7 +726,7 @@ def _dispatch_while(args, params):
         return [top.process(tuple_index_p, [tup], {"index": k}) for k in range(params["n_carry"])]
     if isinstance(top, VJPTrace):
         diff = [a for a in args if type(a) is VJPTracer and a._trace is top and _inexact(a.primal)]
-        if diff and not _no_grad_depth[0] and "process" not in vars(top):
+        if diff and top.records():
             raise TypeError(
                 "while_loop is not reverse-differentiable when its condition depends on traced "
                 "values (its trip count is known only at run time, so reverse mode cannot store "
@@ -831,19 +755,12 @@ def _split_while(seq, params):
 
 def _while_jvp(trace, args, params):
     from ..autodiff.api import jvp
-    from .creation import zeros_like
+    from ..ops.creation import zeros_like
 
-    primals, tangents = [], []
-    for a in args:
-        if type(a) is JVPTracer and a._trace is trace:
-            primals.append(a.primal)
-            tangents.append(a.tangent)
-        else:
-            primals.append(a)
-            tangents.append(None)
+    primals, tangents = split_tangents(trace, args)
     init_p, cc_p, bc_p = _split_while(primals, params)
     _, _, bc_t = _split_while(tangents, params)
-    init_t = tangents[: len(init_p)]
+    init_t = list(tangents[: len(init_p)])
     if all(t is None for t in init_t + bc_t):
         return _dispatch_while(primals, params)
     cond, body = params["cond"], params["body"]
@@ -870,7 +787,7 @@ def _while_jvp(trace, args, params):
         return [*outs, *[touts[i] for i in c_diff]], []
 
     c_t0 = [init_t[i] if init_t[i] is not None else zeros_like(init_p[i]) for i in c_diff]
-    avals = [_aval(c) for c in [*init_p, *c_t0]]
+    avals = [aval(c) for c in [*init_p, *c_t0]]
     jbody, jconsts = trace_body(new_body, avals, [])
     jcond, cconsts = trace_cond(lambda c: cond(*cc_p, *c[:n])[0], avals)
     out = apply_while(jcond, jbody, cconsts, jconsts, [*init_p, *c_t0])
@@ -883,19 +800,11 @@ def _while_jvp(trace, args, params):
 
 
 def _while_batch(trace, args, params):
-    from ..vmap import broadcast_batch, moveaxis, vmap
-    from .elementwise import where
-    from .reduction import any as any_
-    from .shape import reshape
+    from ..ops.elementwise import where
+    from ..ops.reduction import any as any_
+    from ..ops.shape import reshape
 
-    vals, bdims = [], []
-    for a in args:
-        if type(a) is BatchTracer and a._trace is trace:
-            vals.append(a.val)
-            bdims.append(a.bdim)
-        else:
-            vals.append(a)
-            bdims.append(None)
+    vals, bdims = split_batched(trace, args)
     init, cc, bc = _split_while(vals, params)
     init_b, cc_b, bc_b = _split_while(bdims, params)
     size = trace.size
@@ -919,7 +828,7 @@ def _while_batch(trace, args, params):
             for o, old in zip(new, c, strict=True)
         ], []
 
-    avals = [_aval(c) for c in init]
+    avals = [aval(c) for c in init]
     bbody, bconsts = trace_body(new_body, avals, [])
     bcond, cconsts = trace_cond(lambda c: any_(preds(c)), avals)
     out = apply_while(bcond, bbody, cconsts, bconsts, init)
@@ -952,8 +861,8 @@ custom_call_p = Primitive("custom_call", _custom_impl, _custom_abstract)
 
 
 def _stage_custom(trace, rule, xs):
-    xs = [_as_tensor(x) for x in xs]
-    fun, consts = trace_body(lambda _, x: ([], list(rule.call(x))), [], [_aval(x) for x in xs])
+    xs = [as_tensor(x) for x in xs]
+    fun, consts = trace_body(lambda _, x: ([], list(rule.call(x))), [], [aval(x) for x in xs])
     params = dict(rule=rule, fun=fun, n_consts=len(consts))
     tup = trace.process(custom_call_p, [*consts, *xs], params)
     return [trace.process(tuple_index_p, [tup], {"index": k}) for k in range(len(fun.out_avals()))]

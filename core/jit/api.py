@@ -14,6 +14,35 @@ from .codegen import lower
 from .passes import run_passes
 from .trace import JitTrace, JitTracer
 
+_graph_mode = [False]  # set_context(mode=GRAPH_MODE) turns it on (core.context)
+
+
+def set_graph_mode(on):
+    """MindSpore's GRAPH_MODE: Cells and grad functions called from outside any
+    transformation compile through ``core.jit`` (see :func:`graph_mode_dispatch`)."""
+    _graph_mode[0] = bool(on)
+
+
+def graph_mode():
+    """True while GRAPH_MODE is on (``set_context(mode=GRAPH_MODE)``)."""
+    return _graph_mode[0]
+
+
+def graph_mode_dispatch(fn):
+    """``fn`` that, in GRAPH_MODE and called from outside any transformation, runs compiled by
+    ``core.jit`` (once per input signature); otherwise, and inside jit/grad/vmap, as is."""
+    compiled = []
+
+    def dispatch(*args):
+        if _graph_mode[0] and not trace_stack():
+            if not compiled:
+                compiled.append(jit(fn))
+            return compiled[0](*args)
+        return fn(*args)
+
+    dispatch.__wrapped__ = fn
+    return dispatch
+
 
 class _Entry:
     """One compiled specialization: the lowered graph plus how to feed and unpack it."""
@@ -252,11 +281,11 @@ def _tensor_path(v, depth=0, seen=None):
     '' for ``v`` itself, '.u' or '[0]' inside it; None if there is none. Looks through
     containers and dataclasses, not into Cells (their plain attributes are graph constants by
     design) or other objects."""
-    from ..nn.cell import Cell
-
     if isinstance(v, Tensor):
         return None if isinstance(v, Parameter) else ""
-    if depth > 8 or isinstance(v, (Cell, type, str, bytes, int, float, complex)) or v is None:
+    if v is None or depth > 8 or _watched(v):
+        return None
+    if isinstance(v, (type, str, bytes, int, float, complex)):
         return None
     seen = set() if seen is None else seen
     if id(v) in seen:
@@ -325,15 +354,13 @@ def _reach(fn, limit=2000):
     graph baked their values in (a constant tensor, a Python number) or reached Parameters
     through them (a Cell), so rebinding one must retrace.
     """
-    from ..nn.cell import Cell
-
     found, bindings, seen, stack = [], [], set(), [fn]
     while stack and len(seen) < limit:
         obj = stack.pop()
         if id(obj) in seen:
             continue
         seen.add(id(obj))
-        if isinstance(obj, Cell):
+        if _watched(obj):
             found.append(obj)
             stack.extend(obj.__dict__.values())
         elif isinstance(obj, (list, tuple)):
@@ -396,13 +423,18 @@ def _code_names(code):
     return names
 
 
+def _watched(obj):
+    """True for an object whose state a compiled graph depends on beyond its inputs: a
+    ``core.nn.Cell``, or any object whose class defines ``__jit_state__()`` (what must stay
+    equal for the graph to stay valid, e.g. a Cell's training mode and which Parameter and
+    sub-cell objects it holds). jit watches it, searches its attributes for Parameters and
+    more such objects, and never reads it as a static value that holds tensors."""
+    return hasattr(type(obj), "__jit_state__")
+
+
 def _cell_state(cells):
-    """What of the Cells a graph depends on beyond its inputs: training mode, and which
-    Parameter and sub-cell objects they hold (replacing one must retrace)."""
-    return tuple(
-        (c.training, tuple(map(id, c._params.values())), tuple(map(id, c._cells.values())))
-        for c in cells
-    )
+    """The ``__jit_state__()`` of each watched object (Cells) a graph depends on."""
+    return tuple(c.__jit_state__() for c in cells)
 
 
 def _device(t):
@@ -453,9 +485,7 @@ def jit(fn=None, *, static_argnums=(), static_argnames=(), passes=None):
         )
     if isinstance(fn, JitFunction):
         return fn
-    from ..nn.cell import Cell
-
-    if isinstance(fn, Cell):
+    if _watched(fn):  # a Cell: compiled through its __call__, named after its class
         cell = fn
         jf = JitFunction(lambda *a, **k: cell(*a, **k), static_argnums, static_argnames, passes)
         jf.__name__ = type(cell).__name__

@@ -1,9 +1,11 @@
 """Tracing a Python function with symbolic tensors into a :class:`~core.jit.ir.Graph`."""
 
+import contextlib
+
 from .. import primitive as _primitive
 from .. import tensor as _tensor
 from ..primitive import ShapedArray, Trace, Tracer
-from ..tensor import Parameter, Tensor, resolve
+from ..tensor import Parameter, resolve
 from .ir import Eqn, Var
 
 
@@ -142,5 +144,17 @@ class JitTrace(Trace):
         return False
 
 
-def is_tensor_leaf(x):
-    return isinstance(x, Tensor)
+@contextlib.contextmanager
+def tagging(tag):
+    """Inside this block every active jit trace (loop bodies' too) tags the equations it
+    records with ``tag``: ``core.recompute`` marks the re-run of its forward pass so, so that
+    common-subexpression elimination never merges it with the forward pass it recomputes."""
+    traces = [t for t in _primitive.trace_stack() if isinstance(t, JitTrace)]
+    saved = [t.tag for t in traces]
+    for t in traces:
+        t.tag = tag
+    try:
+        yield
+    finally:
+        for t, old in zip(traces, saved, strict=True):
+            t.tag = old

@@ -135,6 +135,15 @@ class Cell:
             return _recompute(self.construct)(*args, **kwargs)
         return self.construct(*args, **kwargs)
 
+    def __jit_state__(self):
+        """What a graph compiled by ``core.jit`` assumes about this cell beyond its inputs:
+        training mode, and which Parameter and sub-cell objects it holds (a change retraces)."""
+        return (
+            self.training,
+            tuple(map(id, self._params.values())),
+            tuple(map(id, self._cells.values())),
+        )
+
     # ---- walking ------------------------------------------------------------------------------
     def cells_and_names(self, cells=None, name_prefix=""):
         """Yield ``(name, cell)`` for this cell and every sub-cell, depth first (each cell once)."""
@@ -180,8 +189,9 @@ class Cell:
         return [p for p in self.get_parameters(expand=recurse) if not p.requires_grad]
 
     def update_parameters_name(self, prefix="", recurse=True):
-        """Set each Parameter's ``name`` to its dotted path (with ``prefix``)."""
-        for name, p in self.parameters_and_names():
+        """Set each Parameter's ``name`` to its dotted path (with ``prefix``); with
+        ``recurse=False`` only this cell's own Parameters are renamed."""
+        for name, p in self.parameters_and_names(expand=recurse):
             p.name = prefix + name
 
     # ---- modes --------------------------------------------------------------------------------

@@ -3,16 +3,17 @@ is a thin wrapper (scalar handling, axis normalization) or a composite of primit
 
 from ..autodiff.api import grad as grad
 from ..autodiff.api import value_and_grad as value_and_grad
+from ..control.api import cond as cond
+from ..control.api import fori_loop as fori_loop
+from ..control.api import scan as scan
+from ..control.api import while_loop as while_loop
+from ..control.loops import CheckpointPolicy as CheckpointPolicy
 from . import fft as fft
 from . import operations as operations
 from . import random as random
 from . import special as special
 from .composite import GradOperation as GradOperation
 from .composite import depend as depend
-from .control_flow import cond as cond
-from .control_flow import fori_loop as fori_loop
-from .control_flow import scan as scan
-from .control_flow import while_loop as while_loop
 from .creation import arange as arange
 from .creation import eye as eye
 from .creation import full as full
@@ -144,7 +145,6 @@ from .linalg import solve_banded as solve_banded
 from .linalg import solve_sylvester as solve_sylvester
 from .linalg import solve_triangular as solve_triangular
 from .linalg import tensordot as tensordot
-from .loops import CheckpointPolicy as CheckpointPolicy
 from .nn import adaptive_avg_pool1d as adaptive_avg_pool1d
 from .nn import adaptive_avg_pool2d as adaptive_avg_pool2d
 from .nn import adaptive_avg_pool3d as adaptive_avg_pool3d

@@ -62,7 +62,8 @@ class Graph:
         return list(seen.values())
 
     def verify(self):
-        """Check that every Var is defined before use, once, and shapes agree with the rules."""
+        """Check that every Var is defined before use, once, and that each equation's output
+        has the shape and dtype its primitive's shape rule gives for its inputs."""
         defined = {v.id for v in self.inputs}
         if len(defined) != len(self.inputs):
             raise AssertionError("graph: an input appears twice")
@@ -73,6 +74,7 @@ class Graph:
             if e.out.id in defined:
                 raise AssertionError(f"graph: {e.out} defined twice")
             defined.add(e.out.id)
+            _check_aval(e)
         for v in self.outputs:
             if v.const is None and v.id not in defined:
                 raise AssertionError(f"graph: output {v} is never defined")
@@ -118,6 +120,16 @@ class Graph:
 
     def __str__(self):
         return self.as_text()
+
+
+def _check_aval(e):
+    """``e.out``'s shape and dtype against the shape rule of ``e.prim`` (one array output)."""
+    expected = e.prim.abstract(*[v.aval for v in e.inputs], **e.params)
+    got = e.out.aval
+    if not hasattr(expected, "shape") or expected.shape is None:
+        return  # several outputs (a loop): the tuple's entries are read by tuple_index
+    if tuple(expected.shape) != tuple(got.shape) or expected.dtype != got.dtype:
+        raise AssertionError(f"graph: {e} gives {got}, its shape rule says {expected}")
 
 
 def _fmt_const(a):

@@ -4,37 +4,10 @@ every pass (``run_passes``)."""
 import numpy as np
 
 from .. import backend as _backend
-from ..prims import elementwise as E
-from ..prims import reduction as R
-from ..prims import shape as S
+from ..prims.elementwise import add, convert, div, mul, neg, sub
+from ..prims.reduction import reduce_sum
+from ..prims.shape import broadcast_to, reshape, transpose
 from .ir import Eqn, Graph, Var
-
-
-def _uses(graph):
-    """Var id -> number of uses (equation inputs and graph outputs)."""
-    n = {}
-    for e in graph.eqns:
-        for v in e.inputs:
-            n[v.id] = n.get(v.id, 0) + 1
-    for v in graph.outputs:
-        n[v.id] = n.get(v.id, 0) + 1
-    return n
-
-
-def _substitute(graph, mapping):
-    """Replace uses of Var ids in ``mapping`` (id -> Var)."""
-    if not mapping:
-        return graph
-
-    def sub(v):
-        while v.id in mapping:
-            v = mapping[v.id]
-        return v
-
-    for e in graph.eqns:
-        e.inputs = [sub(v) for v in e.inputs]
-    graph.outputs = [sub(v) for v in graph.outputs]
-    return graph
 
 
 # ---- dead code ----------------------------------------------------------------------------------
@@ -160,45 +133,45 @@ def _same(v, out):
 
 def _simplify_one(e, producer):
     p, ins, out = e.prim, e.inputs, e.out
-    if p is E.mul:
+    if p is mul:
         x, y = ins
         if _is_const_value(y, 1) and _same(x, out):
             return x
         if _is_const_value(x, 1) and _same(y, out):
             return y
-    elif p is E.add:
+    elif p is add:
         x, y = ins
         if _is_const_value(y, 0) and _same(x, out):
             return x
         if _is_const_value(x, 0) and _same(y, out):
             return y
-    elif p in (E.sub,) and _is_const_value(ins[1], 0) and _same(ins[0], out):
+    elif p is sub and _is_const_value(ins[1], 0) and _same(ins[0], out):
         return ins[0]
-    elif p is E.div and _is_const_value(ins[1], 1) and _same(ins[0], out):
+    elif p is div and _is_const_value(ins[1], 1) and _same(ins[0], out):
         return ins[0]
-    elif p is E.neg:
+    elif p is neg:
         src = producer.get(ins[0].id)
-        if src is not None and src.prim is E.neg:
+        if src is not None and src.prim is neg:
             return src.inputs[0]
-    elif p in (S.reshape, S.broadcast_to, E.convert) and _same(ins[0], out):
+    elif p in (reshape, broadcast_to, convert) and _same(ins[0], out):
         return ins[0]
-    elif p is S.transpose:
+    elif p is transpose:
         if tuple(e.params["perm"]) == tuple(range(len(out.aval.shape))):
             return ins[0]
         src = producer.get(ins[0].id)
-        if src is not None and src.prim is S.transpose:
+        if src is not None and src.prim is transpose:
             inner, outer = src.params["perm"], e.params["perm"]
             e.inputs = [src.inputs[0]]
             e.params = {"perm": tuple(inner[i] for i in outer)}
             if e.params["perm"] == tuple(range(len(out.aval.shape))):
                 return src.inputs[0]
-    elif p is S.reshape:
+    elif p is reshape:
         src = producer.get(ins[0].id)
-        if src is not None and src.prim is S.reshape:
+        if src is not None and src.prim is reshape:
             e.inputs = [src.inputs[0]]
             if _same(src.inputs[0], out):
                 return src.inputs[0]
-    elif p is R.reduce_sum and not e.params["axes"] and _same(ins[0], out):
+    elif p is reduce_sum and not e.params["axes"] and _same(ins[0], out):
         return ins[0]
     return None
 

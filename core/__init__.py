@@ -19,8 +19,8 @@ from . import dtypes as dtype  # noqa: E402, F401  (MindSpore: from mindspore im
 from . import nn as nn  # noqa: E402
 from . import numpy as numpy  # noqa: E402  (mindspore.numpy)
 from . import prims as _prims  # noqa: E402, F401  (registers every primitive)
-from . import rules as _rules  # noqa: E402, F401  (registers every derivative, batching and lowering rule)
 from . import random as random  # noqa: E402
+from . import rules as _rules  # noqa: E402, F401  (registers every derivative, batching and lowering rule)
 from . import testing as testing  # noqa: E402
 from . import train as train  # noqa: E402
 from . import tree as tree  # noqa: E402  (pytrees: register_dataclass, tree_map, ...)

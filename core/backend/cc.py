@@ -73,25 +73,25 @@ def _glibc_vector_math():
 
 VECTOR_MATH = _glibc_vector_math()
 
-# The math functions kernels may call, float and double. With libmvec they are declared
-# vectorizable (the attribute glibc's own header sets only under -ffast-math).
-_MATH_FUNCTIONS = ["exp", "expm1", "log", "log1p", "sqrt", "sin", "cos", "tanh", "erf", "pow"]
+# glibc's vector math library (x86-64, >= 2.35): the functions it has float and double SIMD
+# variants of, by number of arguments. sqrt and fabs are single instructions, never declared.
+_LIBMVEC = {
+    "exp": 1, "expm1": 1, "log": 1, "log1p": 1, "sin": 1, "cos": 1, "tanh": 1, "erf": 1,
+    "pow": 2,
+}  # fmt: skip
 
 
-def math_header():
-    """C declarations of the math functions (vectorizable where libmvec exists)."""
+def math_header(functions=()):
+    """``<math.h>``, and the math ``functions`` a kernel calls (``exp``, ``erf`` ...) declared
+    vectorizable where libmvec has them: the attribute glibc's own header sets only under
+    ``-ffast-math``. Other functions are called through the scalar libm."""
     lines = ["#include <stddef.h>", "#include <math.h>"]
-    if VECTOR_MATH:
+    vectorized = sorted(f for f in set(functions) if f in _LIBMVEC) if VECTOR_MATH else []
+    if vectorized:
         lines.append('#define DIFFSCI_VEC __attribute__((simd("notinbranch"), const, nothrow))')
-        for name in _MATH_FUNCTIONS:
-            if name == "sqrt":
-                continue  # a single instruction already
-            if name == "pow":
-                lines.append("DIFFSCI_VEC float powf(float, float);")
-                lines.append("DIFFSCI_VEC double pow(double, double);")
-                continue
-            lines.append(f"DIFFSCI_VEC float {name}f(float);")
-            lines.append(f"DIFFSCI_VEC double {name}(double);")
+        for name in vectorized:
+            lines.append(f"DIFFSCI_VEC float {name}f({', '.join(['float'] * _LIBMVEC[name])});")
+            lines.append(f"DIFFSCI_VEC double {name}({', '.join(['double'] * _LIBMVEC[name])});")
     return "\n".join(lines) + "\n"
 
 

@@ -23,12 +23,12 @@ _CTYPE = {
     np.dtype("float64"): "double",
     np.dtype("bool"): "unsigned char",
 }
-_FLOAT_FUNCS = re.compile(r"\b(exp|expm1|log|log1p|sqrt|sin|cos|tanh|erf|fabs|pow)\(")
 _FLOAT_LITERAL = re.compile(r"(?<![\w.])(\d+\.\d*(?:[eE][+-]?\d+)?)(?![\w.])")
 
 
-def _header():
-    return cc.math_header() + cc.parallel_header()
+def _header(functions=()):
+    """The C declarations every fused kernel needs, with the math ``functions`` they call."""
+    return cc.math_header(functions) + cc.parallel_header()
 
 
 def supported(kernel):
@@ -69,7 +69,9 @@ def _expression(kernel):
     floats = {np.dtype(d) for d in [*kernel.in_dtypes, kernel.out_dtype]} - {np.dtype("bool")}
     if floats == {np.dtype("float32")}:
         # single-precision libm (and libmvec) functions and literals, or C promotes to double
-        expr = _FLOAT_FUNCS.sub(lambda m: m.group(1) + "f(", expr)
+        if kernel.math:
+            calls = re.compile(r"\b(" + "|".join(map(re.escape, kernel.math)) + r")\(")
+            expr = calls.sub(lambda m: m.group(1) + "f(", expr)
         expr = _FLOAT_LITERAL.sub(lambda m: m.group(1) + "f", expr)
     return expr
 
@@ -141,7 +143,7 @@ class NativeFused:
             self._by_shapes[shapes] = None
             return None
         name, source, out_shape = entry
-        self.install(shapes, cc.load(_header() + source), name, out_shape)
+        self.install(shapes, cc.load(_header(self.kernel.math) + source), name, out_shape)
         return self._by_shapes[shapes]
 
     def install(self, in_shapes, lib, name, out_shape):
@@ -179,7 +181,8 @@ class NativeFused:
 
 def prepare(runners_and_shapes):
     """Compile the functions of many ``(NativeFused, in_shapes)`` pairs in one compiler call."""
-    parts, todo = [_header()], []
+    functions = {f for runner, _ in runners_and_shapes for f in runner.kernel.math}
+    parts, todo = [_header(functions)], []
     for j, (runner, shapes) in enumerate(runners_and_shapes):
         shapes = tuple(tuple(s) for s in shapes)
         if shapes in runner._by_shapes:

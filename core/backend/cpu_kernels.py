@@ -216,8 +216,12 @@ void @NAME@_T(@ARGS@, T* y, ptrdiff_t n, ptrdiff_t threads) {
 """
 
 
+# the math functions the kernels above call (vectorized where glibc can, see cc.math_header)
+_MATH = ("erf", "exp", "fabs", "sqrt")
+
+
 def _source():
-    parts = [cc.math_header(), cc.parallel_header()]
+    parts = [cc.math_header(_MATH), cc.parallel_header()]
     for ctype, fsuffix, _ in _TYPES.values():
         parts.append(_typed(_ROWS, ctype, fsuffix))
         parts.append(_typed(_ARITH, ctype, fsuffix))

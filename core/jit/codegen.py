@@ -4,60 +4,17 @@ One line per equation, ``del`` after a value's last use, and buffer reuse: an el
 equation writes into a dead buffer of its shape and dtype (``out=``) instead of allocating.
 """
 
+import re
+
 import numpy as np
 
 from .. import backend as _backend
-from ..prims import elementwise as E
-from ..prims import linalg as L
-from ..prims import reduction as R
-from ..prims import shape as S
 from .fusion import fused
+from .lowering import lowering_of
 
-# primitive -> ufunc name in the array namespace; these accept ``out=``
-_UFUNCS = {
-    E.add: "add",
-    E.sub: "subtract",
-    E.mul: "multiply",
-    E.div: "true_divide",
-    E.neg: "negative",
-    E.exp: "exp",
-    E.expm1: "expm1",
-    E.log: "log",
-    E.log1p: "log1p",
-    E.sqrt: "sqrt",
-    E.sin: "sin",
-    E.cos: "cos",
-    E.tanh: "tanh",
-    E.abs: "absolute",
-    E.pow: "power",
-    E.maximum: "maximum",
-    E.minimum: "minimum",
-    E.atan2: "arctan2",
-    E.equal: "equal",
-    E.not_equal: "not_equal",
-    E.less: "less",
-    E.less_equal: "less_equal",
-    E.greater: "greater",
-    E.greater_equal: "greater_equal",
-    E.logical_and: "logical_and",
-    E.logical_or: "logical_or",
-    E.floor: "floor",
-    E.ceil: "ceil",
-    E.sign: "sign",
-}
-# primitives whose result never aliases an input (a fresh buffer we may later overwrite)
-_FRESH = set(_UFUNCS) | {
-    fused,
-    L.matmul,
-    E.select,
-    E.convert,
-    S.concatenate,
-    S.pad,
-    R.reduce_max,
-    R.reduce_min,
-    R.reduce_prod,
-    R.cumsum,
-}
+# How each primitive is written (an ``xp`` ufunc that takes ``out=``, a method call, or a call
+# of its implementation) and whether its result is a fresh buffer: its lowering record
+# (core/jit/lowering.py).
 
 
 class Lowered:
@@ -99,7 +56,7 @@ def lower(graph, backend=None):
     root = {}
     fresh = set()
     for e in graph.eqns:
-        if e.prim in _FRESH:
+        if lowering_of(e.prim).fresh:
             root[e.out.id] = e.out.id
             fresh.add(e.out.id)
         elif e.inputs:
@@ -217,7 +174,7 @@ def lower(graph, backend=None):
 
 def _can_out(e):
     # 0-d results are numpy scalars (not arrays) after a ufunc: they cannot be ``out=`` targets
-    return (e.prim in _UFUNCS or e.prim is fused) and e.out.aval.shape != ()
+    return (e.prim is fused or lowering_of(e.prim).ufunc is not None) and e.out.aval.shape != ()
 
 
 def _id_of(name):
@@ -232,24 +189,18 @@ def _no_broadcast(e, v):
 
 def _call(e, args, env, i, out_kw):
     p = e.prim
-    if p in _UFUNCS:
-        return f"xp.{_UFUNCS[p]}({', '.join(args)}{out_kw})"
+    rec = lowering_of(p)
+    if rec.ufunc is not None:
+        return f"xp.{rec.ufunc}({', '.join(args)}{out_kw})"
     if p is fused:
         env[f"k{i}"] = e.params["kernel"].compiled(_backend.get_backend(_name_of(env)))
         return f"k{i}({', '.join(args)}{out_kw})"
-    if p is S.reshape:
-        return f"{args[0]}.reshape({tuple(e.params['shape'])})"
-    if p is S.transpose:
-        return f"{args[0]}.transpose({tuple(e.params['perm'])})"
-    if p is S.broadcast_to:
-        return f"xp.broadcast_to({args[0]}, {tuple(e.params['shape'])})"
-    if p is R.reduce_sum:
-        return f"{args[0]}.sum(axis={tuple(e.params['axes'])}, keepdims={e.params['keepdims']})"
-    if p is E.select:
-        return f"xp.where({args[0]}, {args[1]}, {args[2]})"
-    # generic: the primitive's own implementation with its params bound
-    env[f"f{i}"] = _bind_impl(p.impl, env["xp"], e.params)
-    return f"f{i}({', '.join(args)})"
+    if rec.emit is not None:
+        return rec.emit(args, e.params)
+    # generic: the primitive's own implementation with its params bound, named after it
+    name = f"{re.sub(r'[^0-9a-zA-Z_]', '_', p.name)}_{i}"
+    env[name] = _bind_impl(p.impl, env["xp"], e.params)
+    return f"{name}({', '.join(args)})"
 
 
 def _name_of(env):

@@ -12,57 +12,12 @@ import numpy as np
 from .. import backend as _backend
 from ..backend import cc as _cc
 from ..primitive import Primitive, ShapedArray
-from ..prims import elementwise as E
 from .ir import Eqn, Var
+from .lowering import deflowering, lowerings
 
-# primitive -> (numexpr template, C template, positions that must be plain names)
-# Templates that repeat an argument require it to be a name, so no work is duplicated.
-_TEMPLATES = {
-    E.add: ("({0} + {1})", "({0} + {1})", ()),
-    E.sub: ("({0} - {1})", "({0} - {1})", ()),
-    E.mul: ("({0} * {1})", "({0} * {1})", ()),
-    E.div: ("({0} / {1})", "({0} / {1})", ()),
-    E.neg: ("(-{0})", "(-{0})", ()),
-    E.exp: ("exp({0})", "exp({0})", ()),
-    E.expm1: ("expm1({0})", "expm1({0})", ()),
-    E.log: ("log({0})", "log({0})", ()),
-    E.log1p: ("log1p({0})", "log1p({0})", ()),
-    E.sqrt: ("sqrt({0})", "sqrt({0})", ()),
-    E.sin: ("sin({0})", "sin({0})", ()),
-    E.cos: ("cos({0})", "cos({0})", ()),
-    E.tanh: ("tanh({0})", "tanh({0})", ()),
-    E.abs: ("abs({0})", "fabs({0})", ()),
-    E.logistic: ("(1 / (1 + exp(-{0})))", "(1 / (1 + exp(-{0})))", ()),
-    E.erf: (None, "erf({0})", ()),  # numexpr has no erf: native C and GPU kernels only
-    E.gelu: (None, "((0.5 * {0}) * (1 + erf({0} * 0.70710678118654752)))", (0,)),
-    E.gelu_backward: (
-        None,
-        "({0} * (0.5 * (1 + erf({1} * 0.70710678118654752))"
-        " + {1} * (0.39894228040143268 * exp(-0.5 * {1} * {1}))))",
-        (1,),
-    ),
-    E.tanh_backward: ("({0} * (1 - {1} * {1}))", "({0} * (1 - {1} * {1}))", (1,)),
-    E.tanh_backward_t: ("(((-2 * {0}) * {1}) * {2})", "(((-2 * {0}) * {1}) * {2})", ()),
-    E.pow: ("({0} ** {1})", "pow({0}, {1})", ()),
-    # NaN propagates as in numpy's maximum/minimum (a NaN in {1} fails the comparison)
-    E.maximum: (
-        "where({0} != {0}, {0}, where({0} > {1}, {0}, {1}))",
-        "(({0} != {0} || {0} > {1}) ? {0} : {1})",
-        (0, 1),
-    ),
-    E.minimum: (
-        "where({0} != {0}, {0}, where({0} < {1}, {0}, {1}))",
-        "(({0} != {0} || {0} < {1}) ? {0} : {1})",
-        (0, 1),
-    ),
-    E.select: ("where({0}, {1}, {2})", "({0} ? {1} : {2})", ()),
-    E.greater: ("({0} > {1})", "({0} > {1})", ()),
-    E.greater_equal: ("({0} >= {1})", "({0} >= {1})", ()),
-    E.less: ("({0} < {1})", "({0} < {1})", ()),
-    E.less_equal: ("({0} <= {1})", "({0} <= {1})", ()),
-    E.equal: ("({0} == {1})", "({0} == {1})", ()),
-    E.not_equal: ("({0} != {1})", "({0} != {1})", ()),
-}
+# What a primitive looks like inside a fused kernel (its numexpr and C templates, the inputs
+# its templates repeat, the math functions it calls) is its lowering record
+# (core/jit/lowering.py), registered by its family in core/rules.
 _OK_DTYPES = (np.dtype("float32"), np.dtype("float64"), np.dtype("bool"))
 _MAX_INPUTS = 24
 # Longest chain of operations inlined into one expression. numexpr parses its program with
@@ -77,10 +32,13 @@ _CPU_MIN = 1 << 20  # elements: smaller CPU arrays stay on numpy (see _worth_it)
 class FusedKernel:
     """One fused elementwise expression over named inputs."""
 
-    def __init__(self, numexpr_src, c_src, names, in_dtypes, out_dtype, n_ops, native=False):
+    def __init__(
+        self, numexpr_src, c_src, names, in_dtypes, out_dtype, n_ops, native=False, math=()
+    ):
         self.numexpr_src = numexpr_src  # None when numexpr lacks a function (erf)
         self.native = native  # CPU: a native C loop (core.backend.cpu_fusion), not numexpr
         self.c_src = c_src
+        self.math = tuple(math)  # the C math functions c_src calls (exp, erf, fabs ...)
         self.names = tuple(names)
         self.in_dtypes = tuple(in_dtypes)
         self.out_dtype = out_dtype
@@ -114,17 +72,7 @@ def _fused_abstract(*avals, kernel):
 
 # Not registered in prims.ALL: it only exists after autodiff, inside compiled graphs.
 fused = Primitive("fused", _fused_impl, _fused_abstract)
-
-
-# numexpr evaluates these with scalar libm calls, 3-8x slower than numpy's SIMD loops (measured
-# on 4M float32: exp 19 vs 7 ms, tanh 31 vs 4, sqrt 14 vs 3.5): on the CPU only arithmetic,
-# comparisons and selects are fused; on the GPU everything in the table is.
-# A native C loop (arrays of >= _SMALL elements) calls glibc's vectorized versions instead, where
-# they exist (core.backend.cc.VECTOR_MATH).
-_TRANSCENDENTAL = {
-    E.exp, E.expm1, E.log, E.log1p, E.sqrt, E.sin, E.cos, E.tanh, E.logistic, E.pow,
-    E.erf, E.gelu, E.gelu_backward,
-}  # fmt: skip
+deflowering(fused, fresh=True)  # codegen calls the compiled kernel itself, with out=
 
 
 def _size(v):
@@ -140,9 +88,13 @@ def _native_cpu(e, on_gpu):
 
 
 def _fusable(e, on_gpu=True):
-    if e.prim not in _TEMPLATES:
+    rec = lowerings.get(e.prim)
+    if rec is None or rec.c is None:
         return False
-    if not on_gpu and (e.prim in _TRANSCENDENTAL or _TEMPLATES[e.prim][0] is None):
+    # numexpr calls transcendental functions one element at a time, slower than numpy's SIMD
+    # ufuncs: on the CPU they join only native C loops, and only where glibc vectorizes them
+    # (core.backend.cc.VECTOR_MATH); on the GPU every template is fused
+    if not on_gpu and (rec.transcendental or rec.numexpr is None):
         if not (_cc.VECTOR_MATH and _native_cpu(e, on_gpu)):
             return False
     if e.out.aval.dtype not in _OK_DTYPES:
@@ -218,6 +170,7 @@ def fuse_elementwise(graph, backend=None):
             root.out.aval.dtype,
             len(pend.eqns),
             native=native,
+            math=sorted({f for eq in pend.eqns for f in lowerings[eq.prim].math}),
         )
         new_eqns.append(Eqn(fused, unique, {"kernel": kernel}, root.out, root.tag))
 
@@ -229,7 +182,8 @@ def fuse_elementwise(graph, backend=None):
                     emit(pending.pop(v.id))
             new_eqns.append(e)
             continue
-        ne_t, c_t, name_only = _TEMPLATES[e.prim]
+        rec = lowerings[e.prim]
+        ne_t, c_t, name_only = rec.numexpr, rec.c, rec.name_args
         leaves, eqns, ne_args, c_args = [], [e], [], []
         depth = 1
         for k, v in enumerate(e.inputs):

@@ -7,5 +7,6 @@ written with ``core.ops``, so they are themselves differentiable to any order. H
 by the families are in ``_define.py``.
 """
 
+from . import _pending_lowering as _pending_lowering
 from . import elementwise as elementwise
 from . import special as special

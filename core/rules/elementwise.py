@@ -1,4 +1,4 @@
-"""Derivative, batching and array-path rules of the elementwise primitives
+"""Derivative, batching, array-path and lowering rules of the elementwise primitives
 (``core/prims/elementwise.py``).
 
 VJPs and JVPs are written with primitives and ``core.ops`` functions, so they are themselves
@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..autodiff.reverse import array_vjps
+from ..jit.lowering import deflowering
 from ..ops import creation as ops_creation
 from ..ops import elementwise as ops_elementwise
 from ..prims.elementwise import (
@@ -354,3 +355,111 @@ array_vjps.update(
         logistic: _array_rule(_logistic_partial),
     }
 )
+
+
+# ---- lowering (core/jit/lowering.py): fused templates, ufuncs, fresh buffers --------------
+# Templates that repeat an input name it in ``name_args``, so no inlined work is repeated.
+for _prim, _template, _ufunc in (
+    (add, "({0} + {1})", "add"),
+    (sub, "({0} - {1})", "subtract"),
+    (mul, "({0} * {1})", "multiply"),
+    (div, "({0} / {1})", "true_divide"),
+    (neg, "(-{0})", "negative"),
+    (greater, "({0} > {1})", "greater"),
+    (greater_equal, "({0} >= {1})", "greater_equal"),
+    (less, "({0} < {1})", "less"),
+    (less_equal, "({0} <= {1})", "less_equal"),
+    (equal, "({0} == {1})", "equal"),
+    (not_equal, "({0} != {1})", "not_equal"),
+):
+    deflowering(_prim, numexpr=_template, c=_template, ufunc=_ufunc)
+for _prim, _function in (
+    (exp, "exp"),
+    (expm1, "expm1"),
+    (log, "log"),
+    (log1p, "log1p"),
+    (sqrt, "sqrt"),
+    (sin, "sin"),
+    (cos, "cos"),
+    (tanh, "tanh"),
+):
+    _template = f"{_function}({{0}})"
+    deflowering(_prim, numexpr=_template, c=_template, ufunc=_function, math=(_function,))
+deflowering(abs, numexpr="abs({0})", c="fabs({0})", ufunc="absolute", math=("fabs",))
+deflowering(pow, numexpr="({0} ** {1})", c="pow({0}, {1})", ufunc="power", math=("pow",))
+# NaN propagates as in numpy's maximum/minimum (a NaN in {1} fails the comparison)
+deflowering(
+    maximum,
+    numexpr="where({0} != {0}, {0}, where({0} > {1}, {0}, {1}))",
+    c="(({0} != {0} || {0} > {1}) ? {0} : {1})",
+    name_args=(0, 1),
+    ufunc="maximum",
+)
+deflowering(
+    minimum,
+    numexpr="where({0} != {0}, {0}, where({0} < {1}, {0}, {1}))",
+    c="(({0} != {0} || {0} < {1}) ? {0} : {1})",
+    name_args=(0, 1),
+    ufunc="minimum",
+)
+deflowering(
+    select,
+    numexpr="where({0}, {1}, {2})",
+    c="({0} ? {1} : {2})",
+    fresh=True,
+    emit=lambda args, params: f"xp.where({args[0]}, {args[1]}, {args[2]})",
+)
+deflowering(logistic, numexpr="(1 / (1 + exp(-{0})))", c="(1 / (1 + exp(-{0})))", math=("exp",))
+deflowering(erf, c="erf({0})", math=("erf",))  # numexpr has no erf: native C and GPU only
+deflowering(
+    gelu,
+    c="((0.5 * {0}) * (1 + erf({0} * 0.70710678118654752)))",
+    name_args=(0,),
+    math=("erf",),
+)
+deflowering(
+    gelu_backward,
+    c="({0} * (0.5 * (1 + erf({1} * 0.70710678118654752))"
+    " + {1} * (0.39894228040143268 * exp(-0.5 * {1} * {1}))))",
+    name_args=(1,),
+    math=("erf", "exp"),
+)
+deflowering(
+    tanh_backward,
+    numexpr="({0} * (1 - {1} * {1}))",
+    c="({0} * (1 - {1} * {1}))",
+    name_args=(1,),
+)
+deflowering(tanh_backward_t, numexpr="(((-2 * {0}) * {1}) * {2})", c="(((-2 * {0}) * {1}) * {2})")
+
+# not fused: plain ufunc calls (each a single numpy pass; not seen in hot elementwise chains)
+for _prim, _ufunc in (
+    (atan2, "arctan2"),
+    (logical_and, "logical_and"),
+    (logical_or, "logical_or"),
+    (floor, "floor"),
+    (ceil, "ceil"),
+    (sign, "sign"),
+):
+    deflowering(_prim, ufunc=_ufunc, unfused="not in hot elementwise chains: one ufunc call")
+deflowering(convert, fresh=True, unfused="a dtype change: fusion keeps one dtype per kernel")
+for _prim, _why in (
+    (log2, "not in hot elementwise chains"),
+    (log10, "not in hot elementwise chains"),
+    (round, "not in hot elementwise chains"),
+    (rem, "Python's sign convention: C's fmod truncates toward zero"),
+    (floor_divide, "Python's sign convention: C's division truncates toward zero"),
+    (logical_not, "boolean logic: not in hot elementwise chains"),
+    (logical_xor, "boolean logic: not in hot elementwise chains"),
+    (bitwise_not, "integers: fused kernels are float32/float64/bool only"),
+    (bitwise_and, "integers: fused kernels are float32/float64/bool only"),
+    (bitwise_or, "integers: fused kernels are float32/float64/bool only"),
+    (bitwise_xor, "integers: fused kernels are float32/float64/bool only"),
+    (isfinite, "not in hot elementwise chains"),
+    (stop_gradient, "the identity: its result aliases its input"),
+    (real, "complex parts: fused kernels are real only"),
+    (imag, "complex parts: fused kernels are real only"),
+    (conj, "complex: fused kernels are real only"),
+    (complex, "complex: fused kernels are real only"),
+):
+    deflowering(_prim, unfused=_why)

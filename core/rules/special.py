@@ -1,4 +1,4 @@
-"""Derivative and batching rules of the special functions (``core/prims/special.py``).
+"""Derivative, batching and lowering rules of the special functions (``core/prims/special.py``).
 
 Every derivative is written with the special-function primitives themselves (gammaln' =
 digamma = polygamma(n=0), polygamma(n)' = polygamma(n + 1), i0' = i1, ...), so derivatives of
@@ -7,6 +7,7 @@ any order follow.
 
 import math
 
+from ..jit.lowering import deflowering
 from ..ops import elementwise as ops_elementwise
 from ..prims.special import (
     erfc,
@@ -28,6 +29,7 @@ _SQRT_PI = math.sqrt(math.pi)
 
 for _p in (gammaln, polygamma, erfc, erfcx, erfinv, erfcinv, log_ndtr, i0, i1, i0e, i1e):
     batch_rules[_p] = elementwise_rule(_p)
+    deflowering(_p, unfused="scipy.special functions: no numexpr or C template written")
 
 
 def _over_x(f, x, small_value):

@@ -6,6 +6,7 @@ A coverage test keeps the rule tables complete for every primitive in ``core.pri
 """
 
 import functools
+import re
 
 import numpy as np
 import pytest
@@ -17,6 +18,7 @@ import core
 from core import ops
 from core.autodiff.forward import jvp_rules
 from core.autodiff.reverse import vjp_rules
+from core.jit.lowering import lowerings
 from core.primitive import ShapedArray
 from core.prims import ALL
 from core.prims import decomp as DC
@@ -1018,6 +1020,117 @@ def test_table_covers_every_primitive_of_these_families():
     tested = {c.prim for c in TABLE}
     untested = sorted(p.name for p in declared - tested)
     assert not untested, f"primitives without a table entry: {untested}"
+
+
+# ---- coverage: the compiler's record of every primitive (core/jit/lowering.py) -----------------
+def _family(module):
+    return [p for p in ALL if p is getattr(module, p.name, None) or p in vars(module).values()]
+
+
+# what the fusion pass may see: every elementwise primitive (the special functions are too)
+ELEMENTWISE = _family(E) + _family(SP)
+
+
+@pytest.mark.parametrize("prim", ELEMENTWISE, ids=lambda p: p.name)
+def test_every_elementwise_primitive_has_a_lowering_record(prim):
+    rec = lowerings.get(prim)
+    assert rec is not None, (
+        f"elementwise primitive {prim.name} has no lowering record: register one with "
+        "deflowering() in its core/rules module (templates, or unfused= with the reason)"
+    )
+    assert rec.fusible or rec.unfused, f"{prim.name}: a record without templates needs `unfused`"
+
+
+def _real_case(prim):
+    """Inputs for ``prim`` from the first table case with real (or bool) arrays, as float64."""
+    for case in TABLE:
+        if case.prim is prim:
+            arrays = case.make()
+            if all(a.dtype.kind in "fib" for a in arrays):
+                arrays = [a if a.dtype == bool else a.astype(np.float64) for a in arrays]
+                return arrays, case.params
+    raise AssertionError(f"{prim.name}: no table case with real inputs to check its lowering")
+
+
+RECORDS = sorted(lowerings.items(), key=lambda kv: kv[0].name)
+TEMPLATED = [pytest.param(p, r, id=p.name) for p, r in RECORDS if r.fusible]
+
+
+@pytest.mark.parametrize("prim, rec", TEMPLATED)
+def test_lowering_math_names_the_functions_its_c_template_calls(prim, rec):
+    called = set(re.findall(r"\b([A-Za-z_]\w*)\(", rec.c))
+    assert called == set(rec.math), f"{prim.name}: C template calls {called}, math={rec.math}"
+    names = [f"x{k}" for k in range(10)]
+    for k in range(10):  # an input read twice must be a name, never an inlined expression
+        reads = [rec.c.format(*names).count(f"x{k}")]
+        if rec.numexpr is not None:
+            reads.append(rec.numexpr.format(*names).count(f"x{k}"))
+        assert max(reads) <= 1 or k in rec.name_args, f"{prim.name}: input {k} read twice"
+
+
+def _as(dtype, arrays):
+    return [a if a.dtype == bool else a.astype(dtype) for a in arrays]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("prim, rec", TEMPLATED)
+def test_lowering_templates_compute_the_reference(prim, rec, dtype):
+    """numexpr and (with a compiler) native C evaluate each template to the reference value."""
+    import numexpr
+
+    from core.backend import cc
+    from core.backend.cpu_fusion import NativeFused
+    from core.jit.fusion import FusedKernel
+
+    arrays, params = _real_case(prim)
+    arrays = _as(dtype, arrays)
+    want = prim.reference(np, *arrays, **params)
+    tol = 1e-12 if dtype == np.float64 else 2e-6
+    names = [f"x{k}" for k in range(len(arrays))]
+    if rec.numexpr is not None:
+        got = numexpr.evaluate(rec.numexpr.format(*names), dict(zip(names, arrays)))
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    if cc.available():
+        kernel = FusedKernel(
+            None,
+            rec.c.format(*names),
+            names,
+            [a.dtype for a in arrays],
+            want.dtype,
+            1,
+            native=True,
+            math=rec.math,
+        )
+        got = NativeFused(kernel)(*arrays)
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize(
+    "prim, rec", [pytest.param(p, r, id=p.name) for p, r in RECORDS if r.ufunc or r.emit]
+)
+def test_lowering_calls_compute_the_reference(prim, rec):
+    """The ufunc (and the emitted expression) codegen writes for a primitive is its value."""
+    arrays, params = _real_case(prim)
+    want = prim.reference(np, *arrays, **params)
+    names = [f"x{k}" for k in range(len(arrays))]
+    if rec.ufunc is not None:
+        np.testing.assert_array_equal(getattr(np, rec.ufunc)(*arrays), want)
+    if rec.emit is not None:
+        got = eval(rec.emit(names, params), {"xp": np, **dict(zip(names, arrays))})
+        np.testing.assert_array_equal(got, want)
+
+
+# the jit's own primitives (fused) have no table case
+@pytest.mark.parametrize(
+    "prim",
+    [pytest.param(p, id=p.name) for p, r in RECORDS if r.fresh and p in {c.prim for c in TABLE}],
+)
+def test_lowering_fresh_results_share_no_memory_with_inputs(prim):
+    arrays, params = _real_case(prim)
+    out = prim.impl(np, *arrays, **params)
+    assert not any(np.shares_memory(out, a) for a in arrays), f"{prim.name} is not fresh"
 
 
 def test_primitive_names_are_unique():

@@ -1,5 +1,7 @@
 # make demo   - create .venv, install diffsci, run examples/quickstart.py
-# make test   - create .venv, install diffsci with test extras, run the whole suite
+# make test   - create .venv, install diffsci with test extras, run the whole suite (the torch
+#               parity tests among it skip when torch is absent)
+# make test-parity - install torch==2.13.0 and run the parity tests (pytest -m parity)
 # make bench  - install the bench extras (PyTorch CPU, JAX) and print the ratio tables
 PYTHON ?= python3
 VENV := .venv
@@ -7,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 JOBS ?= 2
 
-.PHONY: demo test bench clean
+.PHONY: demo test test-parity bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -21,6 +23,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q
+
+test-parity: $(STAMP)
+	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pytest -n $(JOBS) -q -m parity
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install --quiet torch==2.13.0 jax jaxlib

@@ -12,7 +12,11 @@ import pytest
 from bench import WORKLOAD_MODULES, get_workload
 from bench.common import to_numpy
 
-pytest.importorskip("torch")
+pytest.importorskip(
+    "torch",
+    reason="parity test: torch is not installed (make test-parity installs torch==2.13.0)",
+)
+pytestmark = pytest.mark.parity  # compares with PyTorch
 
 CASES = [(key, i) for key in WORKLOAD_MODULES for i in range(len(get_workload(key).tiny))]
 

@@ -601,6 +601,7 @@ def test_conv_errors_name_op_and_shapes():
 
 
 # ---- PyTorch comparison ---------------------------------------------------------------------------------
+@pytest.mark.parity
 def test_against_torch():
     torch = pytest.importorskip("torch")
     F = torch.nn.functional

@@ -469,6 +469,7 @@ def test_cross_entropy_random(n, c, ls, seed):
 
 
 # ---- PyTorch comparison ---------------------------------------------------------------------------------
+@pytest.mark.parity
 def test_against_torch():
     torch = pytest.importorskip("torch")
     F = torch.nn.functional

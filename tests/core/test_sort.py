@@ -135,6 +135,7 @@ def test_sort_random(shape, seed, descending):
     np.testing.assert_array_equal(_np(vals), np.take_along_axis(x, ref, axis=axis))
 
 
+@pytest.mark.parity
 def test_against_torch():
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(4)

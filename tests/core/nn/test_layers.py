@@ -373,6 +373,7 @@ def test_conv_transpose_gradcheck(nd):
     check_layer_grads(ct, _rng(3).standard_normal((1, 2) + (2,) * nd), ["weight", "bias"])
 
 
+@pytest.mark.parity
 def test_conv_and_transpose_match_torch():
     torch = pytest.importorskip("torch")
     rng = _rng(4)
@@ -553,6 +554,7 @@ def test_batch_norm_gradcheck_and_update_under_grad():
     np.testing.assert_allclose(bn2.moving_mean.asnumpy(), 0.1 * x.mean(0), rtol=1e-12)
 
 
+@pytest.mark.parity
 def test_norms_match_torch():
     torch = pytest.importorskip("torch")
     rng = _rng(11)
@@ -832,6 +834,7 @@ def test_mha_dropout_on_weights_only_in_training():
     np.testing.assert_allclose(c.asnumpy(), d.asnumpy(), rtol=1e-12)
 
 
+@pytest.mark.parity
 def test_mha_matches_torch():
     torch = pytest.importorskip("torch")
     rng = _rng(15)

@@ -154,6 +154,7 @@ def test_losses_gradcheck():
     gradcheck(lambda a, b: nn.RelativeL2Loss()(a, b), [logits, y])
 
 
+@pytest.mark.parity
 def test_cross_entropy_matches_torch():
     torch = pytest.importorskip("torch")
     logits = RNG.standard_normal((5, 4, 2))

@@ -98,28 +98,6 @@ def to_front(x, bdim):
     return x if bdim is None or bdim == 0 else moveaxis(x, bdim, 0)
 
 
-def elementwise_rule(prim):
-    """Batching rule of an n-ary elementwise primitive with numpy broadcasting."""
-
-    from .ops.shape import reshape
-
-    def rule(args, bdims, **params):
-        rank = max(a.ndim - (b is not None) for a, b in zip(args, bdims))
-        moved = []
-        for a, b in zip(args, bdims):
-            if b is None:
-                moved.append(a)
-                continue
-            a = to_front(a, b)
-            r = a.ndim - 1
-            if r < rank:
-                a = reshape(a, (a.shape[0],) + (1,) * (rank - r) + tuple(a.shape[1:]))
-            moved.append(a)
-        return bind(prim, tuple(moved), params), 0
-
-    return rule
-
-
 def axis_rule(prim, axis_names=("axis",), out_keeps_batch=True):
     """Rule for a unary primitive whose params name axes of the input: batch goes first and
     every axis param (int or tuple of non-negative ints) shifts by one."""

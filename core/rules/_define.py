@@ -27,6 +27,16 @@ def _mul():
     return _MUL[0]
 
 
+def tangent_sum(*terms):
+    """The sum of the tangents ``terms``, where None stands for a zero tangent (None if every
+    term is): how a JVP rule adds the contributions of its inputs."""
+    total = None
+    for t in terms:
+        if t is not None:
+            total = t if total is None else total + t
+    return total
+
+
 def def_partials(prim, *partials):
     """Elementwise primitive whose i-th partial derivative is ``partials[i](out, *xs)``.
 
@@ -44,13 +54,13 @@ def def_partials(prim, *partials):
         )
 
     def jvp(ts, out, *xs, **params):
-        total = None
-        for d, t in zip(partials, ts):
-            if d is None or t is None:
-                continue
-            term = t * d(out, *xs, **params)
-            total = term if total is None else total + term
-        return total
+        return tangent_sum(
+            *[
+                t * d(out, *xs, **params)
+                for d, t in zip(partials, ts)
+                if d is not None and t is not None
+            ]
+        )
 
     vjp_rules[prim] = vjp
     needs_mask.add(prim)

@@ -73,8 +73,14 @@ from ..prims.elementwise import (
     tanh_backward,
     tanh_backward_t,
 )
-from ..vmap import batch_rules, elementwise_rule
-from ._define import def_linear_unary, def_partials, defjvp, defvjp
+from ..vmap import batch_rules
+from ._define import (
+    broadcasting_batch_rule,
+    def_linear_unary,
+    def_partials,
+    defjvp,
+    defvjp,
+)
 
 # ---- batching: every primitive of the family broadcasts elementwise ---------------------
 for _p in (
@@ -87,7 +93,7 @@ for _p in (
     atan2, rem, floor_divide, equal, not_equal, less, less_equal, greater, greater_equal,
     logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, select, complex,
 ):  # fmt: skip
-    batch_rules[_p] = elementwise_rule(_p)
+    batch_rules[_p] = broadcasting_batch_rule(_p)
 
 
 def _tangent_sum(a, b):

@@ -22,13 +22,13 @@ from ..prims.special import (
     log_ndtr,
     polygamma,
 )
-from ..vmap import batch_rules, elementwise_rule
-from ._define import def_partials
+from ..vmap import batch_rules
+from ._define import broadcasting_batch_rule, def_partials
 
 _SQRT_PI = math.sqrt(math.pi)
 
 for _p in (gammaln, polygamma, erfc, erfcx, erfinv, erfcinv, log_ndtr, i0, i1, i0e, i1e):
-    batch_rules[_p] = elementwise_rule(_p)
+    batch_rules[_p] = broadcasting_batch_rule(_p)
     deflowering(_p, unfused="scipy.special functions: no numexpr or C template written")
 
 

@@ -30,9 +30,8 @@ from collections import OrderedDict
 import numpy as np
 
 from . import dtypes as _dt
-from .serialization import CheckpointError
 
-__all__ = ["read_mindspore_checkpoint", "write_mindspore_checkpoint"]
+__all__ = ["MalformedCheckpoint", "read_mindspore_checkpoint", "write_mindspore_checkpoint"]
 
 # MindSpore's tensor_type strings (str(mindspore.dtype)) and the numpy dtypes they hold
 _TYPE_TO_DTYPE = {
@@ -58,8 +57,9 @@ CHUNK_BYTES = 512 * 1024 * 1024
 _VARINT, _I64, _LEN, _I32 = 0, 1, 2, 5
 
 
-class _Malformed(Exception):
-    """Internal: the bytes are not a well-formed message (turned into a CheckpointError)."""
+class MalformedCheckpoint(ValueError):
+    """The bytes are not a well-formed MindSpore checkpoint (``core.load_checkpoint`` reports
+    it as a ``CheckpointError`` naming the file)."""
 
 
 # ---- wire format: writing -----------------------------------------------------------------------
@@ -142,7 +142,7 @@ def _read_varint(buf, pos, end):
     result, shift = 0, 0
     while True:
         if pos >= end:
-            raise _Malformed(f"a varint runs past the end of its message at byte {pos}")
+            raise MalformedCheckpoint(f"a varint runs past the end of its message at byte {pos}")
         byte = buf[pos]
         pos += 1
         result |= (byte & 0x7F) << shift
@@ -150,7 +150,7 @@ def _read_varint(buf, pos, end):
             return result, pos
         shift += 7
         if shift > 63:
-            raise _Malformed(f"a varint longer than 10 bytes at byte {pos}")
+            raise MalformedCheckpoint(f"a varint longer than 10 bytes at byte {pos}")
 
 
 def _fields(buf, pos, end):
@@ -160,23 +160,25 @@ def _fields(buf, pos, end):
         key, pos = _read_varint(buf, pos, end)
         field, wire = key >> 3, key & 7
         if field == 0:
-            raise _Malformed(f"field number 0 at byte {pos}")
+            raise MalformedCheckpoint(f"field number 0 at byte {pos}")
         if wire == _VARINT:
             value, pos = _read_varint(buf, pos, end)
         elif wire == _LEN:
             length, pos = _read_varint(buf, pos, end)
             if pos + length > end:
-                raise _Malformed(
+                raise MalformedCheckpoint(
                     f"field {field} claims {length} bytes at byte {pos}, past the end ({end})"
                 )
             value, pos = (pos, pos + length), pos + length
         elif wire in (_I64, _I32):
             size = 8 if wire == _I64 else 4
             if pos + size > end:
-                raise _Malformed(f"field {field} runs past the end of its message")
+                raise MalformedCheckpoint(f"field {field} runs past the end of its message")
             value, pos = int.from_bytes(buf[pos : pos + size], "little"), pos + size
         else:
-            raise _Malformed(f"wire type {wire} (field {field}) at byte {pos} is not supported")
+            raise MalformedCheckpoint(
+                f"wire type {wire} (field {field}) at byte {pos} is not supported"
+            )
         yield field, wire, value
 
 
@@ -205,11 +207,11 @@ def _parse_value(buf, start, stop):
         elif field == 2 and wire == _LEN:
             tensor = _parse_tensor(buf, *value)
         elif field == 3 and wire == _LEN:
-            raise _Malformed(f"entry {tag!r} is a MapTensor, which is not supported")
+            raise MalformedCheckpoint(f"entry {tag!r} is a MapTensor, which is not supported")
     if tag is None:
-        raise _Malformed("an entry has no tag (parameter name)")
+        raise MalformedCheckpoint("an entry has no tag (parameter name)")
     if tensor is None or tensor[1] is None or tensor[2] is None:
-        raise _Malformed(f"entry {tag!r} has no tensor (tensor_type and tensor_content)")
+        raise MalformedCheckpoint(f"entry {tag!r} has no tensor (tensor_type and tensor_content)")
     return tag, tensor
 
 
@@ -218,9 +220,11 @@ def _to_array(tag, dims, tensor_type, data):
         return str(np.frombuffer(data, f"<U{len(data) // 4}")[0]) if data else ""
     dtype = _TYPE_TO_DTYPE.get(tensor_type)
     if dtype is None:
-        raise _Malformed(f"entry {tag!r} has tensor_type {tensor_type!r}, which is not known")
+        raise MalformedCheckpoint(
+            f"entry {tag!r} has tensor_type {tensor_type!r}, which is not known"
+        )
     if any(d < 0 for d in dims):
-        raise _Malformed(f"entry {tag!r} has negative dims {dims}")
+        raise MalformedCheckpoint(f"entry {tag!r} has negative dims {dims}")
     if dims == [0] and len(data) == dtype.itemsize:
         shape = ()  # MindSpore's encoding of a 0-d tensor
     elif not dims:
@@ -229,7 +233,7 @@ def _to_array(tag, dims, tensor_type, data):
         shape = tuple(dims)
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     if count * dtype.itemsize != len(data):
-        raise _Malformed(
+        raise MalformedCheckpoint(
             f"entry {tag!r}: {len(data)} bytes of {tensor_type} do not fill dims {dims}"
         )
     return np.frombuffer(data, dtype.newbyteorder("<")).astype(dtype).reshape(shape)
@@ -240,8 +244,8 @@ def read_mindspore_checkpoint(path):
     ``.ckpt`` file, in file order.
 
     Raises:
-        CheckpointError: the file is not a well-formed MindSpore checkpoint (message names the
-            file and what was wrong).
+        MalformedCheckpoint: the file is not a well-formed MindSpore checkpoint (the message
+            says what was wrong).
     """
     with open(path, "rb") as f:
         buf = memoryview(f.read())
@@ -257,7 +261,7 @@ def read_mindspore_checkpoint(path):
 
         for field, wire, value in _fields(buf, 0, len(buf)):
             if field != 1 or wire != _LEN:
-                raise _Malformed(
+                raise MalformedCheckpoint(
                     f"top-level field {field} (wire type {wire}) is not a Checkpoint.value"
                 )
             tag, tensor = _parse_value(buf, *value)
@@ -266,13 +270,8 @@ def read_mindspore_checkpoint(path):
                 pending_tag, pending = tag, []
             pending.append(tensor)
         finish()
-    except (_Malformed, UnicodeDecodeError) as err:
-        raise CheckpointError(
-            f"load_checkpoint: {path!r} is not an HDF5 file (a diffsci checkpoint) nor a readable "
-            f"MindSpore .ckpt file ({err}); encrypted MindSpore checkpoints are not supported"
-        ) from None
+    except UnicodeDecodeError as err:
+        raise MalformedCheckpoint(f"a name is not UTF-8: {err}") from None
     if not out:
-        raise CheckpointError(
-            f"load_checkpoint: {path!r} holds no tensors (empty or not a checkpoint)"
-        )
+        raise MalformedCheckpoint("it holds no tensors (empty or not a checkpoint)")
     return out

@@ -24,6 +24,11 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import tree as _tree
+from .ckpt_mindspore import (
+    MalformedCheckpoint,
+    read_mindspore_checkpoint,
+    write_mindspore_checkpoint,
+)
 from .tensor import Parameter, Tensor
 
 __all__ = ["CheckpointError", "load_checkpoint", "load_param_into_net", "save_checkpoint"]
@@ -180,8 +185,6 @@ def save_checkpoint(save_obj, ckpt_file_name, append_dict=None, format=None):
         seen.add(name)
     path = os.fspath(ckpt_file_name)
     if format == "ckpt":
-        from .ckpt_mindspore import write_mindspore_checkpoint
-
         write_mindspore_checkpoint(path, [(n, _to_numpy(n, v)) for n, v, _ in entries])
         return
     h5py = _h5py()
@@ -294,9 +297,15 @@ def load_checkpoint(
         filter_prefix = (filter_prefix,)
     out = OrderedDict()
     if os.path.isfile(path) and not _h5py().is_hdf5(path):
-        from .ckpt_mindspore import read_mindspore_checkpoint
-
-        for name, value in read_mindspore_checkpoint(path).items():
+        try:
+            entries = read_mindspore_checkpoint(path)
+        except MalformedCheckpoint as err:
+            raise CheckpointError(
+                f"load_checkpoint: {path!r} is not an HDF5 file (a diffsci checkpoint) nor a "
+                f"readable MindSpore .ckpt file ({err}); encrypted MindSpore checkpoints are not "
+                "supported"
+            ) from None
+        for name, value in entries.items():
             if filter_prefix and name.startswith(tuple(filter_prefix)):
                 continue
             if choice_func is not None and not choice_func(name):

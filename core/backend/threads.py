@@ -8,7 +8,7 @@ reaches:
 - BLAS (numpy's OpenBLAS/MKL) through ``threadpoolctl``, and numexpr, when it is set (by
   ``set_num_threads`` or by the environment variable at import); without either, those keep
   their own default, which is also one thread per core;
-- FFTs: ``scipy.fft``'s ``workers=`` argument, read at every call (``core.prims.fft``);
+- FFTs: ``scipy.fft``'s ``workers=`` argument, read at every call (``cpu_impls/arrays.py``);
 - the native C kernels (``core.backend.cc``): the process's thread pool
   (``core.backend.cpu_pool``, fork-safe) splits arrays large enough to pay for it
   (``cc.PARALLEL_GRAIN`` elements per thread at least); results do not depend on the count.

@@ -2,47 +2,70 @@
 ``eigvalsh``, ``eig``, ``eigvals``, ``svd``, ``svdvals``, ``pinv``, ``expm``, ``sqrtm``.
 
 Each acts on the trailing two axes and batches over the leading ones; each is differentiable
-to any order, in forward and reverse mode (the rules are in ``core/prims/decomp.py``).
+to any order, in forward and reverse mode (the rules are in ``core/rules/decomp.py``).
 """
 
+import numpy as np
+
 from .. import dtypes as _dt
-from ..prims import decomp as P
-from .linalg import _back, _matrix_arg
-from .shape import swapaxes, tril, triu
+from ..prims import decomp as prims_decomp
+from . import reduction as ops_reduction
+from ._matrix import cast_back, matrix_arg
+from .creation import eye
+from .elementwise import astype, conj, greater, real
+from .shape import expand_dims, swapaxes, tril, triu
 
 
-def _general_matrix_arg(x, name):
-    """Like ``_matrix_arg`` for [..., m, n] matrices that need not be square."""
-    from ._convert import as_tensor
-    from .elementwise import astype
-
-    x = as_tensor(x)
-    if x.ndim < 2:
-        raise ValueError(
-            f"{name}: expected a matrix or a batch of them [..., m, n], got shape {tuple(x.shape)}"
-        )
-    if x.dtype in (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128):
-        return x, None
-    if _dt.is_floating(x.dtype):
-        return astype(x, _dt.float32), x.dtype
-    if x.dtype.kind in "biu":
-        return astype(x, _dt.float32), None
-    raise TypeError(f"{name}: unsupported dtype {x.dtype} (shape {tuple(x.shape)})")
+# ---- helpers shared with the derivative rules (core/rules/decomp.py) ---------------------------
+def diagonal(x):
+    """[..., n, n] -> [..., n]: the main diagonal (a masked sum: differentiable to any order)."""
+    n = x.shape[-1]
+    return ops_reduction.sum(x * eye(n, dtype=_dt.real_dtype(x.dtype)), axis=-1)
 
 
+def diag_embed(d):
+    """[..., n] -> [..., n, n]: the diagonal matrices with diagonal ``d``."""
+    n = d.shape[-1]
+    return expand_dims(d, -2) * eye(n, dtype=_dt.real_dtype(d.dtype))
+
+
+def split_eigh(packed):
+    """[..., 1 + n, n] -> (w [..., n] real, V [..., n, n])."""
+    w = packed[..., 0, :]
+    return (real(w) if _dt.is_complex(w.dtype) else w), packed[..., 1:, :]
+
+
+def split_eig(packed):
+    """[..., 1 + n, n] -> (w [..., n], V [..., n, n]), both complex."""
+    return packed[..., 0, :], packed[..., 1:, :]
+
+
+def split_svd(packed, m, full_matrices=False):
+    """[..., m + 1 + n, p] -> (U [..., m, m or k], s [..., k] real, V [..., n, n or k])."""
+    n = packed.shape[-2] - m - 1
+    k = min(m, n)
+    u = packed[..., :m, : (m if full_matrices else k)]
+    s = packed[..., m, :k]
+    v = packed[..., m + 1 :, : (n if full_matrices else k)]
+    return u, (real(s) if _dt.is_complex(s.dtype) else s), v
+
+
+def split_qr(packed, m, n, full_matrices=False):
+    """[..., m + k, w] -> (Q [..., m, k], R [..., k, n]); k = m when ``full_matrices``."""
+    q_cols, _ = prims_decomp.qr_layout(m, n, full_matrices)
+    return packed[..., :m, :q_cols], packed[..., m:, :n]
+
+
+# ---- decompositions ----------------------------------------------------------------------------
 def _hermitian_from(a, uplo, name):
     """The Hermitian matrix that LAPACK sees: the ``uplo`` triangle of ``a`` mirrored, with the
     real part of the diagonal. Derivatives then reach only that triangle, as in numpy."""
-    from .elementwise import conj, real
-    from .shape import expand_dims
-
     if uplo not in ("L", "U"):
         raise ValueError(f"{name}: UPLO must be 'L' or 'U', got {uplo!r}")
     strict = tril(a, -1) if uplo == "L" else triu(a, 1)
-    d = P._diag(a)
+    d = diagonal(a)
     d = real(d) if _dt.is_complex(a.dtype) else d
-    diag = expand_dims(d, -2) * P._eye(a.shape[-1], _dt.real_dtype(a.dtype))
-    return strict + conj(swapaxes(strict, -1, -2)) + diag
+    return strict + conj(swapaxes(strict, -1, -2)) + diag_embed(d)
 
 
 def eigh(a, UPLO="L"):
@@ -61,9 +84,9 @@ def eigh(a, UPLO="L"):
     eigenvalues are dropped, which is exact for any loss that does not depend on the choice of
     basis inside an eigenspace (the usual case: functions of ``V diag(f(w)) V^H``).
     """
-    a, back = _matrix_arg(a, "eigh")
-    w, v = P.split_eigh(P.eigh(_hermitian_from(a, UPLO, "eigh")))
-    return _back(w, back), _back(v, back)
+    a, back = matrix_arg(a, "eigh")
+    w, v = split_eigh(prims_decomp.eigh(_hermitian_from(a, UPLO, "eigh")))
+    return cast_back(w, back), cast_back(v, back)
 
 
 def eigvalsh(a, UPLO="L"):
@@ -86,8 +109,8 @@ def eig(a):
     (``abs(V)``, ``V diag(f(w)) V^-1``) have meaningful derivatives; eigenvalues must be
     distinct for the eigenvector derivative.
     """
-    a, _ = _matrix_arg(a, "eig")
-    return P.split_eig(P.eig(a))
+    a, _ = matrix_arg(a, "eig")
+    return split_eig(prims_decomp.eig(a))
 
 
 def eigvals(a):
@@ -113,18 +136,16 @@ def svd(a, full_matrices=True, compute_uv=True):
     for ``s`` always. Singular values must be distinct (and nonzero when m != n) for the
     derivative of U and V; pairs closer than rounding are dropped as in :func:`eigh`.
     """
-    a, back = _general_matrix_arg(a, "svd")
+    a, back = matrix_arg(a, "svd", square=False)
     m, n = a.shape[-2:]
     full = bool(full_matrices) and bool(compute_uv) and m != n
-    u, s, v = P.split_svd(P.svd(a, full_matrices=full), m, full)
+    u, s, v = split_svd(prims_decomp.svd(a, full_matrices=full), m, full)
     if not compute_uv:
-        return _back(s, back)
+        return cast_back(s, back)
     vh = swapaxes(v, -1, -2)
     if _dt.is_complex(vh.dtype):
-        from .elementwise import conj
-
         vh = conj(vh)
-    return _back(u, back), _back(s, back), _back(vh, back)
+    return cast_back(u, back), cast_back(s, back), cast_back(vh, back)
 
 
 def svdvals(a):
@@ -138,16 +159,16 @@ def pinv(a, rcond=None):
 
     The derivative (Golub & Pereyra) holds where the rank does not change under small
     perturbations, rank-deficient matrices included (e.g. ``pinv(x.T @ x)`` with x [5, 7])."""
-    a, back = _general_matrix_arg(a, "pinv")
-    return _back(P.pinv(a, rcond=None if rcond is None else float(rcond)), back)
+    a, back = matrix_arg(a, "pinv", square=False)
+    return cast_back(prims_decomp.pinv(a, rcond=None if rcond is None else float(rcond)), back)
 
 
 def expm(a):
     """Matrix exponential of ``a`` [..., n, n] (scipy.linalg.expm). Its derivative is the
     Fréchet derivative, the upper-right block of ``expm([[a, e], [0, a]])``, so derivatives
     of every order are matrix exponentials again."""
-    a, back = _matrix_arg(a, "expm")
-    return _back(P.expm(a), back)
+    a, back = matrix_arg(a, "expm")
+    return cast_back(prims_decomp.expm(a), back)
 
 
 def sqrtm(a):
@@ -156,8 +177,8 @@ def sqrtm(a):
     A real ``a`` gives a real root and must have no negative real eigenvalue (pass a complex
     matrix otherwise). The derivative solves the Sylvester equation ``x dx + dx x = da`` as one
     [n^2, n^2] linear system: fine for the small matrices it is meant for (n up to ~30)."""
-    a, back = _matrix_arg(a, "sqrtm")
-    return _back(P.sqrtm(a), back)
+    a, back = matrix_arg(a, "sqrtm")
+    return cast_back(prims_decomp.sqrtm(a), back)
 
 
 def qr(a, mode="reduced"):
@@ -177,24 +198,19 @@ def qr(a, mode="reduced"):
     """
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
-    a, back = _general_matrix_arg(a, "qr")
+    a, back = matrix_arg(a, "qr", square=False)
     m, n = a.shape[-2:]
     full = mode == "complete"
-    q, r = P.split_qr(P.qr(a, full_matrices=full), m, n, full)
-    return _back(r, back) if mode == "r" else (_back(q, back), _back(r, back))
+    q, r = split_qr(prims_decomp.qr(a, full_matrices=full), m, n, full)
+    return cast_back(r, back) if mode == "r" else (cast_back(q, back), cast_back(r, back))
 
 
 def matrix_rank(a, tol=None):
     """Number of singular values of ``a`` [..., m, n] above ``tol`` (default: numpy's
     ``s.max() * max(m, n) * eps``), as numpy.linalg.matrix_rank; int64 [...], no derivative."""
-    import numpy as np
-
-    from .elementwise import astype, greater
-    from .reduction import amax, sum
-
-    a, _ = _general_matrix_arg(a, "matrix_rank")
+    a, _ = matrix_arg(a, "matrix_rank", square=False)
     s = svdvals(a)
     if tol is None:
         eps = float(np.finfo(_dt.real_dtype(s.dtype)).eps)
-        tol = amax(s, axis=-1, keepdims=True) * (max(a.shape[-2:]) * eps)
-    return sum(astype(greater(s, tol), _dt.int64), axis=-1)
+        tol = ops_reduction.amax(s, axis=-1, keepdims=True) * (max(a.shape[-2:]) * eps)
+    return ops_reduction.sum(astype(greater(s, tol), _dt.int64), axis=-1)

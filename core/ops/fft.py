@@ -17,7 +17,7 @@ casts and normalizes arguments.
 import numpy as np
 
 from .. import dtypes as _dt
-from ..prims import fft as P
+from ..prims import fft as prims_fft
 from ._convert import as_tensor
 from .elementwise import astype
 from .shape import pad, slice_axis
@@ -44,8 +44,8 @@ __all__ = [
 
 def _norm(norm, name):
     norm = "backward" if norm is None else norm
-    if norm not in P.NORMS:
-        raise ValueError(f"{name}: norm must be one of {P.NORMS} or None, got {norm!r}")
+    if norm not in prims_fft.NORMS:
+        raise ValueError(f"{name}: norm must be one of {prims_fft.NORMS} or None, got {norm!r}")
     return norm
 
 
@@ -128,7 +128,7 @@ def _c2c(x, s, axes, norm, inverse, name):
     axes, s = _axes_sizes(x, s, axes, name)
     norm = _norm(norm, name)
     x = _resize_axes(x, axes, s)
-    return P.fft(x, axes=axes, inverse=inverse, norm=norm)
+    return prims_fft.fft(x, axes=axes, inverse=inverse, norm=norm)
 
 
 def _r2c(x, s, axes, norm, name):
@@ -136,7 +136,7 @@ def _r2c(x, s, axes, norm, name):
     axes, s = _axes_sizes(x, s, axes, name)
     norm = _norm(norm, name)
     x = _resize_axes(x, axes, s)
-    return P.rfft(x, axes=axes, norm=norm)
+    return prims_fft.rfft(x, axes=axes, norm=norm)
 
 
 def _c2r(x, s, axes, norm, name):
@@ -152,7 +152,7 @@ def _c2r(x, s, axes, norm, name):
             f"shape {tuple(x.shape)}; pass n/s"
         )
     x = _resize(x, last, n // 2 + 1)
-    return P.irfft(x, axes=axes, n=n, norm=norm)
+    return prims_fft.irfft(x, axes=axes, n=n, norm=norm)
 
 
 # ---- one axis ------------------------------------------------------------------------------------

@@ -6,8 +6,10 @@ import string
 import numpy as np
 
 from .. import dtypes as _dt
-from ..prims import linalg as P
+from ..prims import linalg as prims_linalg
 from ._convert import as_tensor, binary_args
+from ._matrix import cast_back, matrix_arg
+from .decomp import svdvals
 from .shape import reshape, squeeze, swapaxes, transpose
 
 
@@ -23,14 +25,14 @@ def matmul(x, y):
             raise ValueError(
                 f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} are not aligned"
             )
-        return reshape(P.matmul(reshape(x, (1, -1)), reshape(y, (-1, 1))), ())
+        return reshape(prims_linalg.matmul(reshape(x, (1, -1)), reshape(y, (-1, 1))), ())
     if x.ndim == 1:
-        return squeeze(P.matmul(reshape(x, (1, -1)), y), -2)
+        return squeeze(prims_linalg.matmul(reshape(x, (1, -1)), y), -2)
     if y.ndim == 1:
-        return squeeze(P.matmul(x, reshape(y, (-1, 1))), -1)
+        return squeeze(prims_linalg.matmul(x, reshape(y, (-1, 1))), -1)
     if x.shape[-1] != y.shape[-2]:
         raise ValueError(f"matmul: shapes {tuple(x.shape)} and {tuple(y.shape)} are not aligned")
-    return P.matmul(x, y)
+    return prims_linalg.matmul(x, y)
 
 
 def _contract_last(name, x, y, y_axis):
@@ -94,7 +96,9 @@ def tensordot(a, b, axes=2):
     n = int(np.prod([b.shape[i] for i in free_b]))
     am = reshape(transpose(a, free_a + ax_a), (m, k))
     bm = reshape(transpose(b, ax_b + free_b), (k, n))
-    return reshape(P.matmul(am, bm), [a.shape[i] for i in free_a] + [b.shape[i] for i in free_b])
+    return reshape(
+        prims_linalg.matmul(am, bm), [a.shape[i] for i in free_a] + [b.shape[i] for i in free_b]
+    )
 
 
 # ---- einsum ------------------------------------------------------------------------------------
@@ -231,7 +235,7 @@ def _contract_pair(x, tx, y, ty, keep):
     lead = tuple(dims(batch))
     xm = reshape(transpose(x, [tx.index(c) for c in batch + x_only + summed]), lead + (m, k))
     ym = reshape(transpose(y, [ty.index(c) for c in batch + summed + y_only]), lead + (k, n))
-    return reshape(P.matmul(xm, ym), dims(res)), "".join(res)
+    return reshape(prims_linalg.matmul(xm, ym), dims(res)), "".join(res)
 
 
 def _sublist_equation(args):
@@ -324,31 +328,6 @@ def einsum(equation, *operands):
 # ---- dense solvers and factorizations ----------------------------------------------------------
 
 
-def _matrix_arg(x, name):
-    """``x`` as a float/complex tensor of rank >= 2 with square trailing axes, and the dtype to
-    cast results back to (LAPACK has no half precision: float16/bfloat16 compute in float32)."""
-    from .elementwise import astype
-
-    x = as_tensor(x)
-    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-        raise ValueError(
-            f"{name}: expected a square matrix or a batch of them [..., n, n], got shape {tuple(x.shape)}"
-        )
-    if x.dtype in (_dt.float32, _dt.float64, _dt.complex64, _dt.complex128):
-        return x, None
-    if _dt.is_floating(x.dtype):
-        return astype(x, _dt.float32), x.dtype
-    if x.dtype.kind in "biu":
-        return astype(x, _dt.float32), None
-    raise TypeError(f"{name}: unsupported dtype {x.dtype} (shape {tuple(x.shape)})")
-
-
-def _back(x, dtype):
-    from .elementwise import astype
-
-    return x if dtype is None else astype(x, dtype)
-
-
 def _rhs_args(a, b, name):
     """Promote ``a`` [..., n, n] and ``b`` to one dtype; ``b`` as [..., n, k] plus whether it was
     a (batch of) vector(s): b is a vector when ``b.ndim == 1`` or ``b.shape == a.shape[:-1]``
@@ -356,7 +335,7 @@ def _rhs_args(a, b, name):
     from .elementwise import astype
 
     a, b = as_tensor(a), as_tensor(b)
-    a, back = _matrix_arg(a, name)
+    a, back = matrix_arg(a, name)
     if b.ndim == 0:
         raise ValueError(
             f"{name}: right-hand side must have rank >= 1, got shape {tuple(b.shape)} for matrix {tuple(a.shape)}"
@@ -399,8 +378,8 @@ def solve(a, b):
         x with the shape of ``b`` (batch axes broadcast). Singular ``a`` raises LinAlgError.
     """
     a, b, vector, back = _rhs_args(a, b, "solve")
-    x = P.solve(a, b)
-    return _back(squeeze(x, -1) if vector else x, back)
+    x = prims_linalg.solve(a, b)
+    return cast_back(squeeze(x, -1) if vector else x, back)
 
 
 def solve_sylvester(a, b, q):
@@ -416,8 +395,8 @@ def solve_sylvester(a, b, q):
     from .elementwise import astype
     from .shape import expand_dims
 
-    a, back = _matrix_arg(a, "solve_sylvester")
-    b, _ = _matrix_arg(b, "solve_sylvester")
+    a, back = matrix_arg(a, "solve_sylvester")
+    b, _ = matrix_arg(b, "solve_sylvester")
     q = as_tensor(q)
     n, m = a.shape[-1], b.shape[-1]
     if q.ndim < 2 or tuple(q.shape[-2:]) != (n, m):
@@ -435,8 +414,8 @@ def solve_sylvester(a, b, q):
     ) * expand_dims(swapaxes(b, -1, -2), (-4, -2))
     batch = np.broadcast_shapes(tuple(k.shape[:-4]), tuple(q.shape[:-2]))
     k = reshape(k, (*k.shape[:-4], n * m, n * m))
-    x = P.solve(k, reshape(q, (*q.shape[:-2], n * m, 1)))
-    return _back(reshape(x, (*batch, n, m)), back)
+    x = prims_linalg.solve(k, reshape(q, (*q.shape[:-2], n * m, 1)))
+    return cast_back(reshape(x, (*batch, n, m)), back)
 
 
 def _eye_like(n, dtype):
@@ -484,14 +463,14 @@ def solve_triangular(a, b, lower=True, transpose=False):
     a, b, vector, back = _rhs_args(a, b, "solve_triangular")
     if transpose:
         a, lower = swapaxes(a, -1, -2), not lower
-    x = P.triangular_solve(a, b, lower=bool(lower))
-    return _back(squeeze(x, -1) if vector else x, back)
+    x = prims_linalg.triangular_solve(a, b, lower=bool(lower))
+    return cast_back(squeeze(x, -1) if vector else x, back)
 
 
 def inv(a):
     """Inverse of ``a`` [..., n, n] -> [..., n, n]; singular ``a`` raises LinAlgError."""
-    a, back = _matrix_arg(a, "inv")
-    return _back(P.inv(a), back)
+    a, back = matrix_arg(a, "inv")
+    return cast_back(prims_linalg.inv(a), back)
 
 
 inverse = inv
@@ -507,9 +486,9 @@ def cholesky(a, upper=False):
     """
     from .elementwise import conj
 
-    a, back = _matrix_arg(a, "cholesky")
-    low = P.cholesky(a)
-    return _back(conj(swapaxes(low, -1, -2)) if upper else low, back)
+    a, back = matrix_arg(a, "cholesky")
+    low = prims_linalg.cholesky(a)
+    return cast_back(conj(swapaxes(low, -1, -2)) if upper else low, back)
 
 
 def slogdet(a):
@@ -520,8 +499,8 @@ def slogdet(a):
     from .elementwise import complex as _complex
     from .elementwise import exp, imag, isfinite, not_equal, real, where
 
-    a, back = _matrix_arg(a, "slogdet")
-    ld = P.logdet(a)  # log|det| + i arg(det), one LU factorization
+    a, back = matrix_arg(a, "slogdet")
+    ld = prims_linalg.logdet(a)  # log|det| + i arg(det), one LU factorization
     logabs = real(ld)
     if _dt.is_complex(a.dtype):
         phase = exp(_complex(zeros_like(logabs), imag(ld)))
@@ -529,7 +508,7 @@ def slogdet(a):
     one = ones_like(logabs)
     sign = where(not_equal(imag(ld), 0), -one, one)  # arg(det) is 0 or pi
     sign = where(isfinite(logabs), sign, 0)
-    return _back(sign, back), _back(logabs, back)
+    return cast_back(sign, back), cast_back(logabs, back)
 
 
 def det(a):
@@ -540,9 +519,9 @@ def det(a):
     """
     from .elementwise import exp, real
 
-    a, back = _matrix_arg(a, "det")
-    d = exp(P.logdet(a))
-    return d if _dt.is_complex(a.dtype) else _back(real(d), back)
+    a, back = matrix_arg(a, "det")
+    d = exp(prims_linalg.logdet(a))
+    return d if _dt.is_complex(a.dtype) else cast_back(real(d), back)
 
 
 def logdet(a):
@@ -550,11 +529,11 @@ def logdet(a):
     negative, as in torch.logdet), the principal complex logarithm for complex ``a``."""
     from .elementwise import imag, not_equal, real, where
 
-    a, back = _matrix_arg(a, "logdet")
-    ld = P.logdet(a)
+    a, back = matrix_arg(a, "logdet")
+    ld = prims_linalg.logdet(a)
     if _dt.is_complex(a.dtype):
         return ld
-    return _back(where(not_equal(imag(ld), 0), float("nan"), real(ld)), back)
+    return cast_back(where(not_equal(imag(ld), 0), float("nan"), real(ld)), back)
 
 
 def matrix_power(a, n):
@@ -719,7 +698,6 @@ def _vector_norm(x, ord, axes, keepdims):
 
 
 def _matrix_norm(x, ord, axes, keepdims):
-    from .decomp import svdvals
     from .elementwise import abs
     from .reduction import amax, amin, sum
     from .shape import expand_dims

@@ -4,7 +4,7 @@ import builtins
 import math
 
 from .. import dtypes as _dt
-from ..prims import reduction as P
+from ..prims import reduction as prims_reduction
 from ._convert import as_tensor, normalize_axes, normalize_axis
 from .elementwise import astype, equal, exp, log, sqrt, stop_gradient, where
 
@@ -18,7 +18,9 @@ def sum(x, axis=None, keepdims=False, dtype=None):
         x = astype(x, dtype)
     elif x.dtype == _dt.bool_:
         x = astype(x, _dt.int64)
-    return P.reduce_sum(x, axes=normalize_axes(axis, x.ndim, "sum"), keepdims=bool(keepdims))
+    return prims_reduction.reduce_sum(
+        x, axes=normalize_axes(axis, x.ndim, "sum"), keepdims=bool(keepdims)
+    )
 
 
 def _count(x, axes):
@@ -38,7 +40,7 @@ def mean(x, axis=None, keepdims=False, dtype=None):
     axes = normalize_axes(axis, x.ndim, "mean")
     if x.dtype in _LOW:  # the sum may overflow float16 although the mean does not
         return astype(mean(astype(x, _dt.float32), axes, keepdims), x.dtype)
-    return P.reduce_sum(x, axes=axes, keepdims=bool(keepdims)) * (
+    return prims_reduction.reduce_sum(x, axes=axes, keepdims=bool(keepdims)) * (
         1.0 / builtins.max(_count(x, axes), 1)
     )
 
@@ -47,19 +49,25 @@ def prod(x, axis=None, keepdims=False, dtype=None):
     x = as_tensor(x)
     if dtype is not None:
         x = astype(x, dtype)
-    return P.reduce_prod(x, axes=normalize_axes(axis, x.ndim, "prod"), keepdims=bool(keepdims))
+    return prims_reduction.reduce_prod(
+        x, axes=normalize_axes(axis, x.ndim, "prod"), keepdims=bool(keepdims)
+    )
 
 
 def max(x, axis=None, keepdims=False):
     x = as_tensor(x)
     _nonempty(x, "max")
-    return P.reduce_max(x, axes=normalize_axes(axis, x.ndim, "max"), keepdims=bool(keepdims))
+    return prims_reduction.reduce_max(
+        x, axes=normalize_axes(axis, x.ndim, "max"), keepdims=bool(keepdims)
+    )
 
 
 def min(x, axis=None, keepdims=False):
     x = as_tensor(x)
     _nonempty(x, "min")
-    return P.reduce_min(x, axes=normalize_axes(axis, x.ndim, "min"), keepdims=bool(keepdims))
+    return prims_reduction.reduce_min(
+        x, axes=normalize_axes(axis, x.ndim, "min"), keepdims=bool(keepdims)
+    )
 
 
 def _nonempty(x, name):
@@ -81,8 +89,10 @@ def argmax(x, axis=None, keepdims=False):
     if axis is None:
         from .shape import reshape
 
-        return P.argmax(reshape(x, (-1,)), axis=0, keepdims=False)
-    return P.argmax(x, axis=normalize_axis(axis, x.ndim, "argmax"), keepdims=bool(keepdims))
+        return prims_reduction.argmax(reshape(x, (-1,)), axis=0, keepdims=False)
+    return prims_reduction.argmax(
+        x, axis=normalize_axis(axis, x.ndim, "argmax"), keepdims=bool(keepdims)
+    )
 
 
 def argmin(x, axis=None, keepdims=False):
@@ -90,8 +100,10 @@ def argmin(x, axis=None, keepdims=False):
     if axis is None:
         from .shape import reshape
 
-        return P.argmin(reshape(x, (-1,)), axis=0, keepdims=False)
-    return P.argmin(x, axis=normalize_axis(axis, x.ndim, "argmin"), keepdims=bool(keepdims))
+        return prims_reduction.argmin(reshape(x, (-1,)), axis=0, keepdims=False)
+    return prims_reduction.argmin(
+        x, axis=normalize_axis(axis, x.ndim, "argmin"), keepdims=bool(keepdims)
+    )
 
 
 def var(x, axis=None, keepdims=False, ddof=0, unbiased=None, dtype=None):
@@ -114,7 +126,7 @@ def var(x, axis=None, keepdims=False, ddof=0, unbiased=None, dtype=None):
     else:
         sq = d * d
     dof = _count(x, axes) - ddof
-    return P.reduce_sum(sq, axes=axes, keepdims=bool(keepdims)) * (
+    return prims_reduction.reduce_sum(sq, axes=axes, keepdims=bool(keepdims)) * (
         1.0 / dof if dof > 0 else math.nan
     )
 
@@ -132,9 +144,9 @@ def logsumexp(x, axis=None, keepdims=False):
     """log(sum(exp(x))) without overflow (shifted by the stop-gradient maximum)."""
     x = as_tensor(x)
     axes = normalize_axes(axis, x.ndim, "logsumexp")
-    m = stop_gradient(P.reduce_max(x, axes=axes, keepdims=True))
-    m = where(P.reduce_max(x, axes=axes, keepdims=True) > -float("inf"), m, 0.0)
-    s = log(P.reduce_sum(exp(x - m), axes=axes, keepdims=True)) + m
+    m = stop_gradient(prims_reduction.reduce_max(x, axes=axes, keepdims=True))
+    m = where(prims_reduction.reduce_max(x, axes=axes, keepdims=True) > -float("inf"), m, 0.0)
+    s = log(prims_reduction.reduce_sum(exp(x - m), axes=axes, keepdims=True)) + m
     if not keepdims:
         from .shape import squeeze
 
@@ -158,7 +170,9 @@ def cumsum(x, axis=0, reverse=False, dtype=None):
         x = astype(x, dtype)
     if x.dtype == _dt.bool_:
         x = astype(x, _dt.int64)
-    return P.cumsum(x, axis=normalize_axis(axis, x.ndim, "cumsum"), reverse=bool(reverse))
+    return prims_reduction.cumsum(
+        x, axis=normalize_axis(axis, x.ndim, "cumsum"), reverse=bool(reverse)
+    )
 
 
 def cumprod(x, axis=0, reverse=False, dtype=None):
@@ -167,7 +181,9 @@ def cumprod(x, axis=0, reverse=False, dtype=None):
     x, axis = _flat_if_none(as_tensor(x), axis)
     if dtype is not None:
         x = astype(x, dtype)
-    return P.cumprod(x, axis=normalize_axis(axis, x.ndim, "cumprod"), reverse=bool(reverse))
+    return prims_reduction.cumprod(
+        x, axis=normalize_axis(axis, x.ndim, "cumprod"), reverse=bool(reverse)
+    )
 
 
 def all(x, axis=None, keepdims=False):
@@ -175,7 +191,7 @@ def all(x, axis=None, keepdims=False):
 
     x = as_tensor(x)
     return (
-        P.reduce_min(
+        prims_reduction.reduce_min(
             astype(not_equal(x, 0), _dt.int32),
             axes=normalize_axes(axis, x.ndim, "all"),
             keepdims=keepdims,
@@ -189,7 +205,7 @@ def any(x, axis=None, keepdims=False):
 
     x = as_tensor(x)
     return (
-        P.reduce_max(
+        prims_reduction.reduce_max(
             astype(not_equal(x, 0), _dt.int32),
             axes=normalize_axes(axis, x.ndim, "any"),
             keepdims=keepdims,

@@ -5,7 +5,7 @@ input with ``take_along_axis``, so their derivative (a scatter of the cotangent 
 chosen positions) comes from the indexing primitives with no rule of its own.
 """
 
-from ..prims import sort as P
+from ..prims import sort as prims_sort
 from ._convert import as_tensor, normalize_axis
 from .indexing import take_along_axis
 from .shape import slice_axis
@@ -25,7 +25,9 @@ def argsort(x, axis=-1, descending=False):
     x = as_tensor(x)
     if x.ndim == 0:
         raise ValueError("argsort: cannot sort a 0-d tensor")
-    return P.argsort(x, axis=normalize_axis(axis, x.ndim, "argsort"), descending=bool(descending))
+    return prims_sort.argsort(
+        x, axis=normalize_axis(axis, x.ndim, "argsort"), descending=bool(descending)
+    )
 
 
 def sort(x, axis=-1, descending=False):

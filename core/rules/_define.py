@@ -1,7 +1,9 @@
 """Helpers that fill the VJP and JVP tables from one declaration per primitive."""
 
 from ..autodiff.forward import jvp_rules
-from ..autodiff.reverse import needs_mask, vjp_rules
+from ..autodiff.reverse import VJPTrace, VJPTracer, backward, needs_mask, vjp_rules
+from ..primitive import pop_trace, push_trace
+from ..tensor import resolve
 
 
 def defvjp(prim, rule, masked=False):
@@ -123,3 +125,28 @@ def broadcasting_batch_rule(prim):
         return prim(*align_batch(args, bdims), **params), 0
 
     return rule
+
+
+def transpose_linear(fn, x, ct):
+    """``fn^T(ct)`` for a linear map ``fn``: the cotangent of its input ``x`` (whose shape and
+    dtype it has; x's value is not read) for the output cotangent ``ct``.
+
+    Taken as the pullback of ``fn`` at zero (for a linear map every point gives the same) by
+    one reverse pass, so a rule can state a JVP once and get the VJP as its transpose; the
+    pass runs the VJP rules, which are written with core ops, so the result differentiates
+    again. Maps that conjugate (complex JVPs) are transposed correctly too.
+    """
+    from ..ops.creation import zeros_like
+
+    trace = push_trace(VJPTrace())
+    try:
+        t = VJPTracer(trace, zeros_like(x))
+        out = resolve(fn(t))
+    finally:
+        pop_trace(trace)
+    tape, trace.tape = trace.tape, None  # no reference cycle through the trace
+    if type(out) is VJPTracer and out._trace is trace:
+        c = backward([out], [ct], order=tape).get(id(t))
+        if c is not None:
+            return c
+    return zeros_like(x)  # fn does not depend on its input

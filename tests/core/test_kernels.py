@@ -73,6 +73,69 @@ for _name in ("add", "sub", "mul"):
     ]
 
 
+# ---- arrays (core/backend/cpu_impls/arrays.py) -----------------------------------------------
+def _lower(*shape, dtype=np.float64):
+    """Well-conditioned lower-triangular matrices [..., n, n] (the upper triangle is noise that
+    a triangular solve must not read)."""
+    n = shape[-1]
+    return _normal(*shape, dtype=dtype) + 2 * n * np.eye(n, dtype=dtype)
+
+
+# a transposed view whose unit-stride axis is not among its last two: the tiled copy (from
+# cpu_layout.MIN_SIZE = 32768 elements); a small one takes numpy's copy
+_PERMUTED = _normal(64, 48, 40).transpose(2, 1, 0)  # [40, 48, 64]
+_PERMUTED_SMALL = _normal(4, 5, 6).transpose(2, 1, 0)  # [6, 5, 4]
+CASES.update(
+    {
+        "reshape": [
+            ((_PERMUTED,), {"shape": (40, 48 * 64)}, 0),  # no view possible: tiled copy
+            ((_normal(256, 256)[:, :128],), {"shape": (256, 2, 64)}, 0),  # a strided view
+            ((_PERMUTED_SMALL,), {"shape": (30, 4)}, 0),  # small: the reference
+        ],
+        "matmul": [
+            ((_PERMUTED, _normal(64, 16)), {}, 0),  # x copied in tiles before the GEMM
+            ((_normal(40, 10, 48), _normal(32, 48, 40).transpose(2, 1, 0)), {}, 0),  # y, batched
+            ((_PERMUTED_SMALL, _normal(4, 3)), {}, 0),  # small: numpy's copy
+        ],
+        "triangular_solve": [
+            ((_lower(40, 40), _normal(40, 3, dtype=np.float64)), {"lower": True}, 1e-12),
+            ((_lower(3, 5, 5), _normal(3, 5, 2, dtype=np.float64)), {"lower": False}, 1e-12),
+            ((_lower(33, 33, dtype=np.float32), _normal(33, 1)), {"lower": True}, 1e-5),
+            # many small matrices: the reference's batched LU solve
+            ((_lower(8, 4, 4), _normal(8, 4, 2, dtype=np.float64)), {"lower": True}, 0),
+        ],
+        "fft": [
+            (
+                ((_normal(64, 48) + 1j * _normal(64, 48)).astype(np.complex64),),
+                {"axes": (0, 1), "inverse": False, "norm": "backward"},
+                1e-5,
+            ),
+            (
+                ((_normal(5, 6, dtype=np.float64) + 0j),),
+                {"axes": (1,), "inverse": True, "norm": "ortho"},
+                1e-12,
+            ),
+        ],
+        "rfft": [
+            ((_normal(32, 30),), {"axes": (1,), "norm": "forward"}, 1e-5),
+            ((_normal(3, 4, 5, dtype=np.float64),), {"axes": (0, 2), "norm": "backward"}, 1e-12),
+        ],
+        "irfft": [
+            (
+                ((_normal(8, 16) + 1j * _normal(8, 16)).astype(np.complex64),),
+                {"axes": (1,), "n": 30, "norm": "backward"},
+                1e-5,
+            ),
+            (
+                ((_normal(3, 4, dtype=np.float64) + 0j),),
+                {"axes": (0, 1), "n": 7, "norm": "ortho"},
+                1e-12,
+            ),
+        ],
+    }
+)
+
+
 def test_every_kernel_has_a_case():
     missing = [name for name in kernels.registered() if name not in CASES]
     assert not missing, f"kernels without an equivalence case in {__file__}: {missing}"

@@ -71,33 +71,11 @@ KNOWN_UPWARD = {
     "core.ops.nn -> core.random",  # core/ops/nn.py
     "core.prims.conv -> core.rules._define",  # core/prims/conv.py
     "core.prims.conv -> core.vmap",  # core/prims/conv.py
-    "core.prims.decomp -> core.autodiff.api",  # core/prims/decomp.py
-    "core.prims.decomp -> core.ops",  # core/prims/decomp.py
-    "core.prims.decomp -> core.rules._define",  # core/prims/decomp.py
-    "core.prims.decomp -> core.vmap",  # core/prims/decomp.py
-    "core.prims.fft -> core.ops",  # core/prims/fft.py
-    "core.prims.fft -> core.ops.creation",  # core/prims/fft.py
-    "core.prims.fft -> core.rules._define",  # core/prims/fft.py
-    "core.prims.fft -> core.vmap",  # core/prims/fft.py
-    "core.prims.indexing -> core.ops",  # core/prims/indexing.py
-    "core.prims.indexing -> core.rules._define",  # core/prims/indexing.py
-    "core.prims.indexing -> core.vmap",  # core/prims/indexing.py
-    "core.prims.linalg -> core.ops",  # core/prims/linalg.py
-    "core.prims.linalg -> core.ops.creation",  # core/prims/linalg.py
-    "core.prims.linalg -> core.rules._define",  # core/prims/linalg.py
-    "core.prims.linalg -> core.vmap",  # core/prims/linalg.py
     "core.prims.normalize -> core.ops",  # core/prims/normalize.py
     "core.prims.normalize -> core.rules._define",  # core/prims/normalize.py
     "core.prims.normalize -> core.vmap",  # core/prims/normalize.py
-    "core.prims.reduction -> core.ops",  # core/prims/reduction.py
-    "core.prims.reduction -> core.rules._define",  # core/prims/reduction.py
-    "core.prims.reduction -> core.vmap",  # core/prims/reduction.py
-    "core.prims.shape -> core.ops",  # core/prims/shape.py
-    "core.prims.shape -> core.rules._define",  # core/prims/shape.py
-    "core.prims.shape -> core.vmap",  # core/prims/shape.py
     "core.prims.softmax -> core.rules._define",  # core/prims/softmax.py
     "core.prims.softmax -> core.vmap",  # core/prims/softmax.py
-    "core.prims.sort -> core.vmap",  # core/prims/sort.py
 }
 
 

@@ -6,8 +6,6 @@ equation writes into a dead buffer of its shape and dtype (``out=``) instead of 
 
 import re
 
-import numpy as np
-
 from .. import backend as _backend
 from .fusion import fused
 from .lowering import lowering_of
@@ -41,8 +39,9 @@ def lower(graph, backend=None):
         names[v.id] = f"a{k}"
     for c in graph.consts():
         names[c.id] = f"c{c.id}"
-        # constants traced on the host join the graph's device once, at compile time
-        env[f"c{c.id}"] = c.const if backend.array_type is np.ndarray else backend.asarray(c.const)
+        # constants traced on the host join the graph's device once, at compile time (on the
+        # CPU, asarray returns the array itself)
+        env[f"c{c.id}"] = backend.asarray(c.const)
 
     # last use of each var (index of eqn; outputs count as use at the end)
     n = len(graph.eqns)
@@ -127,7 +126,7 @@ def lower(graph, backend=None):
                 if pool.get(key_of(e.out)):
                     target = pool[key_of(e.out)].pop()
         out_kw = f", out={target}" if target else ""
-        call = _call(e, args, env, i, out_kw)
+        call = _call(e, args, env, i, out_kw, backend)
         if e.out.aval.shape == ():
             # numpy ufuncs and full reductions return numpy scalars for 0-d results; later
             # equations (e.g. item assignment) need arrays, as eager mode gives them
@@ -187,13 +186,13 @@ def _no_broadcast(e, v):
     return tuple(v.aval.shape) == tuple(e.out.aval.shape)
 
 
-def _call(e, args, env, i, out_kw):
+def _call(e, args, env, i, out_kw, backend):
     p = e.prim
     rec = lowering_of(p)
     if rec.ufunc is not None:
         return f"xp.{rec.ufunc}({', '.join(args)}{out_kw})"
     if p is fused:
-        env[f"k{i}"] = e.params["kernel"].compiled(_backend.get_backend(_name_of(env)))
+        env[f"k{i}"] = e.params["kernel"].compiled(backend)
         return f"k{i}({', '.join(args)}{out_kw})"
     if rec.emit is not None:
         return rec.emit(args, e.params)
@@ -201,10 +200,6 @@ def _call(e, args, env, i, out_kw):
     name = f"{re.sub(r'[^0-9a-zA-Z_]', '_', p.name)}_{i}"
     env[name] = _bind_impl(p.impl, env["xp"], e.params)
     return f"{name}({', '.join(args)})"
-
-
-def _name_of(env):
-    return "GPU" if env["xp"] is not np else "CPU"
 
 
 def _bind_impl(impl, xp, params):

@@ -80,6 +80,7 @@ from ._define import (
     def_partials,
     defjvp,
     defvjp,
+    tangent_sum,
 )
 
 # ---- batching: every primitive of the family broadcasts elementwise ---------------------
@@ -94,11 +95,6 @@ for _p in (
     logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, select, complex,
 ):  # fmt: skip
     batch_rules[_p] = broadcasting_batch_rule(_p)
-
-
-def _tangent_sum(a, b):
-    """a + b where either may be None (a zero tangent)."""
-    return b if a is None else (a if b is None else a + b)
 
 
 def _array_rule(partial):
@@ -163,7 +159,7 @@ def _tanh_backward_vjp(c, out, g, t, _needed=(True, True)):
 def _tanh_backward_jvp(ts, out, g, t):
     a = None if ts[0] is None else tanh_backward(ts[0], t)
     b = None if ts[1] is None else tanh_backward_t(ts[1], g, t)
-    return _tangent_sum(a, b)
+    return tangent_sum(a, b)
 
 
 # -2 c g t is linear in each input: every partial is the same primitive with that input
@@ -178,14 +174,11 @@ def _tanh_backward_t_vjp(ct, out, c, g, t, _needed=(True, True, True)):
 
 def _tanh_backward_t_jvp(ts, out, c, g, t):
     tc, tg, tt = ts
-    total = None
-    if tc is not None:
-        total = tanh_backward_t(tc, g, t)
-    if tg is not None:
-        total = _tangent_sum(total, tanh_backward_t(c, tg, t))
-    if tt is not None:
-        total = _tangent_sum(total, tanh_backward_t(c, g, tt))
-    return total
+    return tangent_sum(
+        None if tc is None else tanh_backward_t(tc, g, t),
+        None if tg is None else tanh_backward_t(c, tg, t),
+        None if tt is None else tanh_backward_t(c, g, tt),
+    )
 
 
 defvjp(tanh_backward, _tanh_backward_vjp, masked=True)
@@ -210,7 +203,7 @@ def_partials(
 
 # ---- binary -----------------------------------------------------------------------------
 defvjp(add, lambda g, out, x, y: (g, g))
-defjvp(add, lambda ts, out, x, y: _tangent_sum(ts[0], ts[1]))
+defjvp(add, lambda ts, out, x, y: tangent_sum(ts[0], ts[1]))
 defvjp(
     sub, lambda g, out, x, y, _needed=(True, True): (g, neg(g) if _needed[1] else None), masked=True
 )
@@ -230,7 +223,7 @@ defvjp(
 )
 defjvp(
     mul,
-    lambda ts, out, x, y: _tangent_sum(
+    lambda ts, out, x, y: tangent_sum(
         None if ts[0] is None else ts[0] * y, None if ts[1] is None else x * ts[1]
     ),
 )
@@ -245,7 +238,7 @@ def _div_vjp(g, out, x, y, _needed=(True, True)):
 def _div_jvp(ts, out, x, y):
     a = None if ts[0] is None else ts[0] / y
     b = None if ts[1] is None else neg(ts[1] * out / y)
-    return _tangent_sum(a, b)
+    return tangent_sum(a, b)
 
 
 defvjp(div, _div_vjp, masked=True)

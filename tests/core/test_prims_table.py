@@ -21,13 +21,13 @@ from core.autodiff.reverse import vjp_rules
 from core.jit.lowering import lowerings
 from core.primitive import ShapedArray
 from core.prims import ALL
-from core.prims import decomp as DC
-from core.prims import elementwise as E
-from core.prims import indexing as IX
-from core.prims import linalg as LA
-from core.prims import reduction as R
-from core.prims import shape as S
-from core.prims import special as SP
+from core.prims import decomp as prims_decomp
+from core.prims import elementwise as prims_elementwise
+from core.prims import indexing as prims_indexing
+from core.prims import linalg as prims_linalg
+from core.prims import reduction as prims_reduction
+from core.prims import shape as prims_shape
+from core.prims import special as prims_special
 from core.testing import gradcheck
 from core.vmap import batch_rules
 
@@ -122,87 +122,92 @@ def _np_scalar_fn(f):
 
 U, B = (2, 3), (3,)  # a small unary shape and a broadcasting partner
 UNARY = [
-    Case(E.neg, [normal(*U)], np.negative),
-    Case(E.exp, [normal(*U)], np.exp),
-    Case(E.exp, [cnormal(*U)], np.exp, id="exp_complex"),
-    Case(E.expm1, [normal(*U)], np.expm1),
-    Case(E.log, [positive(*U)], np.log),
-    Case(E.log, [cnormal(*U)], np.log, id="log_complex"),
-    Case(E.log1p, [positive(*U)], np.log1p),
-    Case(E.sqrt, [positive(*U)], np.sqrt),
-    Case(E.sin, [normal(*U)], np.sin),
-    Case(E.sin, [cnormal(*U)], np.sin, id="sin_complex"),
-    Case(E.cos, [normal(*U)], np.cos),
-    Case(E.cos, [cnormal(*U)], np.cos, id="cos_complex"),
-    Case(E.sqrt, [cnormal(*U)], np.sqrt, id="sqrt_complex"),
-    Case(E.tanh, [cnormal(*U)], np.tanh, id="tanh_complex"),
-    Case(E.expm1, [cnormal(*U)], np.expm1, id="expm1_complex"),
-    Case(E.log1p, [cnormal(*U)], np.log1p, id="log1p_complex"),
-    Case(E.erf, [cnormal(*U)], sps.erf, id="erf_complex"),
-    Case(E.logistic, [cnormal(*U)], lambda z: 1 / (1 + np.exp(-z)), id="logistic_complex"),
-    Case(E.neg, [cnormal(*U)], np.negative, id="neg_complex"),
-    Case(E.tanh, [normal(*U)], np.tanh),
-    Case(E.tanh_backward, [normal(*U), normal(*U)], lambda g, t: g * (1 - t * t)),
+    Case(prims_elementwise.neg, [normal(*U)], np.negative),
+    Case(prims_elementwise.exp, [normal(*U)], np.exp),
+    Case(prims_elementwise.exp, [cnormal(*U)], np.exp, id="exp_complex"),
+    Case(prims_elementwise.expm1, [normal(*U)], np.expm1),
+    Case(prims_elementwise.log, [positive(*U)], np.log),
+    Case(prims_elementwise.log, [cnormal(*U)], np.log, id="log_complex"),
+    Case(prims_elementwise.log1p, [positive(*U)], np.log1p),
+    Case(prims_elementwise.sqrt, [positive(*U)], np.sqrt),
+    Case(prims_elementwise.sin, [normal(*U)], np.sin),
+    Case(prims_elementwise.sin, [cnormal(*U)], np.sin, id="sin_complex"),
+    Case(prims_elementwise.cos, [normal(*U)], np.cos),
+    Case(prims_elementwise.cos, [cnormal(*U)], np.cos, id="cos_complex"),
+    Case(prims_elementwise.sqrt, [cnormal(*U)], np.sqrt, id="sqrt_complex"),
+    Case(prims_elementwise.tanh, [cnormal(*U)], np.tanh, id="tanh_complex"),
+    Case(prims_elementwise.expm1, [cnormal(*U)], np.expm1, id="expm1_complex"),
+    Case(prims_elementwise.log1p, [cnormal(*U)], np.log1p, id="log1p_complex"),
+    Case(prims_elementwise.erf, [cnormal(*U)], sps.erf, id="erf_complex"),
     Case(
-        E.tanh_backward,
+        prims_elementwise.logistic,
+        [cnormal(*U)],
+        lambda z: 1 / (1 + np.exp(-z)),
+        id="logistic_complex",
+    ),
+    Case(prims_elementwise.neg, [cnormal(*U)], np.negative, id="neg_complex"),
+    Case(prims_elementwise.tanh, [normal(*U)], np.tanh),
+    Case(prims_elementwise.tanh_backward, [normal(*U), normal(*U)], lambda g, t: g * (1 - t * t)),
+    Case(
+        prims_elementwise.tanh_backward,
         [normal(*U), normal(3)],
         lambda g, t: g * (1 - t * t),
         id="tanh_backward_bcast",
     ),
     Case(
-        E.tanh_backward_t,
+        prims_elementwise.tanh_backward_t,
         [normal(*U), normal(*U), normal(*U)],
         lambda c, g, t: -2 * c * g * t,
     ),
     Case(
-        E.tanh_backward_t,
+        prims_elementwise.tanh_backward_t,
         [normal(*U), normal(3), normal(1, 3)],
         lambda c, g, t: -2 * c * g * t,
         id="tanh_backward_t_bcast",
     ),
-    Case(E.logistic, [normal(*U)], sps.expit),
-    Case(E.erf, [normal(*U)], sps.erf),
-    Case(E.gelu, [normal(*U)], lambda x: x * sps.ndtr(x)),
+    Case(prims_elementwise.logistic, [normal(*U)], sps.expit),
+    Case(prims_elementwise.erf, [normal(*U)], sps.erf),
+    Case(prims_elementwise.gelu, [normal(*U)], lambda x: x * sps.ndtr(x)),
     Case(
-        E.gelu_backward,
+        prims_elementwise.gelu_backward,
         [normal(*U), normal(*U)],
         lambda g, x: g * (sps.ndtr(x) + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)),
     ),
-    Case(E.abs, [away_from_zero(*U)], np.abs),
-    Case(E.abs, [cnormal(*U)], np.abs, id="abs_complex"),
-    Case(E.sign, [away_from_zero(*U)], np.sign),
-    Case(E.floor, [normal(*U)], np.floor),
-    Case(E.ceil, [normal(*U)], np.ceil),
-    Case(E.round, [normal(*U)], np.round),
-    Case(E.logical_not, [bools(*U)], np.logical_not),
-    Case(E.bitwise_not, [ints(-5, 5, *U)], np.invert),
+    Case(prims_elementwise.abs, [away_from_zero(*U)], np.abs),
+    Case(prims_elementwise.abs, [cnormal(*U)], np.abs, id="abs_complex"),
+    Case(prims_elementwise.sign, [away_from_zero(*U)], np.sign),
+    Case(prims_elementwise.floor, [normal(*U)], np.floor),
+    Case(prims_elementwise.ceil, [normal(*U)], np.ceil),
+    Case(prims_elementwise.round, [normal(*U)], np.round),
+    Case(prims_elementwise.logical_not, [bools(*U)], np.logical_not),
+    Case(prims_elementwise.bitwise_not, [ints(-5, 5, *U)], np.invert),
     Case(
-        E.isfinite,
+        prims_elementwise.isfinite,
         [lambda rng: np.array([1.0, np.inf, -np.inf, np.nan, 0.0, 2.0]).reshape(U)],
         np.isfinite,
     ),
-    Case(E.stop_gradient, [normal(*U)], lambda x: x),
-    Case(E.real, [cnormal(*U)], np.real),
-    Case(E.imag, [cnormal(*U)], np.imag),
-    Case(E.real, [normal(*U)], np.real, id="real_of_real"),
-    Case(E.imag, [normal(*U)], np.imag, id="imag_of_real", grad=False),
-    Case(E.conj, [cnormal(*U)], np.conj),
+    Case(prims_elementwise.stop_gradient, [normal(*U)], lambda x: x),
+    Case(prims_elementwise.real, [cnormal(*U)], np.real),
+    Case(prims_elementwise.imag, [cnormal(*U)], np.imag),
+    Case(prims_elementwise.real, [normal(*U)], np.real, id="real_of_real"),
+    Case(prims_elementwise.imag, [normal(*U)], np.imag, id="imag_of_real", grad=False),
+    Case(prims_elementwise.conj, [cnormal(*U)], np.conj),
     Case(
-        E.convert,
+        prims_elementwise.convert,
         [normal(*U)],
         lambda x: x.astype(np.complex128),
         params={"dtype": np.dtype("complex128")},
         id="convert_to_complex",
     ),
     Case(
-        E.convert,
+        prims_elementwise.convert,
         [cnormal(*U)],
         lambda x: x.real,
         params={"dtype": np.dtype("float64")},
         id="convert_complex_to_real",
     ),
     Case(
-        E.convert,
+        prims_elementwise.convert,
         [normal(*U)],
         lambda x: x.astype(np.float32),
         params={"dtype": np.dtype("float32")},
@@ -210,7 +215,7 @@ UNARY = [
         grad=False,
     ),
     Case(
-        E.convert,
+        prims_elementwise.convert,
         [normal(*U)],
         lambda x: x.astype(np.int32),
         params={"dtype": np.dtype("int32")},
@@ -220,27 +225,32 @@ UNARY = [
 ]
 
 BINARY = [
-    Case(E.add, [normal(*U), normal(*B)], np.add),
-    Case(E.add, [cnormal(*U), cnormal(*U)], np.add, id="add_complex"),
-    Case(E.sub, [normal(2, 1), normal(1, 3)], np.subtract),
-    Case(E.sub, [cnormal(2, 1), cnormal(1, 3)], np.subtract, id="sub_complex"),
-    Case(E.pow, [cnormal(*U), cnormal(*B)], np.power, id="pow_complex"),
-    Case(E.select, [bools(*U), cnormal(*U), cnormal(*B)], np.where, id="select_complex"),
-    Case(E.mul, [normal(*U), normal(*B)], np.multiply),
-    Case(E.mul, [cnormal(*U), cnormal(*B)], np.multiply, id="mul_complex"),
-    Case(E.div, [normal(*U), positive(*B)], np.true_divide),
-    Case(E.div, [cnormal(*U), cnormal(*U)], np.true_divide, id="div_complex"),
-    Case(E.pow, [positive(*U), normal(*B)], np.power),
+    Case(prims_elementwise.add, [normal(*U), normal(*B)], np.add),
+    Case(prims_elementwise.add, [cnormal(*U), cnormal(*U)], np.add, id="add_complex"),
+    Case(prims_elementwise.sub, [normal(2, 1), normal(1, 3)], np.subtract),
+    Case(prims_elementwise.sub, [cnormal(2, 1), cnormal(1, 3)], np.subtract, id="sub_complex"),
+    Case(prims_elementwise.pow, [cnormal(*U), cnormal(*B)], np.power, id="pow_complex"),
+    Case(
+        prims_elementwise.select,
+        [bools(*U), cnormal(*U), cnormal(*B)],
+        np.where,
+        id="select_complex",
+    ),
+    Case(prims_elementwise.mul, [normal(*U), normal(*B)], np.multiply),
+    Case(prims_elementwise.mul, [cnormal(*U), cnormal(*B)], np.multiply, id="mul_complex"),
+    Case(prims_elementwise.div, [normal(*U), positive(*B)], np.true_divide),
+    Case(prims_elementwise.div, [cnormal(*U), cnormal(*U)], np.true_divide, id="div_complex"),
+    Case(prims_elementwise.pow, [positive(*U), normal(*B)], np.power),
     # a negative base with a constant integer exponent (no derivative in the exponent there)
     Case(
-        E.pow,
+        prims_elementwise.pow,
         [normal(*U)],
         lambda x: np.power(x, [2.0, 3.0, 1.0]),
         id="pow_integer_exponent",
-        fn=lambda x: E.pow(x, core.Tensor(np.array([2.0, 3.0, 1.0]))),
+        fn=lambda x: prims_elementwise.pow(x, core.Tensor(np.array([2.0, 3.0, 1.0]))),
     ),
     Case(
-        E.pow,
+        prims_elementwise.pow,
         [
             lambda rng: np.array([[0.0, 1.5, 0.7], [2.0, 0.0, 1.2]]),
             lambda rng: np.array([2.5, 3.0, 1.5]),
@@ -249,205 +259,215 @@ BINARY = [
         id="pow_zero_base",
         grad=False,
     ),
-    Case(E.maximum, [distinct(*U), offset(distinct(*U), 0.18)], np.maximum),
-    Case(E.minimum, [distinct(*U), offset(distinct(*B), 0.18)], np.minimum),
-    Case(E.atan2, [normal(*U), positive(*U)], np.arctan2),
-    Case(E.rem, [positive(*U), lambda rng: np.array([0.3, 0.7, 1.1])], np.mod, id="rem"),
+    Case(prims_elementwise.maximum, [distinct(*U), offset(distinct(*U), 0.18)], np.maximum),
+    Case(prims_elementwise.minimum, [distinct(*U), offset(distinct(*B), 0.18)], np.minimum),
+    Case(prims_elementwise.atan2, [normal(*U), positive(*U)], np.arctan2),
     Case(
-        E.rem,
+        prims_elementwise.rem,
+        [positive(*U), lambda rng: np.array([0.3, 0.7, 1.1])],
+        np.mod,
+        id="rem",
+    ),
+    Case(
+        prims_elementwise.rem,
         [lambda rng: rng.uniform(-2, 2, U), lambda rng: np.array([-0.7, 0.9, 0.45])],
         np.mod,
         id="rem_signs",
     ),
-    Case(E.floor_divide, [normal(*U), positive(*B)], np.floor_divide),
-    Case(E.floor_divide, [ints(-9, 9, *U), ints(1, 4, *B)], np.floor_divide, id="floor_divide_int"),
-    Case(E.rem, [ints(-9, 9, *U), ints(1, 4, *B)], np.mod, id="rem_int"),
-    Case(E.equal, [ints(0, 2, *U), ints(0, 2, *B)], np.equal),
-    Case(E.not_equal, [ints(0, 2, *U), ints(0, 2, *B)], np.not_equal),
-    Case(E.less, [normal(*U), normal(*B)], np.less),
-    Case(E.less_equal, [ints(0, 3, *U), ints(0, 3, *B)], np.less_equal),
-    Case(E.greater, [normal(*U), normal(*B)], np.greater),
-    Case(E.greater_equal, [ints(0, 3, *U), ints(0, 3, *B)], np.greater_equal),
-    Case(E.logical_and, [bools(*U), bools(*B)], np.logical_and),
-    Case(E.logical_or, [bools(*U), bools(*B)], np.logical_or),
-    Case(E.logical_xor, [bools(*U), bools(*B)], np.logical_xor),
-    Case(E.bitwise_and, [ints(0, 16, *U), ints(0, 16, *B)], np.bitwise_and),
-    Case(E.bitwise_or, [ints(0, 16, *U), ints(0, 16, *B)], np.bitwise_or),
-    Case(E.bitwise_xor, [ints(0, 16, *U), ints(0, 16, *B)], np.bitwise_xor),
-    Case(E.select, [bools(*U), normal(*U), normal(*B)], np.where),
-    Case(E.complex, [normal(*U), normal(*B)], lambda a, b: a + 1j * b),
+    Case(prims_elementwise.floor_divide, [normal(*U), positive(*B)], np.floor_divide),
+    Case(
+        prims_elementwise.floor_divide,
+        [ints(-9, 9, *U), ints(1, 4, *B)],
+        np.floor_divide,
+        id="floor_divide_int",
+    ),
+    Case(prims_elementwise.rem, [ints(-9, 9, *U), ints(1, 4, *B)], np.mod, id="rem_int"),
+    Case(prims_elementwise.equal, [ints(0, 2, *U), ints(0, 2, *B)], np.equal),
+    Case(prims_elementwise.not_equal, [ints(0, 2, *U), ints(0, 2, *B)], np.not_equal),
+    Case(prims_elementwise.less, [normal(*U), normal(*B)], np.less),
+    Case(prims_elementwise.less_equal, [ints(0, 3, *U), ints(0, 3, *B)], np.less_equal),
+    Case(prims_elementwise.greater, [normal(*U), normal(*B)], np.greater),
+    Case(prims_elementwise.greater_equal, [ints(0, 3, *U), ints(0, 3, *B)], np.greater_equal),
+    Case(prims_elementwise.logical_and, [bools(*U), bools(*B)], np.logical_and),
+    Case(prims_elementwise.logical_or, [bools(*U), bools(*B)], np.logical_or),
+    Case(prims_elementwise.logical_xor, [bools(*U), bools(*B)], np.logical_xor),
+    Case(prims_elementwise.bitwise_and, [ints(0, 16, *U), ints(0, 16, *B)], np.bitwise_and),
+    Case(prims_elementwise.bitwise_or, [ints(0, 16, *U), ints(0, 16, *B)], np.bitwise_or),
+    Case(prims_elementwise.bitwise_xor, [ints(0, 16, *U), ints(0, 16, *B)], np.bitwise_xor),
+    Case(prims_elementwise.select, [bools(*U), normal(*U), normal(*B)], np.where),
+    Case(prims_elementwise.complex, [normal(*U), normal(*B)], lambda a, b: a + 1j * b),
 ]
 
 REDUCTION = [
     Case(
-        R.reduce_sum,
+        prims_reduction.reduce_sum,
         [normal(2, 3, 2)],
         lambda x: np.sum(x, axis=(0, 2)),
         params={"axes": (0, 2), "keepdims": False},
     ),
     Case(
-        R.reduce_sum,
+        prims_reduction.reduce_sum,
         [normal(2, 3)],
         lambda x: np.sum(x, axis=1, keepdims=True),
         params={"axes": (1,), "keepdims": True},
         id="reduce_sum_keepdims",
     ),
     Case(
-        R.reduce_sum,
+        prims_reduction.reduce_sum,
         [normal(2, 3)],
         lambda x: np.sum(x, axis=()),
         params={"axes": (), "keepdims": False},
         id="reduce_sum_no_axes",
     ),
     Case(
-        R.reduce_sum,
+        prims_reduction.reduce_sum,
         [cnormal(2, 3)],
         lambda x: np.sum(x, axis=(0, 1)),
         params={"axes": (0, 1), "keepdims": False},
         id="reduce_sum_complex",
     ),
     Case(
-        R.reduce_max,
+        prims_reduction.reduce_max,
         [distinct(2, 3, 2)],
         lambda x: np.max(x, axis=(1,)),
         params={"axes": (1,), "keepdims": False},
     ),
     Case(
-        R.reduce_max,
+        prims_reduction.reduce_max,
         [distinct(2, 3)],
         lambda x: np.max(x, axis=(0, 1), keepdims=True),
         params={"axes": (0, 1), "keepdims": True},
         id="reduce_max_all_keepdims",
     ),
     Case(
-        R.reduce_min,
+        prims_reduction.reduce_min,
         [distinct(2, 3, 2)],
         lambda x: np.min(x, axis=(0, 2)),
         params={"axes": (0, 2), "keepdims": False},
     ),
     Case(
-        R.reduce_prod,
+        prims_reduction.reduce_prod,
         [normal(2, 3, 2)],
         lambda x: np.prod(x, axis=(1,)),
         params={"axes": (1,), "keepdims": False},
     ),
     Case(
-        R.reduce_prod,
+        prims_reduction.reduce_prod,
         [with_zeros(2, 3)],
         lambda x: np.prod(x, axis=(0, 1)),
         params={"axes": (0, 1), "keepdims": False},
         id="reduce_prod_with_zero",
     ),
     Case(
-        R.reduce_prod,
+        prims_reduction.reduce_prod,
         [lambda rng: np.array([[0.0, 0.0, 1.5], [0.7, -1.2, 2.0]])],
         lambda x: np.prod(x, axis=(1,), keepdims=True),
         params={"axes": (1,), "keepdims": True},
         id="reduce_prod_two_zeros",
     ),
     Case(
-        R.reduce_prod,
+        prims_reduction.reduce_prod,
         [cnormal(2, 3)],
         lambda x: np.prod(x, axis=(1,)),
         params={"axes": (1,), "keepdims": False},
         id="reduce_prod_complex",
     ),
     Case(
-        R.reduce_sum,
+        prims_reduction.reduce_sum,
         [lambda rng: rng.integers(-5, 5, (2, 3)).astype(np.int32)],
         lambda x: np.sum(x, axis=(1,), dtype=np.int32),
         params={"axes": (1,), "keepdims": False},
         id="reduce_sum_int32",
     ),
     Case(
-        R.reduce_prod,
+        prims_reduction.reduce_prod,
         [lambda rng: rng.integers(-5, 5, (2, 3)).astype(np.int32)],
         lambda x: np.prod(x, axis=(0,), dtype=np.int32),
         params={"axes": (0,), "keepdims": False},
         id="reduce_prod_int32",
     ),
     Case(
-        R.reduce_max,
+        prims_reduction.reduce_max,
         [lambda rng: rng.integers(-5, 5, (2, 3)).astype(np.int32)],
         lambda x: np.max(x, axis=(0, 1)),
         params={"axes": (0, 1), "keepdims": False},
         id="reduce_max_int32",
     ),
     Case(
-        R.cumsum,
+        prims_reduction.cumsum,
         [lambda rng: rng.integers(-5, 5, (2, 3)).astype(np.int32)],
         lambda x: np.cumsum(x, axis=1, dtype=np.int32),
         params={"axis": 1, "reverse": False},
         id="cumsum_int32",
     ),
     Case(
-        R.cumprod,
+        prims_reduction.cumprod,
         [lambda rng: rng.integers(-5, 5, (2, 3)).astype(np.int32)],
         lambda x: np.cumprod(x[::-1], axis=0, dtype=np.int32)[::-1],
         params={"axis": 0, "reverse": True},
         id="cumprod_int32",
     ),
     Case(
-        R.argmax,
+        prims_reduction.argmax,
         [distinct(2, 3, 4)],
         lambda x: np.argmax(x, axis=1),
         params={"axis": 1, "keepdims": False},
     ),
     Case(
-        R.argmin,
+        prims_reduction.argmin,
         [distinct(2, 3)],
         lambda x: np.argmin(x, axis=0, keepdims=True),
         params={"axis": 0, "keepdims": True},
     ),
     Case(
-        R.cumsum,
+        prims_reduction.cumsum,
         [normal(2, 3)],
         lambda x: np.cumsum(x, axis=1),
         params={"axis": 1, "reverse": False},
     ),
     Case(
-        R.cumsum,
+        prims_reduction.cumsum,
         [normal(3, 2)],
         lambda x: np.cumsum(x[::-1], axis=0)[::-1],
         params={"axis": 0, "reverse": True},
         id="cumsum_reverse",
     ),
     Case(
-        R.cumprod,
+        prims_reduction.cumprod,
         [away_from_zero(2, 3)],
         lambda x: np.cumprod(x, axis=1),
         params={"axis": 1, "reverse": False},
     ),
     Case(
-        R.cumprod,
+        prims_reduction.cumprod,
         [away_from_zero(3, 2)],
         lambda x: np.cumprod(x[::-1], axis=0)[::-1],
         params={"axis": 0, "reverse": True},
         id="cumprod_reverse",
     ),
     Case(
-        R.cumprod,
+        prims_reduction.cumprod,
         [with_zeros(2, 5)],
         lambda x: np.cumprod(x, axis=1),
         params={"axis": 1, "reverse": False},
         id="cumprod_with_zero",
     ),
     Case(
-        R.cumprod,
+        prims_reduction.cumprod,
         [lambda rng: np.array([[1.2, 0.0, -0.7, 0.0, 1.1]])],
         lambda x: np.cumprod(x[:, ::-1], axis=1)[:, ::-1],
         params={"axis": 1, "reverse": True},
         id="cumprod_reverse_two_zeros",
     ),
     Case(
-        R.cumprod,
+        prims_reduction.cumprod,
         [cnormal(3, 2)],
         lambda x: np.cumprod(x, axis=0),
         params={"axis": 0, "reverse": False},
         id="cumprod_complex",
     ),
     Case(
-        R.cumprod,
+        prims_reduction.cumprod,
         [normal(1, 2)],
         lambda x: np.cumprod(x, axis=0),
         params={"axis": 0, "reverse": False},
@@ -456,39 +476,49 @@ REDUCTION = [
 ]
 
 SHAPE = [
-    Case(S.reshape, [normal(2, 3)], lambda x: x.reshape(3, 1, 2), params={"shape": (3, 1, 2)}),
     Case(
-        S.reshape,
+        prims_shape.reshape,
+        [normal(2, 3)],
+        lambda x: x.reshape(3, 1, 2),
+        params={"shape": (3, 1, 2)},
+    ),
+    Case(
+        prims_shape.reshape,
         [normal(1, 1)],
         lambda x: x.reshape(()),
         params={"shape": ()},
         id="reshape_to_scalar",
     ),
     Case(
-        S.transpose, [normal(2, 3, 4)], lambda x: x.transpose(2, 0, 1), params={"perm": (2, 0, 1)}
+        prims_shape.transpose,
+        [normal(2, 3, 4)],
+        lambda x: x.transpose(2, 0, 1),
+        params={"perm": (2, 0, 1)},
     ),
     Case(
-        S.broadcast_to,
+        prims_shape.broadcast_to,
         [normal(3, 1)],
         lambda x: np.broadcast_to(x, (2, 3, 4)),
         params={"shape": (2, 3, 4)},
     ),
     Case(
-        S.concatenate,
+        prims_shape.concatenate,
         [normal(2, 1), normal(2, 3), normal(2, 2)],
         lambda *xs: np.concatenate(xs, axis=1),
         params={"axis": 1},
     ),
     Case(
-        S.pad,
+        prims_shape.pad,
         [normal(2, 3)],
         lambda x: np.pad(x, ((1, 0), (2, 1)), constant_values=0.5),
         params={"pads": ((1, 0), (2, 1)), "value": 0.5},
     ),
-    Case(LA.matmul, [normal(2, 3), normal(3, 4)], np.matmul),
-    Case(LA.matmul, [normal(2, 2, 3), normal(3, 2)], np.matmul, id="matmul_batched"),
-    Case(LA.matmul, [normal(2, 1, 2, 3), normal(3, 3, 2)], np.matmul, id="matmul_broadcast"),
-    Case(LA.matmul, [cnormal(2, 3), cnormal(3, 2)], np.matmul, id="matmul_complex"),
+    Case(prims_linalg.matmul, [normal(2, 3), normal(3, 4)], np.matmul),
+    Case(prims_linalg.matmul, [normal(2, 2, 3), normal(3, 2)], np.matmul, id="matmul_batched"),
+    Case(
+        prims_linalg.matmul, [normal(2, 1, 2, 3), normal(3, 3, 2)], np.matmul, id="matmul_broadcast"
+    ),
+    Case(prims_linalg.matmul, [cnormal(2, 3), cnormal(3, 2)], np.matmul, id="matmul_complex"),
 ]
 
 
@@ -506,21 +536,21 @@ def _index_case(prim, x_shape, index, id, v_shape=None, index_gens=None, vmap_ax
         else:
             template.append(e)
     template = tuple(template)
-    if prim is IX.getitem:
+    if prim is prims_indexing.getitem:
         args = [normal(*x_shape), *gens]
 
         def ref(x, *arrays):
-            return x[IX.realize(template, arrays)]
+            return x[prims_indexing.realize(template, arrays)]
     else:
         args = [normal(*x_shape), normal(*v_shape), *gens]
 
         def ref(x, v, *arrays):
             out = x.copy()
-            idx = IX.realize(template, arrays)
-            if prim is IX.index_add:
+            idx = prims_indexing.realize(template, arrays)
+            if prim is prims_indexing.index_add:
                 np.add.at(out, idx, np.broadcast_to(v, x[idx].shape))
             else:
-                out[IX.realize(template, arrays)] = v
+                out[prims_indexing.realize(template, arrays)] = v
             return out
 
     return Case(prim, args, ref, params={"index": template}, id=id, vmap_axes=vmap_axes)
@@ -528,71 +558,76 @@ def _index_case(prim, x_shape, index, id, v_shape=None, index_gens=None, vmap_ax
 
 S_ = slice
 INDEXING = [
-    _index_case(IX.getitem, (4, 3), (1,), "getitem_int"),
-    _index_case(IX.getitem, (4, 3), (S_(1, None, 2), -1), "getitem_slice_int"),
+    _index_case(prims_indexing.getitem, (4, 3), (1,), "getitem_int"),
+    _index_case(prims_indexing.getitem, (4, 3), (S_(1, None, 2), -1), "getitem_slice_int"),
     _index_case(
-        IX.getitem, (4, 3, 2), (Ellipsis, None, S_(None, None, -1)), "getitem_ellipsis_newaxis_flip"
+        prims_indexing.getitem,
+        (4, 3, 2),
+        (Ellipsis, None, S_(None, None, -1)),
+        "getitem_ellipsis_newaxis_flip",
     ),
-    _index_case(IX.getitem, (4, 3), ("A",), "getitem_array", index_gens=[ints(-4, 4, 2, 3)]),
     _index_case(
-        IX.getitem,
+        prims_indexing.getitem, (4, 3), ("A",), "getitem_array", index_gens=[ints(-4, 4, 2, 3)]
+    ),
+    _index_case(
+        prims_indexing.getitem,
         (4, 3),
         ("A",),
         "getitem_array_repeats",
         index_gens=[lambda rng: np.array([1, 1, 3, 1])],
     ),
     _index_case(
-        IX.getitem,
+        prims_indexing.getitem,
         (4, 3, 5),
         (S_(None), "A", S_(1, 4)),
         "getitem_slice_array_slice",
         index_gens=[ints(0, 3, 2)],
     ),
     _index_case(
-        IX.getitem,
+        prims_indexing.getitem,
         (4, 3, 5),
         ("A", S_(None), "A"),
         "getitem_separated_arrays",
         index_gens=[ints(0, 4, 2, 1), ints(0, 5, 3)],
     ),
     _index_case(
-        IX.getitem,
+        prims_indexing.getitem,
         (4, 3, 5),
         (S_(None), "A", "A"),
         "getitem_adjacent_arrays",
         index_gens=[ints(0, 3, 2, 1), ints(0, 5, 1, 2)],
     ),
     _index_case(
-        IX.getitem,
+        prims_indexing.getitem,
         (4, 3, 5),
         (S_(None), 1, "A"),
         "getitem_int_array_adjacent",
         index_gens=[ints(0, 5, 2)],
     ),
     _index_case(
-        IX.getitem,
+        prims_indexing.getitem,
         (4, 3, 5),
         ("A", S_(None), 0),
         "getitem_array_int_separated",
         index_gens=[ints(0, 4, 2)],
     ),
     _index_case(
-        IX.getitem,
+        prims_indexing.getitem,
         (4, 3, 5),
         (None, "A", Ellipsis, "A"),
         "getitem_newaxis_ellipsis_arrays",
         index_gens=[ints(0, 4, 2), ints(0, 5, 2)],
     ),
     _index_case(
-        IX.getitem,
+        prims_indexing.getitem,
         (4, 3, 5),
         (S_(None), "A", None, S_(None, 2)),
         "getitem_array_then_newaxis",
         index_gens=[ints(0, 3, 2, 2)],
     ),
-    _index_case(IX.index_add, (4, 3), (S_(1, 3),), "index_add_slice", v_shape=(3,)),
+    _index_case(prims_indexing.index_add, (4, 3), (S_(1, 3),), "index_add_slice", v_shape=(3,)),
     _index_case(
-        IX.index_add,
+        prims_indexing.index_add,
         (4, 3),
         ("A",),
         "index_add_repeats",
@@ -600,7 +635,7 @@ INDEXING = [
         index_gens=[lambda rng: np.array([0, 2, 0, 3, 0])],
     ),
     _index_case(
-        IX.index_add,
+        prims_indexing.index_add,
         (4, 3, 5),
         (S_(None), "A", "A"),
         "index_add_adjacent_arrays",
@@ -608,7 +643,7 @@ INDEXING = [
         index_gens=[ints(0, 3, 2, 1), ints(0, 5, 2)],
     ),
     _index_case(
-        IX.index_add,
+        prims_indexing.index_add,
         (4, 3, 5),
         ("A", S_(None), "A"),
         "index_add_separated_arrays",
@@ -616,7 +651,7 @@ INDEXING = [
         index_gens=[ints(0, 4, 2), ints(0, 5, 2)],
     ),
     _index_case(
-        IX.index_add,
+        prims_indexing.index_add,
         (4, 3, 5),
         (S_(None), 2, "A"),
         "index_add_int_array",
@@ -625,16 +660,18 @@ INDEXING = [
     ),
     # values that broadcast along a leading dim of x[index] (numpy 2.x's add.at gets this wrong)
     _index_case(
-        IX.index_add,
+        prims_indexing.index_add,
         (2,),
         ("A",),
         "index_add_leading_broadcast",
         v_shape=(2,),
         index_gens=[lambda rng: np.zeros((2, 2), np.int64)],
     ),
-    _index_case(IX.index_update, (4, 3), (S_(None), 1), "index_update_column", v_shape=(1,)),
     _index_case(
-        IX.index_update,
+        prims_indexing.index_update, (4, 3), (S_(None), 1), "index_update_column", v_shape=(1,)
+    ),
+    _index_case(
+        prims_indexing.index_update,
         (4, 3),
         ("A",),
         "index_update_rows",
@@ -642,7 +679,7 @@ INDEXING = [
         index_gens=[lambda rng: rng.permutation(4)[:2]],
     ),
     _index_case(
-        IX.index_update,
+        prims_indexing.index_update,
         (4, 3, 5),
         (S_(None), "A", S_(1, 3)),
         "index_update_array_middle",
@@ -650,7 +687,7 @@ INDEXING = [
         index_gens=[lambda rng: rng.permutation(3)[:2]],
     ),
     _index_case(
-        IX.index_update,
+        prims_indexing.index_update,
         (4, 3, 5),
         ("A", Ellipsis, "A"),
         "index_update_ellipsis_arrays",
@@ -668,35 +705,35 @@ def _uniform(lo, hi, *shape):
 
 
 SPECIAL = [
-    Case(E.log2, [positive(*U)], np.log2),
-    Case(E.log10, [positive(*U)], np.log10),
-    Case(SP.gammaln, [positive(*U)], sps.gammaln),
-    Case(SP.gammaln, [_uniform(-2.9, -2.1, *U)], sps.gammaln, id="gammaln_negative"),
-    Case(SP.polygamma, [positive(*U)], sps.digamma, params={"n": 0}, id="digamma"),
-    Case(SP.polygamma, [positive(*U)], lambda x: sps.polygamma(1, x), params={"n": 1}),
+    Case(prims_elementwise.log2, [positive(*U)], np.log2),
+    Case(prims_elementwise.log10, [positive(*U)], np.log10),
+    Case(prims_special.gammaln, [positive(*U)], sps.gammaln),
+    Case(prims_special.gammaln, [_uniform(-2.9, -2.1, *U)], sps.gammaln, id="gammaln_negative"),
+    Case(prims_special.polygamma, [positive(*U)], sps.digamma, params={"n": 0}, id="digamma"),
+    Case(prims_special.polygamma, [positive(*U)], lambda x: sps.polygamma(1, x), params={"n": 1}),
     Case(
-        SP.polygamma,
+        prims_special.polygamma,
         [positive(*U)],
         lambda x: sps.polygamma(3, x),
         params={"n": 3},
         id="polygamma_3",
     ),
-    Case(SP.erfc, [normal(*U)], sps.erfc),
-    Case(SP.erfc, [_uniform(4.0, 8.0, *U)], sps.erfc, id="erfc_tail"),
-    Case(SP.erfc, [cnormal(*U)], sps.erfc, id="erfc_complex"),
-    Case(SP.erfcx, [normal(*U)], sps.erfcx),
-    Case(SP.erfcx, [_uniform(5.0, 50.0, *U)], sps.erfcx, id="erfcx_large"),
-    Case(SP.erfinv, [_uniform(-0.8, 0.8, *U)], sps.erfinv),
-    Case(SP.erfcinv, [_uniform(0.2, 1.8, *U)], sps.erfcinv),
-    Case(SP.log_ndtr, [normal(*U)], sps.log_ndtr),
+    Case(prims_special.erfc, [normal(*U)], sps.erfc),
+    Case(prims_special.erfc, [_uniform(4.0, 8.0, *U)], sps.erfc, id="erfc_tail"),
+    Case(prims_special.erfc, [cnormal(*U)], sps.erfc, id="erfc_complex"),
+    Case(prims_special.erfcx, [normal(*U)], sps.erfcx),
+    Case(prims_special.erfcx, [_uniform(5.0, 50.0, *U)], sps.erfcx, id="erfcx_large"),
+    Case(prims_special.erfinv, [_uniform(-0.8, 0.8, *U)], sps.erfinv),
+    Case(prims_special.erfcinv, [_uniform(0.2, 1.8, *U)], sps.erfcinv),
+    Case(prims_special.log_ndtr, [normal(*U)], sps.log_ndtr),
     # the lower tail: ndtr underflows below -38, log_ndtr and its Mills-ratio derivative do not
-    Case(SP.log_ndtr, [_uniform(-60.0, -30.0, *U)], sps.log_ndtr, id="log_ndtr_tail"),
-    Case(SP.i0, [normal(*U)], sps.i0),
-    Case(SP.i1, [normal(*U)], sps.i1),
-    Case(SP.i1, [with_zeros(*U)], sps.i1, id="i1_at_zero"),  # i1' = i0 - i1 / x at x = 0
-    Case(SP.i0e, [away_from_zero(*U)], sps.i0e),  # exp(-|x|): a kink at 0
-    Case(SP.i1e, [away_from_zero(*U)], sps.i1e),
-    Case(SP.i0e, [_uniform(700.0, 800.0, *U)], sps.i0e, id="i0e_large"),
+    Case(prims_special.log_ndtr, [_uniform(-60.0, -30.0, *U)], sps.log_ndtr, id="log_ndtr_tail"),
+    Case(prims_special.i0, [normal(*U)], sps.i0),
+    Case(prims_special.i1, [normal(*U)], sps.i1),
+    Case(prims_special.i1, [with_zeros(*U)], sps.i1, id="i1_at_zero"),  # i1' = i0 - i1 / x at x = 0
+    Case(prims_special.i0e, [away_from_zero(*U)], sps.i0e),  # exp(-|x|): a kink at 0
+    Case(prims_special.i1e, [away_from_zero(*U)], sps.i1e),
+    Case(prims_special.i0e, [_uniform(700.0, 800.0, *U)], sps.i0e, id="i0e_large"),
 ]
 TABLE += SPECIAL
 
@@ -728,7 +765,7 @@ def _eigh_ref(a):
 
 
 def _eigh_fn(a):
-    out = DC.eigh(_herm(a))
+    out = prims_decomp.eigh(_herm(a))
     v = out[..., 1:, :]
     return ops.concat([out[..., :1, :], v * _phase(v[..., :1, :])], axis=-2)
 
@@ -740,7 +777,7 @@ def _eig_ref(a):
 
 
 def _eig_fn(a):
-    out = DC.eig(a)
+    out = prims_decomp.eig(a)
     v = out[..., 1:, :]
     return ops.concat([out[..., :1, :], v * _phase(v[..., :1, :])], axis=-2)
 
@@ -754,7 +791,7 @@ def _svd_ref(a):
 
 def _svd_fn(a):
     m = a.shape[-2]
-    out = DC.svd(a, full_matrices=False)
+    out = prims_decomp.svd(a, full_matrices=False)
     c = _phase(out[..., :1, :])
     return ops.concat([out[..., :m, :] * c, out[..., m : m + 1, :], out[..., m + 1 :, :] * c], -2)
 
@@ -794,17 +831,22 @@ def _expm_ref(a):
 
 
 DECOMP = [
-    Case(DC.eigh, [normal(3, 3)], _eigh_ref, fn=_eigh_fn),
-    Case(DC.eigh, [normal(2, 3, 3)], _eigh_ref, fn=_eigh_fn, id="eigh_batched"),
-    Case(DC.eigh, [cnormal(3, 3)], _eigh_ref, fn=_eigh_fn, id="eigh_complex"),
-    Case(DC.eig, [normal(3, 3)], _eig_ref, fn=_eig_fn),
-    Case(DC.eig, [cnormal(2, 3, 3)], _eig_ref, fn=_eig_fn, id="eig_complex_batched"),
-    Case(DC.svd, [normal(3, 3)], _svd_ref, params={"full_matrices": False}, fn=_svd_fn),
+    Case(prims_decomp.eigh, [normal(3, 3)], _eigh_ref, fn=_eigh_fn),
+    Case(prims_decomp.eigh, [normal(2, 3, 3)], _eigh_ref, fn=_eigh_fn, id="eigh_batched"),
+    Case(prims_decomp.eigh, [cnormal(3, 3)], _eigh_ref, fn=_eigh_fn, id="eigh_complex"),
+    Case(prims_decomp.eig, [normal(3, 3)], _eig_ref, fn=_eig_fn),
+    Case(prims_decomp.eig, [cnormal(2, 3, 3)], _eig_ref, fn=_eig_fn, id="eig_complex_batched"),
+    Case(prims_decomp.svd, [normal(3, 3)], _svd_ref, params={"full_matrices": False}, fn=_svd_fn),
     Case(
-        DC.svd, [normal(4, 2)], _svd_ref, params={"full_matrices": False}, fn=_svd_fn, id="svd_tall"
+        prims_decomp.svd,
+        [normal(4, 2)],
+        _svd_ref,
+        params={"full_matrices": False},
+        fn=_svd_fn,
+        id="svd_tall",
     ),
     Case(
-        DC.svd,
+        prims_decomp.svd,
         [normal(2, 2, 3)],
         _svd_ref,
         params={"full_matrices": False},
@@ -812,40 +854,45 @@ DECOMP = [
         id="svd_wide_batched",
     ),
     Case(
-        DC.svd,
+        prims_decomp.svd,
         [cnormal(3, 2)],
         _svd_ref,
         params={"full_matrices": False},
         fn=_svd_fn,
         id="svd_complex",
     ),
-    Case(DC.qr, [normal(4, 3)], lambda a: _qr_ref(a, False), params={"full_matrices": False}),
     Case(
-        DC.qr,
+        prims_decomp.qr,
+        [normal(4, 3)],
+        lambda a: _qr_ref(a, False),
+        params={"full_matrices": False},
+    ),
+    Case(
+        prims_decomp.qr,
         [cnormal(2, 3, 3)],
         lambda a: _qr_ref(a, False),
         params={"full_matrices": False},
         id="qr_complex",
     ),
     Case(
-        DC.qr,
+        prims_decomp.qr,
         [normal(2, 4)],
         lambda a: _qr_ref(a, True),
         params={"full_matrices": True},
         id="qr_wide_complete",
     ),
-    Case(DC.pinv, [normal(3, 2)], np.linalg.pinv, params={"rcond": None}),
+    Case(prims_decomp.pinv, [normal(3, 2)], np.linalg.pinv, params={"rcond": None}),
     Case(
-        DC.pinv,
+        prims_decomp.pinv,
         [cnormal(2, 2, 3)],
         np.linalg.pinv,
         params={"rcond": None},
         id="pinv_complex_batched",
     ),
-    Case(DC.expm, [normal(3, 3)], _expm_ref),
-    Case(DC.expm, [cnormal(2, 2, 2)], _expm_ref, id="expm_complex_batched"),
-    Case(DC.sqrtm, [_spd(3, 3)], _sqrtm_ref),
-    Case(DC.sqrtm, [_spd(2, 2, 2)], _sqrtm_ref, id="sqrtm_batched"),
+    Case(prims_decomp.expm, [normal(3, 3)], _expm_ref),
+    Case(prims_decomp.expm, [cnormal(2, 2, 2)], _expm_ref, id="expm_complex_batched"),
+    Case(prims_decomp.sqrtm, [_spd(3, 3)], _sqrtm_ref),
+    Case(prims_decomp.sqrtm, [_spd(2, 2, 2)], _sqrtm_ref, id="sqrtm_batched"),
 ]
 TABLE += DECOMP
 
@@ -942,26 +989,28 @@ def test_pow_derivatives_at_zero_base():
     # x**y at x == 0 with y > 1: d/dx = y x^(y-1) = 0, and d/dy is defined as the limit 0
     x = core.Tensor(np.array([0.0, 0.0, 2.0]))
     y = core.Tensor(np.array([2.5, 1.0, 1.5]))
-    gx, gy = core.grad(lambda x, y: E.pow(x, y).sum(), (0, 1))(x, y)
+    gx, gy = core.grad(lambda x, y: prims_elementwise.pow(x, y).sum(), (0, 1))(x, y)
     np.testing.assert_allclose(gx.asnumpy(), [0.0, 1.0, 1.5 * np.sqrt(2.0)])
     np.testing.assert_allclose(gy.asnumpy(), [0.0, 0.0, 2.0**1.5 * np.log(2.0)])
-    assert np.all(np.isfinite(core.hessian(lambda x: E.pow(x, y).sum())(x).asnumpy()))
+    assert np.all(
+        np.isfinite(core.hessian(lambda x: prims_elementwise.pow(x, y).sum())(x).asnumpy())
+    )
 
 
 # ---- dtypes: every float dtype keeps its dtype through unary math ------------------------------
 FLOAT_UNARY = [
-    E.neg,
-    E.exp,
-    E.expm1,
-    E.log,
-    E.log1p,
-    E.sqrt,
-    E.sin,
-    E.cos,
-    E.tanh,
-    E.logistic,
-    E.erf,
-    E.abs,
+    prims_elementwise.neg,
+    prims_elementwise.exp,
+    prims_elementwise.expm1,
+    prims_elementwise.log,
+    prims_elementwise.log1p,
+    prims_elementwise.sqrt,
+    prims_elementwise.sin,
+    prims_elementwise.cos,
+    prims_elementwise.tanh,
+    prims_elementwise.logistic,
+    prims_elementwise.erf,
+    prims_elementwise.abs,
 ]
 NP_OF = {
     "neg": np.negative,
@@ -1010,13 +1059,13 @@ def test_every_primitive_has_all_rules(prim):
 
 
 def test_table_covers_every_primitive_of_these_families():
-    families = {E, R, S, IX, SP}
+    families = {prims_elementwise, prims_reduction, prims_shape, prims_indexing, prims_special}
     declared = {
         p
         for p in ALL
         if any(p is getattr(m, p.name, None) or p in vars(m).values() for m in families)
     }
-    declared.add(LA.matmul)
+    declared.add(prims_linalg.matmul)
     tested = {c.prim for c in TABLE}
     untested = sorted(p.name for p in declared - tested)
     assert not untested, f"primitives without a table entry: {untested}"
@@ -1028,7 +1077,7 @@ def _family(module):
 
 
 # what the fusion pass may see: every elementwise primitive (the special functions are too)
-ELEMENTWISE = _family(E) + _family(SP)
+ELEMENTWISE = _family(prims_elementwise) + _family(prims_special)
 
 
 @pytest.mark.parametrize("prim", ELEMENTWISE, ids=lambda p: p.name)
@@ -1157,12 +1206,12 @@ def broadcastable_pair(draw):
 
 
 BROADCAST_PRIMS = [
-    (E.add, np.add),
-    (E.sub, np.subtract),
-    (E.mul, np.multiply),
-    (E.div, np.true_divide),
-    (E.atan2, np.arctan2),
-    (E.maximum, np.maximum),
+    (prims_elementwise.add, np.add),
+    (prims_elementwise.sub, np.subtract),
+    (prims_elementwise.mul, np.multiply),
+    (prims_elementwise.div, np.true_divide),
+    (prims_elementwise.atan2, np.arctan2),
+    (prims_elementwise.maximum, np.maximum),
 ]
 
 
@@ -1179,7 +1228,7 @@ def test_broadcasting_binary(shapes, which, seed):
     b = rng.uniform(0.5, 2.0, shapes[1]) * rng.choice([-1.0, 1.0], shapes[1])
     out = prim(core.Tensor(a), core.Tensor(b))
     _assert_matches(out, ref(a, b))
-    if prim is not E.maximum:
+    if prim is not prims_elementwise.maximum:
         gradcheck(prim, [core.Tensor(a), core.Tensor(b)], order=1)
     # vmap over the first operand only, against a loop
     stacked = np.stack([a, a * 0.5 + 1.0])
@@ -1196,10 +1245,10 @@ def shape_and_axes(draw):
 
 
 REDUCE_PRIMS = [
-    (R.reduce_sum, np.sum),
-    (R.reduce_max, np.max),
-    (R.reduce_min, np.min),
-    (R.reduce_prod, np.prod),
+    (prims_reduction.reduce_sum, np.sum),
+    (prims_reduction.reduce_max, np.max),
+    (prims_reduction.reduce_min, np.min),
+    (prims_reduction.reduce_prod, np.prod),
 ]
 
 
@@ -1233,8 +1282,8 @@ def test_reshape_and_transpose_random(shape, data):
     first = data.draw(st.sampled_from(divisors))
     new_shape = (first, n // first)
     for fn, ref in (
-        (functools.partial(S.transpose, perm=perm), lambda a: a.transpose(perm)),
-        (functools.partial(S.reshape, shape=new_shape), lambda a: a.reshape(new_shape)),
+        (functools.partial(prims_shape.transpose, perm=perm), lambda a: a.transpose(perm)),
+        (functools.partial(prims_shape.reshape, shape=new_shape), lambda a: a.reshape(new_shape)),
     ):
         out = fn(core.Tensor(x))
         _assert_matches(out, ref(x))
@@ -1254,16 +1303,28 @@ def test_reshape_and_transpose_random(shape, data):
 def test_gradcheck_detects_wrong_rules(mode, monkeypatch):
     x = [core.Tensor(np.random.default_rng(0).standard_normal((2, 3)))]
     if mode == "vjp":
-        monkeypatch.setitem(vjp_rules, E.sin, lambda g, out, x, **kw: (g * E.cos(x) * 1.001,))
+        monkeypatch.setitem(
+            vjp_rules,
+            prims_elementwise.sin,
+            lambda g, out, x, **kw: (g * prims_elementwise.cos(x) * 1.001,),
+        )
     elif mode == "jvp":
-        monkeypatch.setitem(jvp_rules, E.sin, lambda ts, out, x: ts[0] * E.cos(x) * 1.001)
+        monkeypatch.setitem(
+            jvp_rules,
+            prims_elementwise.sin,
+            lambda ts, out, x: ts[0] * prims_elementwise.cos(x) * 1.001,
+        )
     elif mode == "vjp_second":  # right first derivative, wrong second
         monkeypatch.setitem(
-            vjp_rules, E.sin, lambda g, out, x, **kw: (g * ops.stop_gradient(E.cos(x)),)
+            vjp_rules,
+            prims_elementwise.sin,
+            lambda g, out, x, **kw: (g * ops.stop_gradient(prims_elementwise.cos(x)),),
         )
     else:
         monkeypatch.setitem(
-            jvp_rules, E.sin, lambda ts, out, x: ts[0] * ops.stop_gradient(E.cos(x))
+            jvp_rules,
+            prims_elementwise.sin,
+            lambda ts, out, x: ts[0] * ops.stop_gradient(prims_elementwise.cos(x)),
         )
     with pytest.raises(AssertionError, match="gradcheck"):
-        gradcheck(E.sin, x, order=1 if mode in ("vjp", "jvp") else 2)
+        gradcheck(prims_elementwise.sin, x, order=1 if mode in ("vjp", "jvp") else 2)

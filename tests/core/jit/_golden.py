@@ -18,12 +18,18 @@ import numpy as np
 import core
 from core import ops
 from core.backend import cc
-from core.jit import passes as P
+from core.jit import passes
 
 GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
 
 # every pass except elementwise fusion: shows what simplification alone leaves
-NO_FUSION = [P.simplify, P.fold_constants, P.common_subexpressions, P.simplify, P.dead_code]
+NO_FUSION = [
+    passes.simplify,
+    passes.fold_constants,
+    passes.common_subexpressions,
+    passes.simplify,
+    passes.dead_code,
+]
 
 
 def _f32(*shape):

@@ -8,12 +8,12 @@ import pytest
 import core
 from core import ops
 from core.backend import cc
-from core.jit import passes as P
+from core.jit import passes
 from core.jit.fusion import fuse_elementwise, fused
 from core.jit.ir import Eqn, Graph, Var
 from core.primitive import ShapedArray
-from core.prims import elementwise as E
-from core.prims import shape as S
+from core.prims import elementwise as prims_elementwise
+from core.prims import shape as prims_shape
 
 from . import _golden
 from ._helpers import assert_tree_close
@@ -74,23 +74,35 @@ def _aval(*shape):
 def test_verify_rejects_malformed_graphs():
     x, y, z = Var(_aval(3)), Var(_aval(3)), Var(_aval(3))
     with pytest.raises(AssertionError, match="used before it is defined"):
-        Graph([x], [Eqn(E.add, [x, y], {}, z)], [z]).verify()
+        Graph([x], [Eqn(prims_elementwise.add, [x, y], {}, z)], [z]).verify()
     with pytest.raises(AssertionError, match="defined twice"):
-        Graph([x], [Eqn(E.neg, [x], {}, z), Eqn(E.neg, [x], {}, z)], [z]).verify()
+        Graph(
+            [x],
+            [Eqn(prims_elementwise.neg, [x], {}, z), Eqn(prims_elementwise.neg, [x], {}, z)],
+            [z],
+        ).verify()
     with pytest.raises(AssertionError, match="never defined"):
         Graph([x], [], [y]).verify()
     with pytest.raises(AssertionError, match="appears twice"):
         Graph([x, x], [], [x]).verify()
-    Graph([x], [Eqn(E.neg, [x], {}, z)], [z]).verify()
+    Graph([x], [Eqn(prims_elementwise.neg, [x], {}, z)], [z]).verify()
 
 
 # ---- dead code ----------------------------------------------------------------------------------
 def test_dead_code_drops_unused_chains_and_keeps_outputs():
     x = Var(_aval(3))
     a, b, c = Var(_aval(3)), Var(_aval(3)), Var(_aval(3))
-    g = Graph([x], [Eqn(E.exp, [x], {}, a), Eqn(E.sin, [a], {}, b), Eqn(E.cos, [x], {}, c)], [c])
-    g = P.dead_code(g).verify()
-    assert [e.prim for e in g.eqns] == [E.cos]
+    g = Graph(
+        [x],
+        [
+            Eqn(prims_elementwise.exp, [x], {}, a),
+            Eqn(prims_elementwise.sin, [a], {}, b),
+            Eqn(prims_elementwise.cos, [x], {}, c),
+        ],
+        [c],
+    )
+    g = passes.dead_code(g).verify()
+    assert [e.prim for e in g.eqns] == [prims_elementwise.cos]
 
 
 def test_dead_code_in_jit():
@@ -109,7 +121,7 @@ def test_cse_merges_identical_equations_only():
         b = ops.sum(ops.exp(x), axis=1)  # same prim, other params: kept apart
         return a, b
 
-    low = core.jit(f, passes=[P.common_subexpressions, P.dead_code]).lower(rand(3, 4))
+    low = core.jit(f, passes=[passes.common_subexpressions, passes.dead_code]).lower(rand(3, 4))
     assert prim_names(low).count("exp") == 1
     assert prim_names(low).count("reduce_sum") == 2
     x = rand(3, 4)
@@ -119,11 +131,11 @@ def test_cse_merges_identical_equations_only():
 def test_cse_keeps_recomputed_work_apart():
     x, a, b, s = Var(_aval(3)), Var(_aval(3)), Var(_aval(3)), Var(_aval(3))
     eqns = [
-        Eqn(E.exp, [x], {}, a),
-        Eqn(E.exp, [x], {}, b, tag="recompute"),
-        Eqn(E.add, [a, b], {}, s),
+        Eqn(prims_elementwise.exp, [x], {}, a),
+        Eqn(prims_elementwise.exp, [x], {}, b, tag="recompute"),
+        Eqn(prims_elementwise.add, [a, b], {}, s),
     ]
-    g = P.common_subexpressions(Graph([x], eqns, [s])).verify()
+    g = passes.common_subexpressions(Graph([x], eqns, [s])).verify()
     assert len(g.eqns) == 3
 
 
@@ -147,9 +159,12 @@ def test_fold_constants_evaluates_small_constant_subgraphs():
     c2 = Var(_aval(), const=np.array(2.0))
     x = Var(_aval(3))
     t, out = Var(_aval(3)), Var(_aval(3))
-    eqns = [Eqn(E.mul, [c1, c2], {}, t), Eqn(E.add, [x, t], {}, out)]
-    g = P.fold_constants(Graph([x], eqns, [out])).verify()
-    assert [e.prim for e in g.eqns] == [E.add]
+    eqns = [
+        Eqn(prims_elementwise.mul, [c1, c2], {}, t),
+        Eqn(prims_elementwise.add, [x, t], {}, out),
+    ]
+    g = passes.fold_constants(Graph([x], eqns, [out])).verify()
+    assert [e.prim for e in g.eqns] == [prims_elementwise.add]
     folded = g.eqns[0].inputs[1]
     np.testing.assert_array_equal(folded.const, [2.0, 4.0, 6.0])
     assert "const [2.,4.,6.]" in g.as_text()
@@ -160,16 +175,26 @@ def test_fold_constants_leaves_big_results_alone():
     big = Var(ShapedArray((1 << 17,), F64))
     out = Var(ShapedArray((1 << 17,), F64))
     x = Var(ShapedArray((1 << 17,), F64))
-    eqns = [Eqn(S.broadcast_to, [c], {"shape": (1 << 17,)}, big), Eqn(E.add, [x, big], {}, out)]
-    g = P.fold_constants(Graph([x], eqns, [out])).verify()
-    assert [e.prim for e in g.eqns] == [S.broadcast_to, E.add]
+    eqns = [
+        Eqn(prims_shape.broadcast_to, [c], {"shape": (1 << 17,)}, big),
+        Eqn(prims_elementwise.add, [x, big], {}, out),
+    ]
+    g = passes.fold_constants(Graph([x], eqns, [out])).verify()
+    assert [e.prim for e in g.eqns] == [prims_shape.broadcast_to, prims_elementwise.add]
 
 
 def test_fold_constants_output_and_run():
     c = Var(_aval(2), const=np.array([0.0, 1.0]))
     x, e_out, s_out = Var(_aval(2)), Var(_aval(2)), Var(_aval(2))
-    g = Graph([x], [Eqn(E.exp, [c], {}, e_out), Eqn(E.add, [x, e_out], {}, s_out)], [s_out, e_out])
-    g = P.fold_constants(g).verify()
+    g = Graph(
+        [x],
+        [
+            Eqn(prims_elementwise.exp, [c], {}, e_out),
+            Eqn(prims_elementwise.add, [x, e_out], {}, s_out),
+        ],
+        [s_out, e_out],
+    )
+    g = passes.fold_constants(g).verify()
     from core.jit.codegen import lower
 
     out = lower(g).fn(np.array([1.0, 1.0]))
@@ -202,7 +227,7 @@ SIMPLIFY_CASES = {
 def test_simplify_identities(name):
     fn, expected = SIMPLIFY_CASES[name]
     x = rand(2, 3, 4)
-    jf = core.jit(fn, passes=[P.simplify, P.dead_code])
+    jf = core.jit(fn, passes=[passes.simplify, passes.dead_code])
     assert prim_names(jf.lower(x)) == expected
     assert_tree_close(jf(x), fn(x), rtol=0, atol=0)
 
@@ -211,12 +236,12 @@ def test_simplify_keeps_shape_changing_identities():
     # x * ones broadcasts x to a bigger shape: not an identity; x+0 with an int const keeps dtype
     fn = lambda x: x * ops.ones((2, 3), dtype=core.float64)  # noqa: E731
     x = rand(3)
-    jf = core.jit(fn, passes=[P.simplify, P.dead_code])
+    jf = core.jit(fn, passes=[passes.simplify, passes.dead_code])
     assert prim_names(jf.lower(x)) == ["mul"]
     assert_tree_close(jf(x), fn(x))
     fn2 = lambda x: ops.transpose(ops.transpose(x, (1, 0, 2)), (1, 2, 0))  # noqa: E731
     x3 = rand(2, 3, 4)
-    jf2 = core.jit(fn2, passes=[P.simplify, P.dead_code])
+    jf2 = core.jit(fn2, passes=[passes.simplify, passes.dead_code])
     assert prim_names(jf2.lower(x3)) == ["transpose"]
     assert_tree_close(jf2(x3), fn2(x3), rtol=0, atol=0)
 
@@ -289,7 +314,15 @@ def test_fusion_keeps_nan_semantics_of_maximum_and_minimum():
 def test_fusion_pass_on_a_hand_built_graph():
     x = Var(ShapedArray((100, 100), F64))
     a, b, c = (Var(ShapedArray((100, 100), F64)) for _ in range(3))
-    g = Graph([x], [Eqn(E.exp, [x], {}, a), Eqn(E.sin, [a], {}, b), Eqn(E.neg, [b], {}, c)], [c])
+    g = Graph(
+        [x],
+        [
+            Eqn(prims_elementwise.exp, [x], {}, a),
+            Eqn(prims_elementwise.sin, [a], {}, b),
+            Eqn(prims_elementwise.neg, [b], {}, c),
+        ],
+        [c],
+    )
     g = fuse_elementwise(g, backend=_GPU_LIKE).verify()  # a GPU kernel also takes exp and sin
     assert [e.prim for e in g.eqns] == [fused]
     assert g.eqns[0].out is c
@@ -335,8 +368,8 @@ def test_buffer_reuse_never_overwrites_outputs():
         return a, c, b
 
     x = rand(200, 200)
-    for passes in (None, ()):
-        assert_tree_close(core.jit(f, passes=passes)(x), f(x))
+    for pipeline in (None, ()):
+        assert_tree_close(core.jit(f, passes=pipeline)(x), f(x))
 
 
 def test_buffer_reuse_with_an_input_that_is_an_output():

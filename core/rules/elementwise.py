@@ -389,20 +389,14 @@ for _prim, _function in (
 deflowering(abs, numexpr="abs({0})", c="fabs({0})", ufunc="absolute", math=("fabs",))
 deflowering(pow, numexpr="({0} ** {1})", c="pow({0}, {1})", ufunc="power", math=("pow",))
 # NaN propagates as in numpy's maximum/minimum (a NaN in {1} fails the comparison)
-deflowering(
-    maximum,
-    numexpr="where({0} != {0}, {0}, where({0} > {1}, {0}, {1}))",
-    c="(({0} != {0} || {0} > {1}) ? {0} : {1})",
-    name_args=(0, 1),
-    ufunc="maximum",
-)
-deflowering(
-    minimum,
-    numexpr="where({0} != {0}, {0}, where({0} < {1}, {0}, {1}))",
-    c="(({0} != {0} || {0} < {1}) ? {0} : {1})",
-    name_args=(0, 1),
-    ufunc="minimum",
-)
+for _prim, _wins in ((maximum, ">"), (minimum, "<")):
+    deflowering(
+        _prim,
+        numexpr=f"where({{0}} != {{0}}, {{0}}, where({{0}} {_wins} {{1}}, {{0}}, {{1}}))",
+        c=f"(({{0}} != {{0}} || {{0}} {_wins} {{1}}) ? {{0}} : {{1}})",
+        name_args=(0, 1),
+        ufunc=_prim.name,
+    )
 deflowering(
     select,
     numexpr="where({0}, {1}, {2})",

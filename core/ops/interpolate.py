@@ -105,9 +105,13 @@ def interpolate(
     if recompute_scale_factor:
         scales = [i / o for i, o in zip(in_sizes, sizes)]
     if mode == "area":
-        from . import nn as _nn
+        from . import pool as ops_pool
 
-        pool = (_nn.adaptive_avg_pool1d, _nn.adaptive_avg_pool2d, _nn.adaptive_avg_pool3d)[nd - 1]
+        pool = (
+            ops_pool.adaptive_avg_pool1d,
+            ops_pool.adaptive_avg_pool2d,
+            ops_pool.adaptive_avg_pool3d,
+        )[nd - 1]
         return pool(input, sizes if nd > 1 else sizes[0])
     out = input
     for k in range(nd):

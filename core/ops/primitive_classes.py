@@ -10,12 +10,12 @@ constructor attributes as keywords. Also here: the ``Primitive`` base (for user 
 """
 
 from .. import dtypes as _dt
+from . import activation as _activation
 from . import creation as _creation
 from . import elementwise as _ew
 from . import indexing as _ix
 from . import interpolate as _interp
 from . import linalg as _la
-from . import nn as _nn
 from . import random as _rand
 from . import reduction as _red
 from . import shape as _sh
@@ -215,8 +215,8 @@ _TABLE = {
     "MatMul": (_matmul, {"transpose_a": False, "transpose_b": False}),
     "BatchMatMul": (_matmul, {"transpose_a": False, "transpose_b": False}),
     "Einsum": (lambda operands, equation: _la.einsum(equation, *operands), {"equation": None}),
-    "Softmax": (_nn.softmax, {"axis": -1}),
-    "LogSoftmax": (_nn.log_softmax, {"axis": -1}),
+    "Softmax": (_activation.softmax, {"axis": -1}),
+    "LogSoftmax": (_activation.log_softmax, {"axis": -1}),
     "ResizeNearestNeighbor": (_resize_nearest, {"size": None, "align_corners": False}),
     # creation and random
     "Eye": (lambda n, m, t: _creation.eye(n, m, dtype=t), {}),

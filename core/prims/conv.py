@@ -1,6 +1,7 @@
 """Sliding-window primitives: ``unfold`` (im2col) and its adjoint ``fold`` (col2im).
 
-Convolutions, transposed convolutions and pooling are composites in ``core/ops/nn.py``:
+Convolutions, transposed convolutions and pooling are composites in ``core/ops/conv.py`` and
+``core/ops/pool.py``:
 pad -> unfold -> one (batched) matmul per group, or matmul -> fold. These two primitives
 exist for speed: an N-d window extraction written with the other primitives would need one
 ``getitem`` per kernel offset and a concatenate, each with its own backward.
@@ -16,7 +17,8 @@ leading (batch-like) axis, which makes the batching rules trivial. Layout::
 
 ``unfold`` expects an already padded input; entries of ``x`` past the last full window are
 ignored (and get a zero cotangent). ``fold`` scatter-adds overlapping windows. Both are
-linear, and each is the transpose of the other, so derivatives of every order come free.
+linear, and each is the transpose of the other, so derivatives of every order come free
+(``core/rules/conv.py`` registers them, with the batching rules).
 
 The kernel-then-output layout keeps the window copy reading along the fastest spatial axis
 (measured ~8x faster than an output-then-kernel layout for 3x3 kernels) and puts
@@ -25,9 +27,7 @@ The kernel-then-output layout keeps the window copy reading along the fastest sp
 
 import itertools
 
-from ..rules._define import def_linear_unary
 from ..primitive import ShapedArray
-from ..vmap import batch_rules, to_front
 from ._define import defprim
 
 
@@ -145,25 +145,3 @@ def _fold_impl(xp, cols, spatial, kernel, stride, dilation):
 
 
 fold = defprim("fold", _fold_impl, _fold_aval)
-
-
-# ---- derivatives: each is the other's transpose ---------------------------------------------------
-def _unfold_t(g, out, x, kernel, stride, dilation):
-    spatial = tuple(x.shape[len(x.shape) - len(kernel) :])
-    return fold(g, spatial=spatial, kernel=kernel, stride=stride, dilation=dilation)
-
-
-def _fold_t(g, out, cols, spatial, kernel, stride, dilation):
-    return unfold(g, kernel=kernel, stride=stride, dilation=dilation)
-
-
-def_linear_unary(unfold, _unfold_t)
-def_linear_unary(fold, _fold_t)
-
-
-# ---- batching: the batch axis becomes one more leading axis ------------------------------------
-batch_rules[unfold] = lambda args, bdims, **params: (
-    unfold(to_front(args[0], bdims[0]), **params),
-    0,
-)
-batch_rules[fold] = lambda args, bdims, **params: (fold(to_front(args[0], bdims[0]), **params), 0)

@@ -7,12 +7,15 @@ written with ``core.ops``, so they are themselves differentiable to any order. H
 by the families are in ``_define.py``.
 """
 
+from . import conv as conv
 from . import decomp as decomp
 from . import elementwise as elementwise
 from . import fft as fft
 from . import indexing as indexing
 from . import linalg as linalg
+from . import normalize as normalize
 from . import reduction as reduction
 from . import shape as shape
+from . import softmax as softmax
 from . import sort as sort
 from . import special as special

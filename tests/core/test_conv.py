@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import core
 from core import ops
-from core.prims import conv as C
+from core.prims import conv as prims_conv
 from core.testing import gradcheck
 
 from ._helpers import ref_conv, ref_conv_transpose
@@ -60,7 +60,7 @@ PRIM_CASES = [
 def test_unfold_values_and_fold_adjoint(lead, spatial, kernel, stride, dilation):
     rng = _rng()
     x = rng.standard_normal(lead + spatial)
-    cols = C.unfold(_t(x), kernel=kernel, stride=stride, dilation=dilation).asnumpy()
+    cols = prims_conv.unfold(_t(x), kernel=kernel, stride=stride, dilation=dilation).asnumpy()
     out = [(n - d * (k - 1) - 1) // s + 1 for n, k, s, d in zip(spatial, kernel, stride, dilation)]
     assert cols.shape == lead + kernel + tuple(out)
     for offs in itertools.product(*[range(k) for k in kernel]):
@@ -69,7 +69,7 @@ def test_unfold_values_and_fold_adjoint(lead, spatial, kernel, stride, dilation)
             np.testing.assert_array_equal(cols[(Ellipsis, *offs, *pos)], x[(Ellipsis, *src)])
     # fold is the adjoint: <unfold(x), c> == <x, fold(c)>
     c = rng.standard_normal(cols.shape)
-    folded = C.fold(
+    folded = prims_conv.fold(
         _t(c), spatial=spatial, kernel=kernel, stride=stride, dilation=dilation
     ).asnumpy()
     assert folded.shape == x.shape
@@ -80,11 +80,11 @@ def test_unfold_values_and_fold_adjoint(lead, spatial, kernel, stride, dilation)
 def test_abstract_rules_match_eager(lead, spatial, kernel, stride, dilation):
     params = dict(kernel=kernel, stride=stride, dilation=dilation)
     x = np.zeros(lead + spatial, np.float32)
-    cols = C.unfold(_t(x), **params)
-    aval = C.unfold.abstract(core.primitive.ShapedArray(x.shape, x.dtype), **params)
+    cols = prims_conv.unfold(_t(x), **params)
+    aval = prims_conv.unfold.abstract(core.primitive.ShapedArray(x.shape, x.dtype), **params)
     assert (aval.shape, aval.dtype) == (cols.shape, cols.dtype)
-    back = C.fold(cols, spatial=spatial, **params)
-    aval = C.fold.abstract(
+    back = prims_conv.fold(cols, spatial=spatial, **params)
+    aval = prims_conv.fold.abstract(
         core.primitive.ShapedArray(cols.shape, cols.dtype), spatial=spatial, **params
     )
     assert (aval.shape, aval.dtype) == (back.shape, back.dtype) == (x.shape, x.dtype)
@@ -100,7 +100,9 @@ def test_fold_matches_scatter_loop():
         ref[..., p * stride[0] + i * dilation[0], q * stride[1] + j * dilation[1]] += c[
             ..., i, j, p, q
         ]
-    got = C.fold(_t(c), spatial=spatial, kernel=kernel, stride=stride, dilation=dilation).asnumpy()
+    got = prims_conv.fold(
+        _t(c), spatial=spatial, kernel=kernel, stride=stride, dilation=dilation
+    ).asnumpy()
     np.testing.assert_allclose(got, ref, rtol=1e-12)
 
 
@@ -109,10 +111,10 @@ def test_unfold_fold_gradcheck(lead, spatial, kernel, stride, dilation):
     rng = _rng(2)
     params = dict(kernel=kernel, stride=stride, dilation=dilation)
     x = rng.standard_normal(lead + spatial)
-    gradcheck(lambda a: C.unfold(a, **params) ** 2, [x], order=2)
-    cols = C.unfold(_t(x), **params).asnumpy()
+    gradcheck(lambda a: prims_conv.unfold(a, **params) ** 2, [x], order=2)
+    cols = prims_conv.unfold(_t(x), **params).asnumpy()
     gradcheck(
-        lambda c: C.fold(c, spatial=spatial, **params) ** 2,
+        lambda c: prims_conv.fold(c, spatial=spatial, **params) ** 2,
         [rng.standard_normal(cols.shape)],
         order=2,
     )
@@ -122,27 +124,29 @@ def test_unfold_fold_vmap():
     rng = _rng(3)
     params = dict(kernel=(2, 2), stride=(2, 1), dilation=(1, 2))
     x = rng.standard_normal((2, 3, 5, 6))  # batch on axis 1
-    got = core.vmap(lambda a: C.unfold(a, **params), in_axes=1)(_t(x)).asnumpy()
-    ref = np.stack([C.unfold(_t(x[:, i]), **params).asnumpy() for i in range(3)])
+    got = core.vmap(lambda a: prims_conv.unfold(a, **params), in_axes=1)(_t(x)).asnumpy()
+    ref = np.stack([prims_conv.unfold(_t(x[:, i]), **params).asnumpy() for i in range(3)])
     np.testing.assert_allclose(got, ref)
     c = rng.standard_normal((4, 2, 2, 2, 2, 2))
-    got = core.vmap(lambda a: C.fold(a, spatial=(4, 4), **params))(_t(c)).asnumpy()
-    ref = np.stack([C.fold(_t(c[i]), spatial=(4, 4), **params).asnumpy() for i in range(4)])
+    got = core.vmap(lambda a: prims_conv.fold(a, spatial=(4, 4), **params))(_t(c)).asnumpy()
+    ref = np.stack(
+        [prims_conv.fold(_t(c[i]), spatial=(4, 4), **params).asnumpy() for i in range(4)]
+    )
     np.testing.assert_allclose(got, ref)
 
 
 def test_unfold_shape_errors_name_the_op():
     with pytest.raises(ValueError, match=r"unfold.*larger than"):
-        C.unfold(_t(np.zeros((1, 1, 2, 2))), kernel=(3, 3), stride=(1, 1), dilation=(1, 1))
+        prims_conv.unfold(_t(np.zeros((1, 1, 2, 2))), kernel=(3, 3), stride=(1, 1), dilation=(1, 1))
     with pytest.raises(ValueError, match="unfold"):
-        C._unfold_aval(
+        prims_conv.unfold.abstract(
             core.primitive.ShapedArray((4,), np.float32),
             kernel=(2, 2),
             stride=(1, 1),
             dilation=(1, 1),
         )
     with pytest.raises(ValueError, match=r"fold: cols of shape \(1, 2, 2, 2, 3\)"):
-        C._fold_aval(
+        prims_conv.fold.abstract(
             core.primitive.ShapedArray((1, 2, 2, 2, 3), np.float32),
             spatial=(4, 4),
             kernel=(2, 2),
@@ -155,7 +159,7 @@ def test_unfold_and_fold_ops_torch_layout():
     rng = _rng(4)
     x = rng.standard_normal((2, 3, 6, 5))
     cols = ops.unfold(_t(x), (2, 3), dilation=(2, 1), padding=1, stride=(1, 2)).asnumpy()
-    ref = C.unfold(
+    ref = prims_conv.unfold(
         _t(np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))),
         kernel=(2, 3),
         stride=(1, 2),

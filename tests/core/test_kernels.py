@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from core.backend import kernels
+from core.jit.fuse_softmax import softmax_add
 from core.prims._define import ALL
 
-PRIMS = {p.name: p for p in ALL}
+PRIMS = {p.name: p for p in (*ALL, softmax_add)}  # softmax_add: made by a jit pass, not in ALL
 RNG = np.random.default_rng(0)
 
 
@@ -134,6 +135,49 @@ CASES.update(
         ],
     }
 )
+
+
+# ---- nn (core/backend/cpu_impls/nn.py) ------------------------------------------------------
+# native row passes from 256 elements (float32/float64); otherwise numpy, block by block
+_MASKED = _normal(300, 257) * 4
+_MASKED[0, :10] = -np.inf  # -inf entries: the max-shifted path of the numpy kernel
+
+
+def _rows_and_affine(shape, n_axes, dtype):
+    trailing = shape[len(shape) - n_axes :]
+    return (
+        _normal(*shape, dtype=dtype),
+        _normal(*trailing, dtype=dtype),
+        _normal(*trailing, dtype=dtype),
+    )
+
+
+CASES["softmax"] = [
+    ((_normal(300, 257) * 4,), {"axis": 1}, 1e-6),  # native, float32
+    ((_normal(300, 257, dtype=np.float64) * 4,), {"axis": 1}, 1e-14),  # native, float64
+    ((_normal(300, 257),), {"axis": 0}, 1e-6),  # a leading axis: numpy, unshifted (in range)
+    ((_MASKED,), {"axis": 0}, 1e-6),  # numpy, shifted
+    ((_normal(3, 5) * 100,), {"axis": 1}, 1e-6),  # small, out of exp's range: numpy, shifted
+    ((_normal(300, 257, dtype=np.float16),), {"axis": 1}, 1e-3),  # no native float16: numpy
+]
+CASES["softmax_add"] = [
+    ((_normal(8, 40, 64) * 3, _normal(40, 64)), {"axis": 2}, 1e-6),  # native
+    ((_normal(8, 40, 64, dtype=np.float64), _normal(64, dtype=np.float64)), {"axis": 2}, 1e-14),
+    ((_normal(8, 40, 64), _normal(8, 1, 64)), {"axis": 2}, 0),  # a layout native skips
+]
+CASES["normalize"] = [
+    ((_normal(300, 257),), {"n_axes": 1, "eps": 1e-5}, 1e-6),  # native
+    ((_normal(4, 30, 20, dtype=np.float64),), {"n_axes": 2, "eps": 1e-5}, 1e-14),  # native
+    ((_normal(3, 5),), {"n_axes": 1, "eps": 1e-5}, 1e-6),  # small: numpy rows
+    ((_normal(300, 257, dtype=np.float16),), {"n_axes": 1, "eps": 1e-5}, 3e-3),  # numpy blocks
+    ((_normal(3, 5, dtype=np.float64) + 1j * _normal(3, 5),), {"n_axes": 1, "eps": 1e-5}, 1e-14),
+]
+CASES["layer_norm"] = [
+    (_rows_and_affine((300, 257), 1, np.float32), {"n_axes": 1, "eps": 1e-5}, 1e-6),
+    (_rows_and_affine((4, 30, 20), 2, np.float64), {"n_axes": 2, "eps": 1e-5}, 1e-14),
+    (_rows_and_affine((3, 5), 1, np.float32), {"n_axes": 1, "eps": 1e-5}, 1e-6),
+    (_rows_and_affine((300, 257), 1, np.float16), {"n_axes": 1, "eps": 1e-5}, 3e-3),
+]
 
 
 def test_every_kernel_has_a_case():

@@ -170,8 +170,8 @@ def test_native_softmax_rows_of_minus_infinity_and_nan_give_nan_like_numpy():
 
 
 def test_softmax_layer_norm_logistic_primitives_agree_on_native_and_numpy_paths():
-    from core.prims import normalize as N
-    from core.prims import softmax as S
+    from core.prims import normalize as prims_normalize
+    from core.prims import softmax as prims_softmax
 
     rng = np.random.default_rng(5)
     x = (rng.standard_normal((16, 4, 64)) * 3).astype(np.float32)
@@ -179,9 +179,9 @@ def test_softmax_layer_norm_logistic_primitives_agree_on_native_and_numpy_paths(
 
     def run_all():
         return (
-            S._softmax_impl(np, x, 2),
-            N._layer_norm_impl(np, x, w, b, 1, 1e-5),
-            N._normalize_impl(np, x, 2, 1e-5),
+            prims_softmax.softmax.impl(np, x, 2),
+            prims_normalize.layer_norm.impl(np, x, w, b, 1, 1e-5),
+            prims_normalize.normalize.impl(np, x, 2, 1e-5),
             E.logistic.impl(np, x),
         )
 

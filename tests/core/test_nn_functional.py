@@ -63,14 +63,14 @@ def test_softmax_gradcheck(fn, axis):
     gradcheck(lambda x: fn(x, axis), [x], order=2)
 
 
-def test_softmax_custom_vjp_matches_jacobian():
+def test_softmax_and_log_softmax_jacobians():
     x = _rng(2).standard_normal(5)
     s = scipy.special.softmax(x)
     jac = _np(core.jacrev(lambda x: ops.softmax(x))(_t(x)))
     np.testing.assert_allclose(jac, np.diag(s) - np.outer(s, s), rtol=1e-12, atol=1e-15)
     jac = _np(core.jacrev(lambda x: ops.log_softmax(x))(_t(x)))
     np.testing.assert_allclose(jac, np.eye(5) - s[None, :], rtol=1e-12, atol=1e-15)
-    # second order through the fused backward: Hessian of log(sum(exp x)) == d softmax / dx
+    # second order through log_softmax's rule: Hessian of log(sum(exp x)) == d softmax / dx
     hess = _np(core.jacrev(core.grad(lambda x: -ops.log_softmax(x)[0]))(_t(x)))
     np.testing.assert_allclose(hess, np.diag(s) - np.outer(s, s), rtol=1e-10, atol=1e-14)
 
@@ -547,16 +547,23 @@ def test_against_torch():
         close(ops.l1_loss(_t(p), _t(t), red), F.l1_loss(T(p), T(t), reduction=red))
 
 
-def test_softmax_of_a_large_input_runs_block_by_block_and_matches_scipy():
-    # more rows than one cache block holds: the blocked path of the softmax primitive
-    from core.prims import softmax as softmax_module
+@pytest.mark.parametrize("native", [True, False])
+def test_softmax_of_a_large_input_runs_block_by_block_and_matches_scipy(native):
+    # more rows than one cache block holds: the native row pass, or (no compiler) the blocked
+    # numpy kernel of the CPU backend
+    from core.backend import cc
+    from core.backend.cpu_impls import nn as cpu_nn
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal((3, 700, 256)).astype(np.float32) * 4
     x[1, 5] = -np.inf  # a fully masked row gives NaN, as in PyTorch
-    assert x.size // 256 > softmax_module._BLOCK // 256
+    assert x.size // 256 > cpu_nn._BLOCK // 256
     with np.errstate(invalid="ignore"):
-        out = ops.softmax(core.tensor(x), -1).asnumpy()
+        if native:
+            out = ops.softmax(core.tensor(x), -1).asnumpy()
+        else:
+            with cc.disabled():
+                out = ops.softmax(core.tensor(x), -1).asnumpy()
         ref = scipy.special.softmax(x.astype(np.float64), -1)
     assert np.isnan(out[1, 5]).all()
     ref[1, 5] = 0
@@ -583,3 +590,95 @@ def test_layer_norm_primitive_with_affine_gradients_and_batching():
     out = _np(ops.layer_norm(_t(many), 512, _t(np.full(512, 2.0)), _t(np.full(512, 0.5))))
     z = (many - many.mean(1, keepdims=True)) / np.sqrt(many.var(1, keepdims=True) + 1e-5)
     np.testing.assert_allclose(out, 2 * z + 0.5, rtol=1e-10, atol=1e-12)
+
+
+# ---- log_softmax and layer_norm are primitives (core/prims): their rules, every path ------------
+def test_log_softmax_third_order_jit_and_vmap():
+    rng = _rng(11)
+    x = rng.standard_normal((3, 4))
+    # derivatives of order 3: order 2 of the gradient (float64 finite differences)
+    gradcheck(core.grad(lambda a: (ops.log_softmax(a, 1) * _t(x)).sum()), [x], order=2)
+    gradcheck(lambda a: core.vmap(lambda r: ops.log_softmax(r, 0))(a), [x], order=2)
+    loss = lambda a: (ops.log_softmax(a, 0) ** 2).sum()  # noqa: E731
+    np.testing.assert_allclose(
+        _np(core.jit(core.grad(loss))(_t(x))), _np(core.grad(loss)(_t(x))), rtol=1e-12
+    )
+    # large logits stay finite: the derivative never forms exp(x) unshifted
+    big = np.array([[1000.0, 0.0, -1000.0]])
+    g = _np(core.grad(lambda a: ops.log_softmax(a, -1)[0, 1])(_t(big)))
+    np.testing.assert_allclose(g, [[-1.0, 1.0, 0.0]], atol=1e-300)
+    assert ops.log_softmax(_t(x.astype(np.float32))).dtype == np.float32
+
+
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+def test_layer_norm_is_one_primitive_whatever_the_affine_arguments(affine):
+    rng = _rng(12)
+    x, w, b = rng.standard_normal((2, 3, 4)), rng.standard_normal(4), rng.standard_normal(4)
+    use_w, use_b = affine in ("weight", "both"), affine in ("bias", "both")
+
+    def fn(x, w, b):
+        return ops.layer_norm(x, 4, w if use_w else None, b if use_b else None, eps=1e-3)
+
+    ref = _ref_norm(x, (2,), 1e-3) * (w if use_w else 1.0) + (b if use_b else 0.0)
+    np.testing.assert_allclose(_np(fn(_t(x), _t(w), _t(b))), ref, rtol=1e-12, atol=1e-14)
+    prims = [e.prim.name for e in core.jit(fn).lower(_t(x), _t(w), _t(b)).graph.eqns]
+    assert prims == ["layer_norm"]
+    gradcheck(fn, [x, w, b], order=2)
+    np.testing.assert_allclose(_np(core.jit(fn)(_t(x), _t(w), _t(b))), ref, rtol=1e-12, atol=1e-14)
+
+
+def test_layer_norm_promotes_mixed_dtypes_and_normalizes_complex_input():
+    rng = _rng(13)
+    x = rng.standard_normal((3, 6)).astype(np.float32)
+    w = rng.standard_normal(6)  # float64
+    out = ops.layer_norm(_t(x), 6, _t(w))
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(_np(out), _ref_norm(x.astype(np.float64), (1,), 1e-5) * w, rtol=1e-6)
+    # complex input: the holomorphic (unconjugated) variance, derivatives in JAX's convention
+    z = rng.standard_normal((2, 5)) + 1j * rng.standard_normal((2, 5))
+    d = z - z.mean(1, keepdims=True)
+    ref = d / np.sqrt((d * d).mean(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(_np(ops.layer_norm(_t(z), 5)), ref, rtol=1e-12)
+    gradcheck(lambda z: ops.layer_norm(z, 5), [z], order=2)
+
+
+def test_primitives_declared_fresh_return_new_arrays_and_jit_reuses_them():
+    # the lowering records say these results never alias an input: jit may write into them
+    from core.jit.fuse_softmax import softmax_add
+    from core.jit.lowering import lowering_of
+    from core.prims import conv as prims_conv
+    from core.prims import normalize as prims_normalize
+    from core.prims import softmax as prims_softmax
+
+    rng = _rng(14)
+    x, small = rng.standard_normal((300, 64)), rng.standard_normal((3, 4))
+    w, b = rng.standard_normal(64), rng.standard_normal(64)
+    calls = [
+        (prims_softmax.softmax, (x,), {"axis": 1}),
+        (prims_softmax.softmax, (small,), {"axis": 0}),
+        (prims_softmax.log_softmax, (x,), {"axis": 1}),
+        (prims_normalize.normalize, (x,), {"n_axes": 1, "eps": 1e-5}),
+        (prims_normalize.normalize, (small,), {"n_axes": 2, "eps": 1e-5}),
+        (prims_normalize.layer_norm, (x, w, b), {"n_axes": 1, "eps": 1e-5}),
+        (softmax_add, (x, w), {"axis": 1}),
+        (
+            prims_conv.fold,
+            (rng.standard_normal((2, 1, 1, 3, 3)),),
+            {"spatial": (3, 3), "kernel": (1, 1), "stride": (1, 1), "dilation": (1, 1)},
+        ),
+    ]
+    for prim, args, params in calls:
+        assert lowering_of(prim).fresh, prim.name
+        for impl in (prim.impl, prim.reference):
+            out = impl(np, *args, **params)
+            assert not any(np.shares_memory(out, a) for a in args), prim.name
+
+    def fn(a, w, b):
+        s = ops.softmax(ops.layer_norm(a, 64, w, b), -1)
+        return ops.log_softmax(s * 2.0 + 1.0, 0) * 3.0
+
+    lowered = core.jit(fn).lower(_t(x), _t(w), _t(b))
+    assert "out=" in lowered.source  # the elementwise steps write into the fresh results
+    np.testing.assert_allclose(
+        _np(core.jit(fn)(_t(x), _t(w), _t(b))), _np(fn(_t(x), _t(w), _t(b))), rtol=1e-12
+    )

@@ -1,12 +1,10 @@
 """Mixed precision, MindSpore's ``mindspore.amp`` names: ``auto_mixed_precision``, the loss
-scalers ``StaticLossScaler`` / ``DynamicLossScaler`` and ``all_finite``; and the casting that
-``Cell.to_float`` turns on.
+scalers ``StaticLossScaler`` / ``DynamicLossScaler`` and ``all_finite``.
 
-A Cell with a float dtype set by ``to_float(dtype)`` runs with its floating inputs and its own
-trainable Parameters cast to that dtype (the Parameters keep their stored dtype: the cast is
-part of the computation, so gradients come back in the Parameter's dtype). Sub-cells follow
-the same rule with their own setting, so ``auto_mixed_precision`` can keep a black-listed
-cell in float32 inside a float16 network.
+``auto_mixed_precision`` sets the cells' compute dtypes with ``Cell.to_float`` (core/nn/cell.py:
+a Cell with a float dtype runs with its floating inputs and its own trainable Parameters cast
+to that dtype, the Parameters keeping their stored dtype). Sub-cells follow the same rule with
+their own setting, so a black-listed cell stays in float32 inside a float16 network.
 
 Low-precision dtypes are float16 and bfloat16 (ml_dtypes); on CPU they are computed through
 numpy, so mixed precision here is about matching MindSpore's numerics and memory, not speed.
@@ -15,7 +13,6 @@ numpy, so mixed precision here is about matching MindSpore's numerics and memory
 from . import dtypes as _dt
 from . import ops
 from .tensor import Parameter, Tensor
-from .tree import tree_map
 
 __all__ = [
     "DynamicLossScaler",
@@ -26,62 +23,6 @@ __all__ = [
     "get_black_list",
     "get_white_list",
 ]
-
-_FLOAT_TARGETS = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
-
-
-# ---- Cell.to_float ---------------------------------------------------------------------------
-def _check_float_dtype(dtype, who):
-    d = _dt.canonical(dtype)
-    if d not in _FLOAT_TARGETS:
-        raise ValueError(
-            f"{who}: dtype must be float16, bfloat16, float32 or float64, got {dtype!r}"
-        )
-    return d
-
-
-def set_cell_dtype(cell, dtype):
-    """``cell.to_float(dtype)``: mark ``cell`` and every sub-cell to compute in ``dtype``."""
-    d = _check_float_dtype(dtype, f"{type(cell).__name__}.to_float")
-    for _, sub in cell.cells_and_names():
-        object.__setattr__(sub, "_float_dtype", d)
-    return cell
-
-
-def _cast_floats(tree, dtype):
-    def cast(x):
-        if isinstance(x, Tensor) and _dt.is_floating(x.dtype) and x.dtype != dtype:
-            return ops.astype(x, dtype)
-        return x
-
-    return tree_map(cast, tree)
-
-
-def run_in_dtype(cell, run, args, kwargs):
-    """Call ``run(*args, **kwargs)`` (the cell's forward) with floating inputs and the cell's own
-    trainable float Parameters cast to ``cell._float_dtype``; outputs are cast to
-    ``cell._amp_output_dtype`` when set (``auto_mixed_precision`` sets float32).
-
-    The Parameters are swapped for their cast values only for the duration of the call (their
-    registration is untouched), so ``grad`` and ``jit`` see a cast of the Parameter.
-    Non-trainable Parameters (batch-norm statistics, updated in place) are left as they are.
-    """
-    dtype = cell.__dict__["_float_dtype"]
-    args, kwargs = _cast_floats((args, kwargs), dtype)
-    swapped = {}
-    for name, p in cell.__dict__["_params"].items():
-        if p.requires_grad and _dt.is_floating(p.dtype) and p.dtype != dtype:
-            if cell.__dict__.get(name) is p:  # only plain attributes can be swapped
-                swapped[name] = p
-    try:
-        for name, p in swapped.items():
-            object.__setattr__(cell, name, ops.astype(p, dtype))
-        out = run(*args, **kwargs)
-    finally:
-        for name, p in swapped.items():
-            object.__setattr__(cell, name, p)
-    out_dtype = cell.__dict__.get("_amp_output_dtype")
-    return out if out_dtype is None else _cast_floats(out, out_dtype)
 
 
 # ---- auto_mixed_precision ----------------------------------------------------------------------

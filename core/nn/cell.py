@@ -6,9 +6,14 @@ hyper-parameters are plain values, and ``construct`` is the forward pass.
 
 from collections import OrderedDict
 
-from ..context import graph_mode as _graph_mode
+from .. import dtypes as _dt
+from ..jit.api import graph_mode as _graph_mode
+from ..ops.elementwise import astype
 from ..primitive import trace_stack as _trace_stack
-from ..tensor import Parameter
+from ..tensor import Parameter, Tensor
+from ..tree import tree_map
+
+_FLOAT_TARGETS = (_dt.float16, _dt.bfloat16, _dt.float32, _dt.float64)
 
 
 class Cell:
@@ -123,10 +128,34 @@ class Cell:
 
     def _pynative_call(self, *args, **kwargs):
         if self.__dict__.get("_float_dtype") is not None:
-            from ..amp import run_in_dtype  # Cell.to_float: inputs and parameters are cast
-
-            return run_in_dtype(self, self._run_construct, args, kwargs)
+            return self._run_in_dtype(args, kwargs)  # to_float: inputs and parameters are cast
         return self._run_construct(*args, **kwargs)
+
+    def _run_in_dtype(self, args, kwargs):
+        """The forward with floating inputs and this cell's own trainable float Parameters
+        cast to its ``to_float`` dtype; outputs are cast to ``_amp_output_dtype`` when set
+        (``core.amp.auto_mixed_precision`` sets float32).
+
+        The Parameters are swapped for their cast values only for the duration of the call
+        (their registration is untouched), so ``grad`` and ``jit`` see a cast of the Parameter.
+        Non-trainable Parameters (batch-norm statistics, updated in place) are left as they are.
+        """
+        dtype = self.__dict__["_float_dtype"]
+        args, kwargs = _cast_floats((args, kwargs), dtype)
+        swapped = {}
+        for name, p in self.__dict__["_params"].items():
+            if p.requires_grad and _dt.is_floating(p.dtype) and p.dtype != dtype:
+                if self.__dict__.get(name) is p:  # only plain attributes can be swapped
+                    swapped[name] = p
+        try:
+            for name, p in swapped.items():
+                object.__setattr__(self, name, astype(p, dtype))
+            out = self._run_construct(*args, **kwargs)
+        finally:
+            for name, p in swapped.items():
+                object.__setattr__(self, name, p)
+        out_dtype = self.__dict__.get("_amp_output_dtype")
+        return out if out_dtype is None else _cast_floats(out, out_dtype)
 
     def _run_construct(self, *args, **kwargs):
         if self._recompute:
@@ -217,11 +246,18 @@ class Cell:
 
         Floating inputs and each cell's own trainable Parameters are cast to ``dst_type``
         (float16, bfloat16, float32 or float64) at every call; the stored Parameters keep their
-        dtype. A sub-cell may be set back with its own ``to_float``. Returns self.
+        dtype (the cast is part of the computation, so gradients come back in the Parameter's
+        dtype). A sub-cell may be set back with its own ``to_float``. Returns self.
         """
-        from ..amp import set_cell_dtype
-
-        return set_cell_dtype(self, dst_type)
+        d = _dt.canonical(dst_type)
+        if d not in _FLOAT_TARGETS:
+            raise ValueError(
+                f"{type(self).__name__}.to_float: dtype must be float16, bfloat16, float32 or "
+                f"float64, got {dst_type!r}"
+            )
+        for _, sub in self.cells_and_names():
+            object.__setattr__(sub, "_float_dtype", d)
+        return self
 
     def recompute(self, mode=True):
         """Recompute this cell's activations in the backward pass instead of storing them."""
@@ -238,3 +274,14 @@ class Cell:
             sub = repr(cell).replace("\n", "\n  ")
             lines.append(f"  ({name}): {sub}")
         return "\n".join(lines) if len(lines) > 1 else lines[0]
+
+
+def _cast_floats(tree, dtype):
+    """``tree`` with its floating tensors cast to ``dtype``."""
+
+    def cast(x):
+        if isinstance(x, Tensor) and _dt.is_floating(x.dtype) and x.dtype != dtype:
+            return astype(x, dtype)
+        return x
+
+    return tree_map(cast, tree)

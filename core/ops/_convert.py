@@ -3,6 +3,8 @@
 import numpy as np
 
 from .. import dtypes as _dt
+from ..prims.elementwise import convert
+from ..prims.shape import concatenate, reshape
 from ..tensor import Tensor
 
 _SCALARS = (bool, int, float, complex)
@@ -40,12 +42,25 @@ def as_tensor(x, dtype=None):
     if isinstance(x, Tensor):
         return x
     if isinstance(x, (list, tuple)) and _holds_tensor(x):
-        from .elementwise import astype
-        from .shape import stack
-
-        out = stack([as_tensor(e) for e in x], axis=0)
-        return out if dtype is None else astype(out, dtype)
+        out = _stacked([as_tensor(e) for e in x])
+        dtype = _dt.canonical(dtype)
+        return out if dtype is None or dtype == out.dtype else convert(out, dtype=dtype)
     return Tensor(x, dtype=dtype)
+
+
+def _stacked(ts):
+    """Tensors of one shape stacked along a new leading axis, their dtypes promoted (what
+    ``ops.stack`` does; written with primitives: this module is below the ops it serves)."""
+    shapes = {tuple(t.shape) for t in ts}
+    if len(shapes) > 1:
+        raise ValueError(f"stack: all shapes must be equal, got {sorted(shapes)}")
+    dtype = ts[0].dtype
+    for t in ts[1:]:
+        dtype = _dt.promote_types(dtype, t.dtype)
+    ts = [
+        reshape(t if t.dtype == dtype else convert(t, dtype=dtype), shape=(1, *t.shape)) for t in ts
+    ]
+    return ts[0] if len(ts) == 1 else concatenate(*ts, axis=0)
 
 
 def _holds_tensor(seq):
@@ -93,9 +108,7 @@ def binary_args(x, y):
             else scalar_like(x, y.dtype)
         )
         if s.dtype != y.dtype:
-            from .elementwise import astype
-
-            y = astype(y, s.dtype)
+            y = convert(y, dtype=s.dtype)
         return s, y
     if ty in _SCALARS:
         x = x if isinstance(x, Tensor) else as_tensor(x)
@@ -105,9 +118,7 @@ def binary_args(x, y):
             else scalar_like(y, x.dtype)
         )
         if s.dtype != x.dtype:
-            from .elementwise import astype
-
-            x = astype(x, s.dtype)
+            x = convert(x, dtype=s.dtype)
         return x, s
     if not isinstance(x, Tensor):
         x = as_tensor(x)
@@ -115,13 +126,11 @@ def binary_args(x, y):
         y = as_tensor(y)
     dx, dy = x.dtype, y.dtype
     if dx is not dy and dx != dy:
-        from .elementwise import astype
-
         d = _dt.promote_types(dx, dy)
         if dx != d:
-            x = astype(x, d)
+            x = convert(x, dtype=d)
         if dy != d:
-            y = astype(y, d)
+            y = convert(y, dtype=d)
     return x, y
 
 

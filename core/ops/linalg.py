@@ -10,6 +10,7 @@ from ..prims import linalg as prims_linalg
 from ._convert import as_tensor, binary_args
 from ._matrix import cast_back, matrix_arg
 from .decomp import svdvals
+from .reduction import sqrt_at_kink
 from .shape import reshape, squeeze, swapaxes, transpose
 
 
@@ -650,15 +651,6 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 _MATRIX_ORDS = (None, "fro", "nuc", 1, -1, 2, -2, float("inf"), -float("inf"))
 
 
-def _sqrt_at_kink(s):
-    """sqrt(s) for s >= 0 whose derivatives at s == 0 are the conventional subgradient 0 (the
-    slope of sqrt is infinite there, and 0 * inf would make every derivative NaN)."""
-    from .elementwise import equal, sqrt, where
-
-    zero = equal(s, 0)
-    return where(zero, 0.0, sqrt(where(zero, 1.0, s)))
-
-
 def _abs2(x):
     """|x|^2, smooth also at 0 for complex x (abs itself has a kink there)."""
     from .elementwise import imag, real
@@ -673,7 +665,7 @@ def _vector_norm(x, ord, axes, keepdims):
     from .reduction import amax, amin, sum
 
     if ord is None or ord == 2 or ord == "fro":
-        return _sqrt_at_kink(sum(_abs2(x), axis=axes, keepdims=keepdims))
+        return sqrt_at_kink(sum(_abs2(x), axis=axes, keepdims=keepdims))
     if isinstance(ord, str):
         raise ValueError(
             f"norm: invalid order {ord!r} for vectors (axis {axes}, shape {tuple(x.shape)})"
@@ -706,7 +698,7 @@ def _matrix_norm(x, ord, axes, keepdims):
         raise ValueError(f"norm: invalid order {ord!r} for matrices (one of {_MATRIX_ORDS})")
     r, c = axes
     if ord is None or ord == "fro":
-        out = _sqrt_at_kink(sum(_abs2(x), axis=axes))
+        out = sqrt_at_kink(sum(_abs2(x), axis=axes))
     else:
         rest = [i for i in range(x.ndim) if i not in (r, c)]
         m = transpose(x, [*rest, r, c])  # [..., rows, cols]

@@ -6,17 +6,22 @@ import math
 from .. import dtypes as _dt
 from ..prims import reduction as prims_reduction
 from ._convert import as_tensor, normalize_axes, normalize_axis
-from .elementwise import astype, equal, exp, log, sqrt, stop_gradient, where
+from .elementwise import astype, conj, equal, exp, log, not_equal, real, sqrt, stop_gradient, where
+from .shape import reshape, squeeze
 
 _LOW = (_dt.float16, _dt.bfloat16)
 
 
+def _in_dtype(x, dtype):
+    """``x`` as a tensor, converted to ``dtype`` first when one is given (numpy's ``dtype=``)."""
+    x = as_tensor(x)
+    return x if dtype is None else astype(x, dtype)
+
+
 def sum(x, axis=None, keepdims=False, dtype=None):
     """Sum over ``axis`` (int, tuple or None for all)."""
-    x = as_tensor(x)
-    if dtype is not None:
-        x = astype(x, dtype)
-    elif x.dtype == _dt.bool_:
+    x = _in_dtype(x, dtype)
+    if dtype is None and x.dtype == _dt.bool_:
         x = astype(x, _dt.int64)
     return prims_reduction.reduce_sum(
         x, axes=normalize_axes(axis, x.ndim, "sum"), keepdims=bool(keepdims)
@@ -32,9 +37,7 @@ def _count(x, axes):
 
 def mean(x, axis=None, keepdims=False, dtype=None):
     """Mean over ``axis``; ``dtype`` (numpy's) converts ``x`` first."""
-    x = as_tensor(x)
-    if dtype is not None:
-        x = astype(x, dtype)
+    x = _in_dtype(x, dtype)
     if not _dt.is_inexact(x.dtype):
         x = astype(x, _dt.default_float)
     axes = normalize_axes(axis, x.ndim, "mean")
@@ -46,33 +49,27 @@ def mean(x, axis=None, keepdims=False, dtype=None):
 
 
 def prod(x, axis=None, keepdims=False, dtype=None):
-    x = as_tensor(x)
-    if dtype is not None:
-        x = astype(x, dtype)
+    x = _in_dtype(x, dtype)
     return prims_reduction.reduce_prod(
         x, axes=normalize_axes(axis, x.ndim, "prod"), keepdims=bool(keepdims)
     )
 
 
-def max(x, axis=None, keepdims=False):
+def _extremum(prim, name, x, axis, keepdims):
     x = as_tensor(x)
-    _nonempty(x, "max")
-    return prims_reduction.reduce_max(
-        x, axes=normalize_axes(axis, x.ndim, "max"), keepdims=bool(keepdims)
-    )
+    if x.size == 0:
+        raise ValueError(f"{name}: reduction of an empty tensor of shape {tuple(x.shape)}")
+    return prim(x, axes=normalize_axes(axis, x.ndim, name), keepdims=bool(keepdims))
+
+
+def max(x, axis=None, keepdims=False):
+    """Maximum over ``axis`` (int, tuple or None for all); ties share the gradient equally."""
+    return _extremum(prims_reduction.reduce_max, "max", x, axis, keepdims)
 
 
 def min(x, axis=None, keepdims=False):
-    x = as_tensor(x)
-    _nonempty(x, "min")
-    return prims_reduction.reduce_min(
-        x, axes=normalize_axes(axis, x.ndim, "min"), keepdims=bool(keepdims)
-    )
-
-
-def _nonempty(x, name):
-    if x.size == 0:
-        raise ValueError(f"{name}: reduction of an empty tensor of shape {tuple(x.shape)}")
+    """Minimum over ``axis`` (int, tuple or None for all); ties share the gradient equally."""
+    return _extremum(prims_reduction.reduce_min, "min", x, axis, keepdims)
 
 
 def amax(x, axis=None, keepdims=False):
@@ -83,35 +80,27 @@ def amin(x, axis=None, keepdims=False):
     return min(x, axis, keepdims)
 
 
-def argmax(x, axis=None, keepdims=False):
-    """Index of the maximum along ``axis`` (of the flattened tensor when None)."""
+def _arg_extremum(prim, name, x, axis, keepdims):
     x = as_tensor(x)
     if axis is None:
-        from .shape import reshape
+        return prim(reshape(x, (-1,)), axis=0, keepdims=False)
+    return prim(x, axis=normalize_axis(axis, x.ndim, name), keepdims=bool(keepdims))
 
-        return prims_reduction.argmax(reshape(x, (-1,)), axis=0, keepdims=False)
-    return prims_reduction.argmax(
-        x, axis=normalize_axis(axis, x.ndim, "argmax"), keepdims=bool(keepdims)
-    )
+
+def argmax(x, axis=None, keepdims=False):
+    """Index (int64) of the maximum along ``axis`` (of the flattened tensor when None)."""
+    return _arg_extremum(prims_reduction.argmax, "argmax", x, axis, keepdims)
 
 
 def argmin(x, axis=None, keepdims=False):
-    x = as_tensor(x)
-    if axis is None:
-        from .shape import reshape
-
-        return prims_reduction.argmin(reshape(x, (-1,)), axis=0, keepdims=False)
-    return prims_reduction.argmin(
-        x, axis=normalize_axis(axis, x.ndim, "argmin"), keepdims=bool(keepdims)
-    )
+    """Index (int64) of the minimum along ``axis`` (of the flattened tensor when None)."""
+    return _arg_extremum(prims_reduction.argmin, "argmin", x, axis, keepdims)
 
 
 def var(x, axis=None, keepdims=False, ddof=0, unbiased=None, dtype=None):
     """Variance; ``ddof=1`` (or ``unbiased=True``) divides by n - 1 (nan when n <= ddof, as
     numpy)."""
-    x = as_tensor(x)
-    if dtype is not None:
-        x = astype(x, dtype)
+    x = _in_dtype(x, dtype)
     if unbiased is not None:
         ddof = 1 if unbiased else 0
     axes = normalize_axes(axis, x.ndim, "var")
@@ -120,8 +109,6 @@ def var(x, axis=None, keepdims=False, ddof=0, unbiased=None, dtype=None):
     mu = mean(x, axes, keepdims=True)
     d = x - mu
     if _dt.is_complex(d.dtype):
-        from .elementwise import conj, real
-
         sq = real(d * conj(d))
     else:
         sq = d * d
@@ -135,7 +122,12 @@ def std(x, axis=None, keepdims=False, ddof=0, unbiased=None, dtype=None):
     """Standard deviation. Where the variance is 0 (one element, or equal ones) std has a kink:
     its derivatives there are the conventional subgradient 0 (sqrt's slope would be infinite,
     and 0 * inf gave nan)."""
-    v = var(x, axis, keepdims, ddof, unbiased, dtype)
+    return sqrt_at_kink(var(x, axis, keepdims, ddof, unbiased, dtype))
+
+
+def sqrt_at_kink(v):
+    """sqrt(v) for v >= 0 whose derivatives at v == 0 are the conventional subgradient 0 (the
+    slope of sqrt is infinite there, and 0 * inf would make every derivative NaN)."""
     zero = equal(v, 0)
     return where(zero, 0.0, sqrt(where(zero, 1.0, v)))
 
@@ -148,8 +140,6 @@ def logsumexp(x, axis=None, keepdims=False):
     m = where(prims_reduction.reduce_max(x, axes=axes, keepdims=True) > -float("inf"), m, 0.0)
     s = log(prims_reduction.reduce_sum(exp(x - m), axes=axes, keepdims=True)) + m
     if not keepdims:
-        from .shape import squeeze
-
         s = squeeze(s, axes)
     return s
 
@@ -158,16 +148,12 @@ def _flat_if_none(x, axis):
     """numpy's axis=None for cumulative ops: over the flattened tensor."""
     if axis is not None:
         return x, axis
-    from .shape import reshape
-
     return reshape(x, (-1,)), 0
 
 
 def cumsum(x, axis=0, reverse=False, dtype=None):
     """Cumulative sum along ``axis`` (of the flattened tensor when None)."""
-    x, axis = _flat_if_none(as_tensor(x), axis)
-    if dtype is not None:
-        x = astype(x, dtype)
+    x, axis = _flat_if_none(_in_dtype(x, dtype), axis)
     if x.dtype == _dt.bool_:
         x = astype(x, _dt.int64)
     return prims_reduction.cumsum(
@@ -178,37 +164,23 @@ def cumsum(x, axis=0, reverse=False, dtype=None):
 def cumprod(x, axis=0, reverse=False, dtype=None):
     """Cumulative product along ``axis`` (from the end when ``reverse``, of the flattened tensor
     when None); its derivatives are exact also where inputs are zero."""
-    x, axis = _flat_if_none(as_tensor(x), axis)
-    if dtype is not None:
-        x = astype(x, dtype)
+    x, axis = _flat_if_none(_in_dtype(x, dtype), axis)
     return prims_reduction.cumprod(
         x, axis=normalize_axis(axis, x.ndim, "cumprod"), reverse=bool(reverse)
     )
 
 
-def all(x, axis=None, keepdims=False):
-    from .elementwise import not_equal
-
+def _any_or_all(prim, name, x, axis, keepdims):
     x = as_tensor(x)
-    return (
-        prims_reduction.reduce_min(
-            astype(not_equal(x, 0), _dt.int32),
-            axes=normalize_axes(axis, x.ndim, "all"),
-            keepdims=keepdims,
-        )
-        > 0
-    )
+    nonzero = astype(not_equal(x, 0), _dt.int32)
+    return prim(nonzero, axes=normalize_axes(axis, x.ndim, name), keepdims=bool(keepdims)) > 0
+
+
+def all(x, axis=None, keepdims=False):
+    """True where every entry along ``axis`` is nonzero (bool)."""
+    return _any_or_all(prims_reduction.reduce_min, "all", x, axis, keepdims)
 
 
 def any(x, axis=None, keepdims=False):
-    from .elementwise import not_equal
-
-    x = as_tensor(x)
-    return (
-        prims_reduction.reduce_max(
-            astype(not_equal(x, 0), _dt.int32),
-            axes=normalize_axes(axis, x.ndim, "any"),
-            keepdims=keepdims,
-        )
-        > 0
-    )
+    """True where some entry along ``axis`` is nonzero (bool)."""
+    return _any_or_all(prims_reduction.reduce_max, "any", x, axis, keepdims)

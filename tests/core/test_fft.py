@@ -12,7 +12,7 @@ import core
 from core import ops
 from core.ops import fft
 from core.primitive import ShapedArray
-from core.prims import fft as F
+from core.prims import fft as prims_fft
 from core.testing import gradcheck
 
 from ._helpers import cnormal, normal
@@ -52,7 +52,7 @@ for norm in NORMS:
             TABLE.append(
                 Case(
                     f"fft_{'inv' if inverse else 'fwd'}_{norm}_{shape}_{axes}",
-                    F.fft,
+                    prims_fft.fft,
                     cnormal(*shape),
                     {"axes": axes, "inverse": inverse, "norm": norm},
                     lambda x, axes=axes, norm=norm, npf=npf: npf(x, axes=axes, norm=norm),
@@ -68,7 +68,7 @@ for norm in NORMS:
         TABLE.append(
             Case(
                 f"rfft_{norm}_{shape}_{axes}",
-                F.rfft,
+                prims_fft.rfft,
                 normal(*shape),
                 {"axes": axes, "norm": norm},
                 lambda x, axes=axes, norm=norm: np.fft.rfftn(x, axes=axes, norm=norm),
@@ -87,7 +87,7 @@ for norm in NORMS:
         TABLE.append(
             Case(
                 f"irfft_{norm}_n{n}_{shape}_{axes}",
-                F.irfft,
+                prims_fft.irfft,
                 cnormal(*shape),
                 {"axes": axes, "n": n, "norm": norm},
                 _irfft_ref(axes, n, norm),
@@ -97,7 +97,9 @@ CASES = [pytest.param(c, id=c.id) for c in TABLE]
 # order 2 is linear-in-linear (zero second derivative) but exercises the rules' own rules:
 # one norm suffices there.
 ORDER2 = [
-    pytest.param(c, id=c.id) for c in TABLE if c.params["norm"] != "backward" or c.prim is F.irfft
+    pytest.param(c, id=c.id)
+    for c in TABLE
+    if c.params["norm"] != "backward" or c.prim is prims_fft.irfft
 ]
 
 
@@ -132,7 +134,7 @@ def test_gradcheck_order1(case):
 @pytest.mark.parametrize("case", ORDER2)
 def test_gradcheck_order2(case):
     # through a nonlinearity, so that second derivatives are not all zero
-    prim_out_complex = case.prim is not F.irfft
+    prim_out_complex = case.prim is not prims_fft.irfft
 
     def fn(x):
         y = case.fn(x * x)
@@ -450,13 +452,15 @@ def test_abstract_rules_reject_bad_arguments():
     with pytest.raises(
         ValueError, match=r"irfft: output length 8 needs 5 bins on axis 1, got shape \(3, 4\)"
     ):
-        F.irfft.abstract(c, axes=(1,), n=8, norm="backward")
+        prims_fft.irfft.abstract(c, axes=(1,), n=8, norm="backward")
     with pytest.raises(ValueError, match=r"fft: axes \(0, 2\) are not distinct axes .*\(3, 4\)"):
-        F.fft.abstract(c, axes=(0, 2), inverse=False, norm="backward")
+        prims_fft.fft.abstract(c, axes=(0, 2), inverse=False, norm="backward")
     with pytest.raises(TypeError, match=r"fft: input must be complex, got float64"):
-        F.fft.abstract(ShapedArray((3,), np.float64), axes=(0,), inverse=False, norm="backward")
+        prims_fft.fft.abstract(
+            ShapedArray((3,), np.float64), axes=(0,), inverse=False, norm="backward"
+        )
     with pytest.raises(ValueError, match=r"rfft: norm must be one of"):
-        F.rfft.abstract(ShapedArray((3,), np.float64), axes=(0,), norm=None)
+        prims_fft.rfft.abstract(ShapedArray((3,), np.float64), axes=(0,), norm=None)
 
 
 def test_jit_of_grad_matches_eager():

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 import core
 from core import ops
 from core.primitive import ShapedArray
-from core.prims import linalg as LA
+from core.prims import linalg as prims_linalg
 from core.testing import gradcheck
 
 T = core.Tensor
@@ -111,54 +111,62 @@ TABLE = []
 for cplx in (False, True):
     sfx = "_complex" if cplx else ""
     TABLE += [
-        Case("inv" + sfx, LA.inv, [well_conditioned(3, 3, complex_=cplx)], np.linalg.inv),
+        Case("inv" + sfx, prims_linalg.inv, [well_conditioned(3, 3, complex_=cplx)], np.linalg.inv),
         Case(
-            "inv_batched" + sfx, LA.inv, [well_conditioned(2, 3, 3, complex_=cplx)], np.linalg.inv
+            "inv_batched" + sfx,
+            prims_linalg.inv,
+            [well_conditioned(2, 3, 3, complex_=cplx)],
+            np.linalg.inv,
         ),
         Case(
             "solve" + sfx,
-            LA.solve,
+            prims_linalg.solve,
             [well_conditioned(3, 3, complex_=cplx), normal(3, 2, complex_=cplx)],
             np.linalg.solve,
         ),
         Case(
             "solve_broadcast" + sfx,
-            LA.solve,
+            prims_linalg.solve,
             [well_conditioned(2, 1, 3, 3, complex_=cplx), normal(2, 3, 1, complex_=cplx)],
             np.linalg.solve,
         ),
         Case(
             "triangular_solve_lower" + sfx,
-            LA.triangular_solve,
+            prims_linalg.triangular_solve,
             [well_conditioned(3, 3, complex_=cplx), normal(3, 2, complex_=cplx)],
             lambda a, b: sla.solve_triangular(a, b, lower=True),
             params={"lower": True},
         ),
         Case(
             "triangular_solve_upper" + sfx,
-            LA.triangular_solve,
+            prims_linalg.triangular_solve,
             [well_conditioned(2, 3, 3, complex_=cplx), normal(3, 1, complex_=cplx)],
             lambda a, b: np.stack([sla.solve_triangular(m, b, lower=False) for m in a]),
             params={"lower": False},
         ),
         Case(
             "cholesky" + sfx,
-            LA.cholesky,
+            prims_linalg.cholesky,
             [spd(3, 3, complex_=cplx)],
             np.linalg.cholesky,
-            fn=lambda a: LA.cholesky(_herm(a)),
+            fn=lambda a: prims_linalg.cholesky(_herm(a)),
         ),
         Case(
             "cholesky_batched" + sfx,
-            LA.cholesky,
+            prims_linalg.cholesky,
             [spd(2, 3, 3, complex_=cplx)],
             np.linalg.cholesky,
-            fn=lambda a: LA.cholesky(_herm(a)),
+            fn=lambda a: prims_linalg.cholesky(_herm(a)),
         ),
-        Case("logdet" + sfx, LA.logdet, [well_conditioned(3, 3, complex_=cplx)], _logdet_ref),
+        Case(
+            "logdet" + sfx,
+            prims_linalg.logdet,
+            [well_conditioned(3, 3, complex_=cplx)],
+            _logdet_ref,
+        ),
         Case(
             "logdet_batched" + sfx,
-            LA.logdet,
+            prims_linalg.logdet,
             [well_conditioned(2, 3, 3, complex_=cplx)],
             _logdet_ref,
         ),
@@ -166,13 +174,13 @@ for cplx in (False, True):
 TABLE += [
     Case(
         "logdet_negative_det",
-        LA.logdet,
+        prims_linalg.logdet,
         [lambda rng: np.diag([-1.0, 2.0, 3.0]) + 0.1 * rng.standard_normal((3, 3))],
         _logdet_ref,
     ),
     Case(
         "logdet_negative_det_batched",
-        LA.logdet,
+        prims_linalg.logdet,
         [lambda rng: np.diag([-1.0, 2.0, 3.0]) + 0.1 * rng.standard_normal((2, 3, 3))],
         _logdet_ref,
     ),
@@ -471,11 +479,13 @@ def test_solve_shape_errors(name):
 def test_abstract_rules_reject_bad_shapes():
     f = ShapedArray((2, 3), np.float64)
     with pytest.raises(ValueError, match=r"inv: .*\(2, 3\)"):
-        LA.inv.abstract(f)
+        prims_linalg.inv.abstract(f)
     with pytest.raises(ValueError, match=r"solve: .*\(4, 1\).*\(3, 3\)"):
-        LA.solve.abstract(ShapedArray((3, 3), np.float64), ShapedArray((4, 1), np.float64))
+        prims_linalg.solve.abstract(
+            ShapedArray((3, 3), np.float64), ShapedArray((4, 1), np.float64)
+        )
     with pytest.raises(ValueError, match=r"triangular_solve: .*cannot be broadcast"):
-        LA.triangular_solve.abstract(
+        prims_linalg.triangular_solve.abstract(
             ShapedArray((2, 3, 3), np.float64), ShapedArray((4, 3, 1), np.float64), lower=True
         )
 
@@ -517,14 +527,14 @@ def test_triangular_solve_both_implementations(batch, n):
     a = well_conditioned(*batch, n, n)(rng)
     b = rng.standard_normal((*batch, n, 2))
     for lower in (True, False):
-        got = LA.triangular_solve(T(a), T(b), lower=lower).asnumpy()
+        got = prims_linalg.triangular_solve(T(a), T(b), lower=lower).asnumpy()
         flat_a, flat_b = a.reshape(-1, n, n), b.reshape(-1, n, 2)
         ref = np.stack([sla.solve_triangular(m, r, lower=lower) for m, r in zip(flat_a, flat_b)])
         np.testing.assert_allclose(got, ref.reshape(got.shape), rtol=1e-9, atol=1e-12)
     singular = np.tril(a.copy())
     singular[..., 1, 1] = 0.0
     with pytest.raises(np.linalg.LinAlgError, match="singular"):
-        LA.triangular_solve(T(singular), T(b), lower=True)
+        prims_linalg.triangular_solve(T(singular), T(b), lower=True)
 
 
 def test_gradient_of_rhs_only():
@@ -973,3 +983,25 @@ def test_matrix_power_multi_dot_matrix_rank_like_numpy():
     assert int(ops.matrix_rank(T(m[0]))) == 3
     with pytest.raises(TypeError, match="matrix_power: exponent must be an int"):
         ops.matrix_power(T(m), 2.0)
+
+
+def test_transpose_linear_matches_the_pullback():
+    # core.rules._define.transpose_linear gives the VJPs of eig, svd, qr and pinv as the
+    # transposes of their JVPs: for a linear map it must agree with the engine's pullback
+    # (also for a map that conjugates), and give zeros for a map that ignores its input
+    from core.rules._define import transpose_linear
+
+    rng = np.random.default_rng(11)
+    a = T(rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4)))
+    x = T(np.zeros((4, 2), dtype=np.complex128))
+    ct = T(rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2)))
+    for fn in (lambda t: a @ t, lambda t: ops.conj(a @ t) + 2.0 * (a @ t)):
+        got = transpose_linear(fn, x, ct)
+        want = core.vjp(fn, x)[1](ct)[0]
+        np.testing.assert_allclose(got.asnumpy(), want.asnumpy(), rtol=1e-12)
+    np.testing.assert_allclose(
+        transpose_linear(lambda t: ct * 1.0, x, ct).asnumpy(), np.zeros((4, 2)), atol=0
+    )
+    np.testing.assert_allclose(
+        transpose_linear(lambda t: a @ t, x, ct).asnumpy(), (a.asnumpy().T @ ct.asnumpy())
+    )

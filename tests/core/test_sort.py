@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 import core
 from core import ops
-from core.prims import sort as P
+from core.prims import sort as prims_sort
 from core.testing import gradcheck
 
 
@@ -78,13 +78,15 @@ def test_sorted_values_gradcheck():
 
 def test_argsort_abstract_rule():
     x = np.zeros((2, 3), np.float32)
-    aval = P.argsort.abstract(core.primitive.ShapedArray(x.shape, x.dtype), axis=1, descending=True)
-    out = P.argsort(_t(x), axis=1, descending=True)
+    aval = prims_sort.argsort.abstract(
+        core.primitive.ShapedArray(x.shape, x.dtype), axis=1, descending=True
+    )
+    out = prims_sort.argsort(_t(x), axis=1, descending=True)
     assert (aval.shape, aval.dtype) == (out.shape, out.dtype) == ((2, 3), np.int64)
 
 
 def test_argsort_has_no_derivative():
-    assert not P.argsort.differentiable
+    assert not prims_sort.argsort.differentiable
     x = _t(np.array([3.0, 1.0, 2.0]))
     g = core.grad(lambda a: (a * ops.astype(ops.argsort(a), a.dtype)).sum())(x)
     np.testing.assert_array_equal(_np(g), [1.0, 2.0, 0.0])  # argsort(a), held constant

@@ -2,6 +2,7 @@
 
 import numpy as np
 
+from .. import backend as _backend
 from .. import dtypes as _dt
 from ..prims.elementwise import convert
 from ..prims.shape import concatenate, reshape
@@ -35,6 +36,14 @@ def scalar_like(value, like_dtype):
         if len(_const_cache) < 4096:
             _const_cache[key] = t
     return t
+
+
+def const(array, like=None):
+    """A Tensor from a host numpy array, on ``like``'s device (a tensor; default: the current
+    device)."""
+    if like is not None and type(like) is Tensor:
+        return Tensor._wrap(_backend.backend_of(like._value).asarray(array))
+    return Tensor._wrap(_backend.current().asarray(array))
 
 
 def as_tensor(x, dtype=None):

@@ -5,6 +5,7 @@ import numpy as np
 from .. import backend as _backend
 from .. import dtypes as _dt
 from ..tensor import Tensor
+from ._convert import const as _const
 
 
 def _shape(shape):
@@ -38,11 +39,6 @@ def _backend_for(like):
     if like is not None and type(like) is Tensor:
         return _backend.backend_of(like._value)
     return _backend.current()
-
-
-def _const(array, like=None):
-    """A Tensor from a host numpy array, on ``like``'s device (or the current one)."""
-    return Tensor._wrap(_backend_for(like).asarray(array))
 
 
 def tensor(data, dtype=None):

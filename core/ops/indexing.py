@@ -5,8 +5,9 @@ import numpy as np
 from .. import dtypes as _dt
 from ..primitive import Tracer
 from ..prims import indexing as P
+from ..prims.shape import reshape as _reshape
 from ..tensor import Tensor
-from ._convert import as_tensor, normalize_axis
+from ._convert import as_tensor, const, normalize_axis
 
 
 def _parse_index(x, index):
@@ -101,7 +102,6 @@ def _value_for(x, template, arrays, value, name):
     """``value`` as a tensor of x's dtype that broadcasts to ``x[index]`` (leading size-1 dims
     beyond that rank are dropped, as numpy does)."""
     from .elementwise import astype
-    from .shape import reshape
 
     v = value if isinstance(value, Tensor) else as_tensor(value, dtype=x.dtype)
     if v.dtype != x.dtype:
@@ -110,7 +110,7 @@ def _value_for(x, template, arrays, value, name):
     shape = tuple(v.shape)
     extra = len(shape) - len(target)
     if extra > 0 and all(d == 1 for d in shape[:extra]):
-        v = reshape(v, shape[extra:])
+        v = _reshape(v, shape=shape[extra:])
     try:
         ok = np.broadcast_shapes(tuple(v.shape), target) == target
     except ValueError:
@@ -143,9 +143,9 @@ def take(x, indices, axis=None):
     """Elements of ``x`` at integer ``indices`` along ``axis`` (flattened when None)."""
     x = as_tensor(x)
     if axis is None:
-        from .shape import reshape
-
-        x, axis = reshape(x, (-1,)), 0
+        if x.ndim != 1:
+            x = _reshape(x, shape=(int(np.prod(x.shape)),))
+        axis = 0
     axis = normalize_axis(axis, x.ndim, "take")
     return getitem(
         x, (slice(None),) * axis + (indices if not isinstance(indices, int) else int(indices),)
@@ -154,8 +154,6 @@ def take(x, indices, axis=None):
 
 def _along_axis_index(x, indices, axis):
     """Index tuple for take_along_axis: aranges on the other axes, ``indices`` on ``axis``."""
-    from .creation import _const
-
     idx = []
     for a in range(x.ndim):
         if a == axis:
@@ -163,7 +161,7 @@ def _along_axis_index(x, indices, axis):
         else:
             shape = [1] * x.ndim
             shape[a] = indices.shape[a]
-            idx.append(_const(np.arange(indices.shape[a]).reshape(shape)))
+            idx.append(const(np.arange(indices.shape[a]).reshape(shape)))
     return tuple(idx)
 
 
@@ -200,10 +198,9 @@ def index_add_axis(x, axis, indices, source):
 
 def one_hot(indices, num_classes, dtype=None):
     """``[..., num_classes]`` one-hot encoding of integer ``indices``."""
-    from .creation import arange
     from .elementwise import astype, equal
-    from .shape import expand_dims
 
     indices = as_tensor(indices)
-    hot = equal(expand_dims(indices, -1), arange(num_classes))
+    classes = const(np.arange(int(num_classes), dtype=_dt.default_int), like=indices)
+    hot = equal(_reshape(indices, shape=(*indices.shape, 1)), classes)
     return astype(hot, dtype or _dt.default_float)

@@ -3,7 +3,7 @@
 import numpy as np
 
 from ..prims import shape as P
-from ._convert import as_tensor, normalize_axes, normalize_axis
+from ._convert import as_tensor, const, normalize_axes, normalize_axis
 
 
 def _resolve_shape(shape, size, name="reshape", from_shape=None):
@@ -356,20 +356,18 @@ def pad(x, pad_width, mode="constant", value=0.0):
 
 def tril(x, k=0):
     """Lower triangle of the last two axes (entries above diagonal ``k`` are zero)."""
-    from .creation import _const
     from .elementwise import where
 
     x = as_tensor(x)
     n, m = x.shape[-2], x.shape[-1]
-    mask = _const(np.tri(n, m, k, dtype=bool))
+    mask = const(np.tri(n, m, k, dtype=bool))
     return where(mask, x, 0)
 
 
 def triu(x, k=0):
-    from .creation import _const
     from .elementwise import where
 
     x = as_tensor(x)
     n, m = x.shape[-2], x.shape[-1]
-    mask = _const(~np.tri(n, m, k - 1, dtype=bool))
+    mask = const(~np.tri(n, m, k - 1, dtype=bool))
     return where(mask, x, 0)

@@ -64,8 +64,8 @@ LAYERS = {
     "core.ops.operations": 8,
 }
 
-# Upward imports not yet removed: "importer -> imported". Issue 10 empties this list; an
-# entry that no longer occurs fails the test too, so the list only shrinks.
+# Upward imports tolerated: "importer -> imported". Issue 10 emptied it; keep it empty (an
+# entry that no longer occurs fails the test too).
 KNOWN_UPWARD = set()
 
 
@@ -164,7 +164,6 @@ def test_no_upward_import():
     assert not gone, f"fixed, remove from KNOWN_UPWARD: {sorted(gone)}"
 
 
-@pytest.mark.xfail(strict=True, reason="issue 10: the circles go with KNOWN_UPWARD's last entries")
 def test_no_import_circle():
     graph = {}
     for src, _path, dst, _line in _edges():

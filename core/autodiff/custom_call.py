@@ -112,7 +112,7 @@ def _reverse_of_jvp(trace, rule, xs):
         outs, touts = rule.jvp(primals, tangents)
     finally:
         pop_trace(lin)
-        tape, lin.tape = lin.tape, None  # no cycle through the trace (see api._Reverse)
+        tape, lin.tape = lin.tape, None  # no cycle through the trace (see reverse.ReversePass)
     outs = [unwrap(o, lin) for o in outs]
 
     def pull(cts):

@@ -553,7 +553,7 @@ def test_symbolic_values_cannot_be_used_in_python_control_flow():
         core.vmap(lambda x: x.item())(T(X))
 
 
-# ---- the array path of the backward sweep (core.autodiff.array_rules) ---------------------------
+# ---- the array path of the backward sweep (core.autodiff.reverse.array_vjps) --------------------
 def test_array_rules_give_the_same_gradients_as_the_tensor_rules(monkeypatch):
     from core.autodiff import reverse
 

@@ -1,4 +1,4 @@
-"""Staged loops (core.ops.loops): ``scan``, ``fori_loop`` and ``while_loop`` as one equation with a
+"""Staged loops (core.control.loops): ``scan``, ``fori_loop`` and ``while_loop`` as one equation with a
 body traced once; values against plain Python loops, derivatives against finite differences
 (float64), reverse mode's checkpointing memory, and the size of the IR of 10^4-step loops."""
 

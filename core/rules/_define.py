@@ -2,8 +2,11 @@
 
 from ..autodiff.forward import jvp_rules
 from ..autodiff.reverse import VJPTrace, VJPTracer, backward, needs_mask, vjp_rules
+from ..ops.creation import zeros_like
 from ..primitive import pop_trace, push_trace
+from ..prims.shape import reshape
 from ..tensor import resolve
+from ..vmap import to_front
 
 
 def defvjp(prim, rule, masked=False):
@@ -101,9 +104,6 @@ def align_batch(args, bdims):
     Returns:
         A list of operands; the primitive applied to them has its batch axis at 0.
     """
-    from ..prims.shape import reshape
-    from ..vmap import to_front
-
     rank = max(a.ndim - (b is not None) for a, b in zip(args, bdims))
     moved = []
     for a, b in zip(args, bdims):
@@ -136,8 +136,6 @@ def transpose_linear(fn, x, ct):
     pass runs the VJP rules, which are written with core ops, so the result differentiates
     again. Maps that conjugate (complex JVPs) are transposed correctly too.
     """
-    from ..ops.creation import zeros_like
-
     trace = push_trace(VJPTrace())
     try:
         t = VJPTracer(trace, zeros_like(x))

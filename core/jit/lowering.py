@@ -32,13 +32,14 @@ Fields:
 
 Families register their records in ``core/rules/<family>.py``, e.g.::
 
-    deflowering(prims_shape.reshape, emit=lambda a, p: f"{a[0]}.reshape({tuple(p['shape'])})")
-    deflowering(prims_linalg.matmul, fresh=True)
-    deflowering(prims_softmax.softmax, fresh=True)
+    deflowering(reshape, emit=lambda args, params: f"{args[0]}.reshape({params['shape']})")
+    deflowering(matmul, fresh=True)
 
-Every family with primitives that return fresh buffers (reductions, matmul, concatenate, pad,
-softmax, layer_norm ...) should say so, or codegen keeps their results out of buffer reuse;
-a family whose primitive is elementwise must give it templates or an ``unfused`` reason.
+A primitive whose result is always a new buffer says so (``fresh=True``), or codegen keeps
+its result out of buffer reuse; an elementwise primitive (one the fusion pass may see) has
+templates or an ``unfused`` reason. ``tests/core/test_prims_table.py`` checks both (freshness
+on its table's inputs), and that every template, ufunc and emitter computes the primitive's
+reference value.
 """
 
 __all__ = ["Lowering", "deflowering", "lowering_of", "lowerings"]

@@ -217,7 +217,10 @@ def _strongly_connected(graph):
 
 @pytest.mark.parametrize(
     "src, dst, upward",
-    [("core.prims.elementwise", "core.ops.elementwise", True), ("core.jit.api", "core.prims", False)],
+    [
+        ("core.prims.elementwise", "core.ops.elementwise", True),
+        ("core.jit.api", "core.prims", False),
+    ],
 )
 def test_layer_order_itself(src, dst, upward):
     # the checker's own arithmetic: prims sit below ops, jit above prims

@@ -3,6 +3,10 @@ dimensions (``core.ops.matmul`` handles rank-1 operands by reshaping).
 
 Dense solvers and factorizations: ``inv``, ``solve``, ``triangular_solve``, ``cholesky`` and
 ``logdet`` (``core.ops`` builds det, slogdet and logdet from it).
+
+The derivative, batching and lowering rules are in ``core/rules/linalg.py``; the CPU's kernels
+(tiled copies of matmul's operands, scipy's triangular solver) in
+``core/backend/cpu_impls/arrays.py``.
 """
 
 import numpy as np
@@ -50,10 +54,8 @@ matmul = defprim("matmul", _matmul_impl, _matmul_aval)
 
 # ---- dense solvers and factorizations ------------------------------------------------------
 # Every primitive below acts on the trailing two axes ([..., n, n] matrices) and broadcasts
-# the leading (batch) axes as numpy does. Derivatives follow JAX's complex convention: linear
-# maps transpose without conjugation, and a holomorphic f has cotangent g * f'(z). Each of
-# these is a primitive because it is one LAPACK call (speed and stability): as composites of
-# elementwise ops they would be neither.
+# the leading (batch) axes as numpy does. Each of these is a primitive because it is one
+# LAPACK call (speed and stability): as composites of elementwise ops they would be neither.
 
 
 def _check_square(name, *shapes):

@@ -23,16 +23,20 @@ import tempfile
 VERSION = "1.9.1"
 HERE = pathlib.Path(__file__).resolve().parent
 # files that test autograd's own machinery (boxes, vspaces, rule tables, timing)
-INTERNAL = {"test_vspaces.py", "test_tests.py", "test_logic.py", "test_misc.py",
-            "test_performance.py", "_test_complexity.py", "profiling.py"}
+INTERNAL = {
+    "test_vspaces.py",
+    "test_tests.py",
+    "test_logic.py",
+    "test_misc.py",
+    "test_performance.py",
+    "_test_complexity.py",
+    "profiling.py",
+}
 # tests where diffsci differs from autograd on purpose (reported apart, with the reason)
 BY_DESIGN = {
-    "test_graphs.py::test_assignment_raises_error":
-        "item assignment on a traced tensor is supported and differentiable in diffsci",
-    "test_fft.py::test_rfftn_odd_not_implemented":
-        "diffsci's rfftn gradient handles odd last axes (autograd raises NotImplementedError)",
-    "test_wrappers.py::test_custom_where_dtypes":
-        "autograd's where returns Python scalars for Python inputs (numpy itself fails this test)",
+    "test_graphs.py::test_assignment_raises_error": "item assignment on a traced tensor is supported and differentiable in diffsci",
+    "test_fft.py::test_rfftn_odd_not_implemented": "diffsci's rfftn gradient handles odd last axes (autograd raises NotImplementedError)",
+    "test_wrappers.py::test_custom_where_dtypes": "autograd's where returns Python scalars for Python inputs (numpy itself fails this test)",
 }
 
 
@@ -42,8 +46,19 @@ def fetch_tests(cache):
     if tests.is_dir():
         return tests
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-binary", ":all:",
-         f"autograd=={VERSION}", "-d", str(cache)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            ":all:",
+            f"autograd=={VERSION}",
+            "-d",
+            str(cache),
+        ],
         check=True,
     )
     with tarfile.open(cache / f"autograd-{VERSION}.tar.gz") as tar:
@@ -56,17 +71,38 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cache", default=str(pathlib.Path.home() / ".cache" / "diffsci" / "peer"))
     ap.add_argument("-k", default=None, help="pytest -k expression")
-    ap.add_argument("--show", nargs="*",
-                    default=["wrong-gradient", "wrong-value", "crash", "by-design"],
-                    help="failure kinds to list test by test")
+    ap.add_argument(
+        "--show",
+        nargs="*",
+        default=["wrong-gradient", "wrong-value", "crash", "by-design"],
+        help="failure kinds to list test by test",
+    )
     args = ap.parse_args(argv)
     tests = fetch_tests(pathlib.Path(args.cache))
     report = pathlib.Path(tempfile.mkstemp(suffix=".jsonl")[1])
-    env = dict(os.environ, PEER_REPORT=str(report),
-               PYTHONPATH=os.pathsep.join([str(HERE / "shim"), str(HERE), str(HERE.parent.parent)]))
-    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "classify", "-p", "no:cacheprovider",
-           "-W", "ignore", "--rootdir", str(tests), "-o", "addopts=", "--continue-on-collection-errors",
-           str(tests)]
+    env = dict(
+        os.environ,
+        PEER_REPORT=str(report),
+        PYTHONPATH=os.pathsep.join([str(HERE / "shim"), str(HERE), str(HERE.parent.parent)]),
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "classify",
+        "-p",
+        "no:cacheprovider",
+        "-W",
+        "ignore",
+        "--rootdir",
+        str(tests),
+        "-o",
+        "addopts=",
+        "--continue-on-collection-errors",
+        str(tests),
+    ]
     if args.k:
         cmd += ["-k", args.k]
     subprocess.run(cmd, env=env, cwd=tests, stdout=subprocess.DEVNULL)
@@ -85,8 +121,15 @@ def main(argv=None):
         r["kind"] = kind
         by_kind[kind] += 1
         by_file[fname][kind] += 1
-    kinds = ["passed", "missing", "wrong-gradient", "wrong-value", "crash", "by-design",
-             "autograd-internal"]
+    kinds = [
+        "passed",
+        "missing",
+        "wrong-gradient",
+        "wrong-value",
+        "crash",
+        "by-design",
+        "autograd-internal",
+    ]
     print(f"autograd {VERSION} test suite on diffsci: {len(rows)} tests")
     print(f"{'file':24s}" + "".join(f"{k:>15s}" for k in kinds))
     for fname in sorted(by_file):

@@ -95,6 +95,7 @@ _no_grad_depth = [0]
 
 class VJPTrace(Trace):
     tracer_type = VJPTracer
+    unrolled = True  # process()'s fast one- and two-input cases (False: the general path only)
 
     def __init__(self):
         # every VJPTracer made in this trace, in creation order: a valid topological order for
@@ -121,9 +122,12 @@ class VJPTrace(Trace):
     def process(self, prim, args, params):
         # The one- and two-input cases are unrolled, each with eager() inlined: this runs once
         # per recorded op, and one shared block with argument unpacking measured 5% slower on
-        # bench W1 (0.96x of PyTorch instead of 0.91x).
+        # bench W1 (0.96x of PyTorch instead of 0.91x). With ``unrolled`` False every call
+        # takes the general path (split_primals, bind): the reference the unrolled cases are
+        # tested against (tests/core/test_autodiff.py, identical tapes and gradients).
         arrays = None
-        if len(args) == 2:
+        n = len(args) if self.unrolled else -1
+        if n == 2:
             a, b = args
             if type(a) is VJPTracer and a._trace is self:
                 pa, na = a.primal, a
@@ -152,7 +156,7 @@ class VJPTrace(Trace):
                     out = eager(prim, primals, params)
             else:
                 out = bind(prim, primals, params)
-        elif len(args) == 1:
+        elif n == 1:
             a = args[0]
             if type(a) is VJPTracer and a._trace is self:
                 pa, parents = a.primal, (a,)

@@ -4,11 +4,11 @@
 tensor knows its device from its array type; an op whose inputs live on two devices raises.
 """
 
+from . import cpu_impls as _cpu_impls  # noqa: F401  (registers the CPU kernels)
+from . import kernels as kernels
 from .base import Backend as Backend
 from .base import check_complete as check_complete
 from .numpy_backend import NumpyBackend
-from . import cpu_impls as _cpu_impls  # noqa: F401  (registers the CPU kernels)
-from . import kernels as kernels
 
 _FACTORIES = {
     "CPU": NumpyBackend,

@@ -13,11 +13,15 @@ class Backend:
         name: device name as given to ``core.set_device`` ("CPU", "GPU", "Ascend").
         xp: the numpy-compatible array module (numpy, cupy).
         array_type: the array class of ``xp``; tensors on this device hold one of these.
+        fuses_everything: True where a fused elementwise kernel of any size and any function
+            beats separate array calls (a GPU kernel launch); False on the CPU, where
+            ``core.jit.fusion`` weighs array size, numexpr and native C loops instead.
     """
 
     name = "abstract"
     xp = None
     array_type = None
+    fuses_everything = False
 
     def asarray(self, data, dtype=None):
         """Place ``data`` (nested lists, numpy arrays, scalars) on this device."""

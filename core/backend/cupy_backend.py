@@ -7,6 +7,7 @@ from .base import Backend
 
 class CupyBackend(Backend):
     name = "GPU"
+    fuses_everything = True  # one ElementwiseKernel launch instead of one per operation
 
     def __init__(self):
         try:

@@ -414,9 +414,7 @@ def _dispatch(args, params):
     if top is None:
         vals = [a._value for a in args]
         xp = np if not vals or type(vals[0]) is np.ndarray else _backend.backend_of(vals[0]).xp
-        return [
-            Tensor._wrap(np.asarray(o) if xp is np else o) for o in _scan_impl(xp, *vals, **params)
-        ]
+        return [Tensor._wrap(xp.asarray(o)) for o in _scan_impl(xp, *vals, **params)]
     if isinstance(top, JitTrace):
         tup = top.process(scan_p, args, params)
         n = len(tup.aval.avals)

@@ -137,7 +137,7 @@ def fuse_elementwise(graph, backend=None):
     device) decides whether transcendental functions are fused (GPU, native CPU loops) or not.
     """
     backend = backend or _backend.current()
-    on_gpu = backend.array_type is not np.ndarray
+    on_gpu = backend.fuses_everything
     consumers = {}
     for i, e in enumerate(graph.eqns):
         for v in e.inputs:

@@ -10,6 +10,6 @@ from . import normalize as normalize
 from . import reduction as reduction
 from . import shape as shape
 from . import softmax as softmax
-from . import special as special
 from . import sort as sort
+from . import special as special
 from ._define import ALL as ALL

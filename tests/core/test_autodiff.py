@@ -635,3 +635,73 @@ def test_setitem_on_a_tracer_that_earlier_ops_already_read():
     np.testing.assert_allclose(_np(gx), 3.0 * y_new + 3.0 * x0 * np.array([[0.0], [1.0]]))
     np.testing.assert_allclose(_np(gv), 2 * _np(v) * 3.0 * x0[0])
     gradcheck(f, [x, v], order=2)
+
+
+# ---- reverse mode's unrolled fast path against its general path --------------------------------
+
+
+def _taped_grad(monkeypatch, unrolled, fn, *args):
+    """grad of ``fn`` with VJPTrace.process's unrolled cases on or off; (grads, tape)."""
+    from core.autodiff import reverse
+
+    traces = []
+    init = reverse.VJPTrace.__init__
+
+    def recording_init(self):
+        init(self)
+        traces.append(self.tape)  # the list itself: the backward pass drops the attribute
+
+    monkeypatch.setattr(reverse.VJPTrace, "__init__", recording_init)
+    monkeypatch.setattr(reverse.VJPTrace, "unrolled", unrolled)
+    grads = core.grad(fn, grad_position=tuple(range(len(args))))(*args)
+    (tape,) = traces
+    return grads, tape
+
+
+def _tape_summary(tape):
+    index = {id(t): i for i, t in enumerate(tape)}
+    inputs = {}  # the differentiated arguments, numbered in order of first use
+
+    def name(p):
+        if p is None:
+            return None
+        if id(p) in index:
+            return index[id(p)]
+        return f"input{inputs.setdefault(id(p), len(inputs))}"
+
+    return [
+        (
+            t.prim.name,
+            tuple(name(p) for p in t.parents),
+            t.dtype,
+            t.primal.asnumpy(),
+            tuple(sorted(t.params.items())),
+        )
+        for t in tape
+    ]
+
+
+def test_unrolled_vjp_process_builds_the_tape_of_the_general_path(monkeypatch):
+    rng = np.random.default_rng(3)
+    x = core.tensor(rng.standard_normal((5, 4)))
+    w = core.tensor(rng.standard_normal((4, 3)))
+    b = core.tensor(rng.standard_normal(3))
+
+    def f(x, w, b):  # one-input, two-input and three-input primitives, constants mixed in
+        h = ops.tanh(x @ w + b)
+        h = ops.where(h > 0.1, h * 2.0, ops.exp(-h))
+        return (ops.log1p(h * h) - 0.5 * h).sum() + ops.softmax(h, axis=-1).max()
+
+    fast, fast_tape = _taped_grad(monkeypatch, True, f, x, w, b)
+    general, general_tape = _taped_grad(monkeypatch, False, f, x, w, b)
+    assert len(fast_tape) > 10
+    got, want = _tape_summary(fast_tape), _tape_summary(general_tape)
+    assert [g[:3] for g in got] == [w_[:3] for w_ in want]
+    for g, w_ in zip(got, want):
+        np.testing.assert_array_equal(g[3], w_[3])
+        assert g[4] == w_[4]
+    # the fast path keeps numpy arrays for the array-level VJPs; the general path has none
+    assert any(t.arrays is not None for t in fast_tape)
+    assert all(t.arrays is None for t in general_tape)
+    for g, w_ in zip(fast, general):
+        np.testing.assert_allclose(g.asnumpy(), w_.asnumpy(), rtol=1e-13, atol=1e-15)

@@ -6,5 +6,4 @@ scipy where numpy lacks a routine. Every kernel falls back to the reference for 
 types and for inputs too small to pay for a native call. One module per primitive family.
 """
 
-
 from . import arrays, elementwise, nn  # noqa: F401  (each registers its kernels)

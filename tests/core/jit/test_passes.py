@@ -329,9 +329,10 @@ def test_fusion_pass_on_a_hand_built_graph():
 
 
 class _GPU_LIKE:
-    """Stands for a non-numpy backend in a pass that only asks for the array type."""
+    """Stands for a GPU backend in a pass that only asks for its fusion policy."""
 
     array_type = object
+    fuses_everything = True
     name = "GPU"
 
 

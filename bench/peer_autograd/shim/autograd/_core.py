@@ -66,7 +66,9 @@ def _cotangent_like(ans, g):
             gl = core.ops.real(gl)
         out.append(core.ops.broadcast_to(gl.astype(a.dtype), tuple(a.shape)))
     res = _tree.unflatten(a_def, out)
-    return res if builtins.isinstance(ans, (builtins.tuple, builtins.list, builtins.dict)) else out[0]
+    return (
+        res if builtins.isinstance(ans, (builtins.tuple, builtins.list, builtins.dict)) else out[0]
+    )
 
 
 # ---- a minimal vector space over pytrees of arrays (autograd's ``vspace``) ------------------

@@ -151,8 +151,24 @@ def checkpoint(fun):
 
 
 __all__ = [
-    "checkpoint", "deriv", "elementwise_grad", "grad", "grad_and_aux", "grad_named", "hessian",
-    "hessian_tensor_product", "hessian_vector_product", "holomorphic_grad", "jacobian",
-    "make_ggnvp", "make_hvp", "make_jvp", "make_vjp", "multigrad_dict",
-    "tensor_jacobian_product", "value_and_grad", "vector_jacobian_product", "tensor_tree",
+    "checkpoint",
+    "deriv",
+    "elementwise_grad",
+    "grad",
+    "grad_and_aux",
+    "grad_named",
+    "hessian",
+    "hessian_tensor_product",
+    "hessian_vector_product",
+    "holomorphic_grad",
+    "jacobian",
+    "make_ggnvp",
+    "make_hvp",
+    "make_jvp",
+    "make_vjp",
+    "multigrad_dict",
+    "tensor_jacobian_product",
+    "value_and_grad",
+    "vector_jacobian_product",
+    "tensor_tree",
 ]

@@ -3,9 +3,9 @@
 import numpy as _np
 
 from .._resolve import lookup as _lookup
-from . import fft as fft  # noqa: F401
-from . import linalg as linalg  # noqa: F401
-from . import random as random  # noqa: F401
+from . import fft as fft
+from . import linalg as linalg
+from . import random as random
 
 
 def _as_array(x, dtype=None):

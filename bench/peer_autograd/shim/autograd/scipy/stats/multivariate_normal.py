@@ -2,4 +2,6 @@
 
 
 def __getattr__(name):
-    raise AttributeError(f"[peer-missing] autograd.scipy.stats.multivariate_normal.{name}: not mapped")
+    raise AttributeError(
+        f"[peer-missing] autograd.scipy.stats.multivariate_normal.{name}: not mapped"
+    )

@@ -3,7 +3,7 @@
 import math
 
 from .. import dtypes as _dt
-from ..prims import elementwise as P
+from ..prims import elementwise as prims_elementwise
 from ..tensor import Tensor
 from ._convert import as_tensor, binary_args
 
@@ -12,17 +12,17 @@ from ._convert import as_tensor, binary_args
 
 def add(x, y):
     x, y = binary_args(x, y)
-    return P.add(x, y)
+    return prims_elementwise.add(x, y)
 
 
 def sub(x, y):
     x, y = binary_args(x, y)
-    return P.sub(x, y)
+    return prims_elementwise.sub(x, y)
 
 
 def mul(x, y):
     x, y = binary_args(x, y)
-    return P.mul(x, y)
+    return prims_elementwise.mul(x, y)
 
 
 def div(x, y):
@@ -30,18 +30,18 @@ def div(x, y):
     x, y = binary_args(x, y)
     if not _dt.is_inexact(x.dtype):
         x, y = astype(x, _dt.default_float), astype(y, _dt.default_float)
-    return P.div(x, y)
+    return prims_elementwise.div(x, y)
 
 
 def floor_divide(x, y):
     x, y = binary_args(x, y)
-    return P.floor_divide(x, y)
+    return prims_elementwise.floor_divide(x, y)
 
 
 def mod(x, y):
     """Remainder with the sign of the divisor (Python's ``%``)."""
     x, y = binary_args(x, y)
-    return P.rem(x, y)
+    return prims_elementwise.rem(x, y)
 
 
 def pow(x, y):
@@ -49,34 +49,34 @@ def pow(x, y):
     if isinstance(y, (int, float)) and not isinstance(y, bool):
         x = as_tensor(x)
         if y == 2:
-            return P.mul(x, x)
+            return prims_elementwise.mul(x, x)
         if y == 1:
             return x
         if y == 0.5 and _dt.is_inexact(x.dtype):
-            return P.sqrt(x)
+            return prims_elementwise.sqrt(x)
         if isinstance(y, float) and not _dt.is_inexact(x.dtype):
             x = astype(x, _dt.default_float)
     x, y = binary_args(x, y)
-    return P.pow(x, y)
+    return prims_elementwise.pow(x, y)
 
 
 def maximum(x, y):
     x, y = binary_args(x, y)
-    return P.maximum(x, y)
+    return prims_elementwise.maximum(x, y)
 
 
 def minimum(x, y):
     x, y = binary_args(x, y)
-    return P.minimum(x, y)
+    return prims_elementwise.minimum(x, y)
 
 
 def arctan2(y, x):
     y, x = binary_args(y, x)
-    return P.atan2(y, x)
+    return prims_elementwise.atan2(y, x)
 
 
 def neg(x):
-    return P.neg(as_tensor(x))
+    return prims_elementwise.neg(as_tensor(x))
 
 
 def _float_unary(prim):
@@ -92,42 +92,42 @@ def _float_unary(prim):
     return op
 
 
-exp = _float_unary(P.exp)
-expm1 = _float_unary(P.expm1)
-log = _float_unary(P.log)
-log1p = _float_unary(P.log1p)
-sqrt = _float_unary(P.sqrt)
-sin = _float_unary(P.sin)
-cos = _float_unary(P.cos)
-tanh = _float_unary(P.tanh)
-sigmoid = _float_unary(P.logistic)
-erf = _float_unary(P.erf)
+exp = _float_unary(prims_elementwise.exp)
+expm1 = _float_unary(prims_elementwise.expm1)
+log = _float_unary(prims_elementwise.log)
+log1p = _float_unary(prims_elementwise.log1p)
+sqrt = _float_unary(prims_elementwise.sqrt)
+sin = _float_unary(prims_elementwise.sin)
+cos = _float_unary(prims_elementwise.cos)
+tanh = _float_unary(prims_elementwise.tanh)
+sigmoid = _float_unary(prims_elementwise.logistic)
+erf = _float_unary(prims_elementwise.erf)
 
 
 def abs(x):
-    return P.abs(as_tensor(x))
+    return prims_elementwise.abs(as_tensor(x))
 
 
 def sign(x):
-    return P.sign(as_tensor(x))
+    return prims_elementwise.sign(as_tensor(x))
 
 
 def floor(x):
-    return P.floor(as_tensor(x))
+    return prims_elementwise.floor(as_tensor(x))
 
 
 def ceil(x):
-    return P.ceil(as_tensor(x))
+    return prims_elementwise.ceil(as_tensor(x))
 
 
 def round(x):
     """Round half to even, as numpy does."""
-    return P.round(as_tensor(x))
+    return prims_elementwise.round(as_tensor(x))
 
 
 def square(x):
     x = as_tensor(x)
-    return P.mul(x, x)
+    return prims_elementwise.mul(x, x)
 
 
 def rsqrt(x):
@@ -198,7 +198,7 @@ def gelu(x, approximate="none"):
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     if not _dt.is_inexact(x.dtype) or _dt.is_complex(x.dtype):
         return 0.5 * x * (1.0 + erf(x * (1.0 / math.sqrt(2.0))))
-    return P.gelu(x)
+    return prims_elementwise.gelu(x)
 
 
 def leaky_relu(x, alpha=0.01):
@@ -230,12 +230,12 @@ def _cmp(prim):
     return op
 
 
-equal = _cmp(P.equal)
-not_equal = _cmp(P.not_equal)
-less = _cmp(P.less)
-less_equal = _cmp(P.less_equal)
-greater = _cmp(P.greater)
-greater_equal = _cmp(P.greater_equal)
+equal = _cmp(prims_elementwise.equal)
+not_equal = _cmp(prims_elementwise.not_equal)
+less = _cmp(prims_elementwise.less)
+less_equal = _cmp(prims_elementwise.less_equal)
+greater = _cmp(prims_elementwise.greater)
+greater_equal = _cmp(prims_elementwise.greater_equal)
 
 
 def _logic(prim, bitwise):
@@ -251,21 +251,21 @@ def _logic(prim, bitwise):
     return op
 
 
-logical_and = _logic(P.logical_and, P.bitwise_and)
-logical_or = _logic(P.logical_or, P.bitwise_or)
-logical_xor = _logic(P.logical_xor, P.bitwise_xor)
+logical_and = _logic(prims_elementwise.logical_and, prims_elementwise.bitwise_and)
+logical_or = _logic(prims_elementwise.logical_or, prims_elementwise.bitwise_or)
+logical_xor = _logic(prims_elementwise.logical_xor, prims_elementwise.bitwise_xor)
 
 
 def logical_not(x):
-    return P.logical_not(as_tensor(x))
+    return prims_elementwise.logical_not(as_tensor(x))
 
 
 def bitwise_not(x):
-    return P.bitwise_not(as_tensor(x))
+    return prims_elementwise.bitwise_not(as_tensor(x))
 
 
 def isfinite(x):
-    return P.isfinite(as_tensor(x))
+    return prims_elementwise.isfinite(as_tensor(x))
 
 
 def isnan(x):
@@ -279,28 +279,28 @@ def where(condition, x, y):
     if condition.dtype != _dt.bool_:
         condition = not_equal(condition, 0)
     x, y = binary_args(x, y)
-    return P.select(condition, x, y)
+    return prims_elementwise.select(condition, x, y)
 
 
 def stop_gradient(x):
     """``x`` as a constant: no derivative flows through it."""
-    return P.stop_gradient(as_tensor(x))
+    return prims_elementwise.stop_gradient(as_tensor(x))
 
 
 # ---- complex and dtype --------------------------------------------------------------------------
 
 
 def real(x):
-    return P.real(as_tensor(x))
+    return prims_elementwise.real(as_tensor(x))
 
 
 def imag(x):
-    return P.imag(as_tensor(x))
+    return prims_elementwise.imag(as_tensor(x))
 
 
 def conj(x):
     x = as_tensor(x)
-    return P.conj(x) if _dt.is_complex(x.dtype) else x
+    return prims_elementwise.conj(x) if _dt.is_complex(x.dtype) else x
 
 
 def complex(re, im):
@@ -308,7 +308,7 @@ def complex(re, im):
     re, im = binary_args(re, im)
     if not _dt.is_floating(re.dtype):
         re, im = astype(re, _dt.float32), astype(im, _dt.float32)
-    return P.complex(re, im)
+    return prims_elementwise.complex(re, im)
 
 
 def astype(x, dtype):
@@ -317,7 +317,7 @@ def astype(x, dtype):
     dtype = _dt.canonical(dtype)
     if x.dtype == dtype:
         return x
-    return P.convert(x, dtype=dtype)
+    return prims_elementwise.convert(x, dtype=dtype)
 
 
 def angle(x):
@@ -325,8 +325,8 @@ def angle(x):
 
 
 # ---- logarithms, exponentials, inverse hyperbolic functions (numpy names) -----------------------
-log2 = _float_unary(P.log2)
-log10 = _float_unary(P.log10)
+log2 = _float_unary(prims_elementwise.log2)
+log10 = _float_unary(prims_elementwise.log10)
 
 
 def _inexact(x):

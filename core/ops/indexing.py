@@ -4,7 +4,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..primitive import Tracer
-from ..prims import indexing as P
+from ..prims import indexing as prims_indexing
 from ..prims.shape import reshape as _reshape
 from ..tensor import Tensor
 from ._convert import as_tensor, const, normalize_axis
@@ -95,7 +95,7 @@ def getitem(x, index):
     template, arrays = _parse_index(x, index)
     if all(e == ("slice", None, None, None) for e in template) and not arrays:
         return x
-    return P.getitem(x, *arrays, index=template)
+    return prims_indexing.getitem(x, *arrays, index=template)
 
 
 def _value_for(x, template, arrays, value, name):
@@ -106,7 +106,7 @@ def _value_for(x, template, arrays, value, name):
     v = value if isinstance(value, Tensor) else as_tensor(value, dtype=x.dtype)
     if v.dtype != x.dtype:
         v = astype(v, x.dtype)
-    target = P.result_shape(tuple(x.shape), [tuple(a.shape) for a in arrays], template)
+    target = prims_indexing.result_shape(tuple(x.shape), [tuple(a.shape) for a in arrays], template)
     shape = tuple(v.shape)
     extra = len(shape) - len(target)
     if extra > 0 and all(d == 1 for d in shape[:extra]):
@@ -128,7 +128,7 @@ def index_update(x, index, value):
     x = as_tensor(x)
     template, arrays = _parse_index(x, index)
     v = _value_for(x, template, arrays, value, "index_update")
-    return P.index_update(x, v, *arrays, index=template)
+    return prims_indexing.index_update(x, v, *arrays, index=template)
 
 
 def index_add(x, index, value):
@@ -136,7 +136,7 @@ def index_add(x, index, value):
     x = as_tensor(x)
     template, arrays = _parse_index(x, index)
     v = _value_for(x, template, arrays, value, "index_add")
-    return P.index_add(x, v, *arrays, index=template)
+    return prims_indexing.index_add(x, v, *arrays, index=template)
 
 
 def take(x, indices, axis=None):

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ..prims import shape as P
+from ..prims import shape as prims_shape
 from ._convert import as_tensor, const, normalize_axes, normalize_axis
 
 
@@ -44,7 +44,7 @@ def reshape(x, *shape):
     shape = _resolve_shape(shape, x.size, from_shape=tuple(x.shape))
     if tuple(x.shape) == shape:
         return x
-    return P.reshape(x, shape=shape)
+    return prims_shape.reshape(x, shape=shape)
 
 
 view = reshape
@@ -69,7 +69,7 @@ def transpose(x, *axes):
         perm = tuple(normalize_axis(a, x.ndim, "transpose") for a in axes)
     if perm == tuple(range(x.ndim)):
         return x
-    return P.transpose(x, perm=perm)
+    return prims_shape.transpose(x, perm=perm)
 
 
 permute = transpose
@@ -107,7 +107,7 @@ def expand_dims(x, axis):
     shape = list(x.shape)
     for a in axes:
         shape.insert(a, 1)
-    return P.reshape(x, shape=tuple(shape))
+    return prims_shape.reshape(x, shape=tuple(shape))
 
 
 unsqueeze = expand_dims
@@ -126,7 +126,7 @@ def squeeze(x, axis=None):
                 )
     if not axes:
         return x
-    return P.reshape(x, shape=tuple(d for i, d in enumerate(x.shape) if i not in axes))
+    return prims_shape.reshape(x, shape=tuple(d for i, d in enumerate(x.shape) if i not in axes))
 
 
 def broadcast_to(x, shape):
@@ -134,7 +134,7 @@ def broadcast_to(x, shape):
     shape = tuple(int(s) for s in shape)
     if tuple(x.shape) == shape:
         return x
-    return P.broadcast_to(x, shape=shape)
+    return prims_shape.broadcast_to(x, shape=shape)
 
 
 def broadcast_shapes(*shapes):
@@ -151,13 +151,13 @@ def sum_to_shape(x, shape):
     if x.ndim < len(
         shape
     ):  # shape has extra leading 1s (a value numpy assigned after dropping them)
-        x = P.reshape(x, shape=(1,) * (len(shape) - x.ndim) + tuple(x.shape))
+        x = prims_shape.reshape(x, shape=(1,) * (len(shape) - x.ndim) + tuple(x.shape))
     lead = x.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, d in enumerate(shape) if d == 1 and x.shape[lead + i] != 1
     )
     y = reduce_sum(x, axes=axes, keepdims=False) if axes else x
-    return P.reshape(y, shape=shape) if tuple(y.shape) != shape else y
+    return prims_shape.reshape(y, shape=shape) if tuple(y.shape) != shape else y
 
 
 def concat(tensors, axis=0):
@@ -177,7 +177,7 @@ def concat(tensors, axis=0):
     axis = normalize_axis(axis, ts[0].ndim, "concat")
     if len(ts) == 1:
         return ts[0]
-    return P.concatenate(*ts, axis=axis)
+    return prims_shape.concatenate(*ts, axis=axis)
 
 
 cat = concat
@@ -316,7 +316,9 @@ def pad(x, pad_width, mode="constant", value=0.0):
     if mode == "constant":
         if all(lo == 0 and hi == 0 for lo, hi in pads):
             return x
-        return P.pad(x, pads=pads, value=float(value) if not isinstance(value, complex) else value)
+        return prims_shape.pad(
+            x, pads=pads, value=float(value) if not isinstance(value, complex) else value
+        )
     for a, (lo, hi) in enumerate(pads):
         if lo == 0 and hi == 0:
             continue

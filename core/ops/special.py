@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .. import dtypes as _dt
-from ..prims import special as P
+from ..prims import special as prims_special
 from ..tensor import Tensor, _is_traced
 from ._convert import binary_args
 from .elementwise import (
@@ -43,16 +43,16 @@ from .elementwise import (
 from .elementwise import erf as erf
 from .reduction import logsumexp as _logsumexp
 
-gammaln = _float_unary(P.gammaln)
-erfc = _float_unary(P.erfc)
-erfcx = _float_unary(P.erfcx)
-erfinv = _float_unary(P.erfinv)
-erfcinv = _float_unary(P.erfcinv)
-log_ndtr = _float_unary(P.log_ndtr)
-i0 = _float_unary(P.i0)
-i1 = _float_unary(P.i1)
-i0e = _float_unary(P.i0e)
-i1e = _float_unary(P.i1e)
+gammaln = _float_unary(prims_special.gammaln)
+erfc = _float_unary(prims_special.erfc)
+erfcx = _float_unary(prims_special.erfcx)
+erfinv = _float_unary(prims_special.erfinv)
+erfcinv = _float_unary(prims_special.erfcinv)
+log_ndtr = _float_unary(prims_special.log_ndtr)
+i0 = _float_unary(prims_special.i0)
+i1 = _float_unary(prims_special.i1)
+i0e = _float_unary(prims_special.i0e)
+i1e = _float_unary(prims_special.i1e)
 expit = sigmoid
 
 
@@ -76,7 +76,7 @@ def logsumexp(a, axis=None, b=None, keepdims=False):
 
 def digamma(x):
     """psi(x) = d/dx log Gamma(x); its derivative is polygamma(1, x)."""
-    return P.polygamma(_inexact(x), n=0)
+    return prims_special.polygamma(_inexact(x), n=0)
 
 
 psi = digamma
@@ -92,14 +92,14 @@ def polygamma(n, x):
     if orders.dtype.kind not in "iuf" or np.any(orders < 0) or np.any(orders != np.floor(orders)):
         raise ValueError(f"polygamma: n must be non-negative integers, got {n!r}")
     if orders.ndim == 0:
-        return P.polygamma(x, n=int(orders))
+        return prims_special.polygamma(x, n=int(orders))
     from .shape import broadcast_to
 
     shape = np.broadcast_shapes(orders.shape, tuple(x.shape))
     values = [int(k) for k in np.unique(orders)]
-    out = P.polygamma(x, n=values[0])
+    out = prims_special.polygamma(x, n=values[0])
     for k in values[1:]:
-        out = where(Tensor(orders == k), P.polygamma(x, n=k), out)
+        out = where(Tensor(orders == k), prims_special.polygamma(x, n=k), out)
     return broadcast_to(out, shape)
 
 

@@ -7,8 +7,7 @@ and 256 (N = 128 with ``--quick``):
       AlphaFold 3 supplement (Algorithm 11 of AlphaFold 2's), hidden c = 128.
 
 Written once over a small namespace ``F`` (layer_norm, linear, sigmoid, softmax, einsum,
-permute) that each framework fills with its own ops: ``core.ops`` for ours (softmax and
-layer_norm from core.ops.nn when present, else the bench fallbacks), ``torch.nn.functional``
+permute) that each framework fills with its own ops: ``core.ops`` for ours, ``torch.nn.functional``
 under ``torch.inference_mode()``, ``jax.nn``/``jnp`` under ``jax.jit``. Linear weights are
 [out, in] (``F.linear(x, w) = x @ w.T``), LinearNoBias as in AF3.
 """

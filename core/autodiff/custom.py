@@ -172,7 +172,7 @@ class _Rule:
                     )
         self.n_args = len(args)
         self.out_tree = None
-        # the common call, tensors only, skips the pytree walks (log_softmax runs this per step)
+        # the common call, tensors only, skips the pytree walks (a custom rule in a training step)
         self.plain = not nondiff and all(isinstance(a, Tensor) for a in args)
         if self.plain:
             self.nondiff = ()

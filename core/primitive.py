@@ -14,7 +14,7 @@ from . import backend as _backend
 from .tensor import Parameter, Tensor
 from .tensor import resolve as _resolve
 
-__all__ = ["Primitive", "ShapedArray", "Trace", "Tracer", "bind", "set_debug_nans"]
+__all__ = ["Primitive", "PrimalTracer", "ShapedArray", "Trace", "Tracer", "bind", "set_debug_nans"]
 
 
 class ShapedArray:
@@ -118,6 +118,32 @@ class Tracer(Tensor):
 
 
 _PLAIN_TRACER_TYPES = set()
+
+
+class PrimalTracer(Tracer):
+    """A tracer that carries the value it stands for one level down, ``primal`` (a Tensor or
+    an outer transformation's tracer): the base of reverse- and forward-mode tracers."""
+
+    __slots__ = ("primal",)
+
+    @property
+    def shape(self):
+        return self.primal.shape
+
+    @property
+    def dtype(self):
+        return self.primal.dtype
+
+    @property
+    def aval(self):
+        p = self.primal
+        return p.aval if isinstance(p, Tracer) else ShapedArray(p.shape, p.dtype)
+
+    def concrete(self):
+        p = self.primal
+        return p.concrete() if isinstance(p, Tracer) else p
+
+
 _trace_stack = []
 _debug_nans = False
 # core.jit installs a function here while it traces: it turns the first read of a Parameter

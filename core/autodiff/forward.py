@@ -5,37 +5,18 @@ differentiated arguments) and return the output tangent, written with core ops.
 """
 
 from .. import dtypes as _dt
-from ..primitive import Trace, Tracer, bind
+from ..primitive import PrimalTracer, Trace, bind
 
 jvp_rules = {}  # Primitive -> rule(tangents, out, *primals, **params) -> tangent or None
 
 
-class JVPTracer(Tracer):
-    __slots__ = ("primal", "tangent")
+class JVPTracer(PrimalTracer):
+    __slots__ = ("tangent",)
 
     def __init__(self, trace, primal, tangent):
         self._trace = trace
         self.primal = primal
         self.tangent = tangent
-
-    @property
-    def shape(self):
-        return self.primal.shape
-
-    @property
-    def dtype(self):
-        return self.primal.dtype
-
-    @property
-    def aval(self):
-        from .reverse import _shaped
-
-        p = self.primal
-        return p.aval if isinstance(p, Tracer) else _shaped(p)
-
-    def concrete(self):
-        p = self.primal
-        return p.concrete() if isinstance(p, Tracer) else p
 
     def __repr__(self):
         return f"JVPTracer(level={self._trace.level}, {self.concrete()!r})"

@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import primitive as _primitive
 from .. import tree as _tree
-from ..primitive import Trace, Tracer, bind, eager, op_error
+from ..primitive import PrimalTracer, Trace, bind, eager, op_error
 from ..tensor import Tensor, _alias_class, resolve
 
 _new = object.__new__
@@ -30,7 +30,7 @@ needs_mask = set()
 array_vjps = {}
 
 
-class VJPTracer(Tracer):
+class VJPTracer(PrimalTracer):
     """A value inside reverse mode, and the tape entry that made it.
 
     One object per recorded primitive application keeps the forward pass lean: it is the
@@ -47,7 +47,7 @@ class VJPTracer(Tracer):
             else None.
     """
 
-    __slots__ = ("arrays", "dtype", "params", "parents", "prim", "primal", "primals")
+    __slots__ = ("arrays", "dtype", "params", "parents", "prim", "primals")
 
     def __init__(self, trace, primal, prim=None, parents=(), primals=(), params=None):
         self._trace = trace
@@ -60,19 +60,6 @@ class VJPTracer(Tracer):
         self.params = params
         self.arrays = None
 
-    @property
-    def shape(self):
-        return self.primal.shape
-
-    @property
-    def aval(self):
-        p = self.primal
-        return p.aval if isinstance(p, Tracer) else _shaped(p)
-
-    def concrete(self):
-        p = self.primal
-        return p.concrete() if isinstance(p, Tracer) else p
-
     def _become(self, other):
         # `x[idx] = v` on a tracer: this object is also a tape entry that later nodes name as
         # their parent, so its node fields stay and it turns into an alias of the new value
@@ -82,12 +69,6 @@ class VJPTracer(Tracer):
 
     def __repr__(self):
         return f"VJPTracer(level={self._trace.level}, {self.concrete()!r})"
-
-
-def _shaped(t):
-    from ..primitive import ShapedArray
-
-    return ShapedArray(t.shape, t.dtype)
 
 
 _no_grad_depth = [0]

@@ -66,6 +66,14 @@ def backend_of(array):
     return backend
 
 
+def namespace_of(arrays):
+    """The array namespace (``xp``) of the backend that owns ``arrays`` (a sequence; the
+    current backend's when it is empty): what a primitive implementation is handed."""
+    if not arrays:
+        return _current.xp
+    return backend_of(arrays[0]).xp
+
+
 def available_devices():
     """Names of the devices whose array library imports and finds hardware."""
     names = []

@@ -25,8 +25,6 @@ the one-output rule tables of ``core.autodiff`` and ``core.vmap``.
 
 import math
 
-import numpy as np
-
 from .. import backend as _backend
 from .. import dtypes as _dt
 from .. import primitive as _primitive
@@ -413,7 +411,7 @@ def _dispatch(args, params):
     top = _top_trace(args)
     if top is None:
         vals = [a._value for a in args]
-        xp = np if not vals or type(vals[0]) is np.ndarray else _backend.backend_of(vals[0]).xp
+        xp = _backend.namespace_of(vals)
         return [Tensor._wrap(xp.asarray(o)) for o in _scan_impl(xp, *vals, **params)]
     if isinstance(top, JitTrace):
         tup = top.process(scan_p, args, params)
@@ -717,7 +715,7 @@ def _dispatch_while(args, params):
     top = _top_trace(args)
     if top is None:
         vals = [a._value for a in args]
-        xp = np if not vals or type(vals[0]) is np.ndarray else _backend.backend_of(vals[0]).xp
+        xp = _backend.namespace_of(vals)
         return [Tensor._wrap(o) for o in _while_impl(xp, *vals, **params)]
     if isinstance(top, JitTrace):
         tup = top.process(while_p, args, params)

@@ -64,10 +64,6 @@ LAYERS = {
     "core.ops.operations": 8,
 }
 
-# Upward imports tolerated: "importer -> imported". Issue 10 emptied it; keep it empty (an
-# entry that no longer occurs fails the test too).
-KNOWN_UPWARD = set()
-
 
 def _module_name(path):
     rel = path.relative_to(ROOT).with_suffix("")
@@ -156,12 +152,9 @@ def test_every_module_has_a_layer():
 
 def test_no_upward_import():
     upward = _upward()
-    new = {k: v for k, v in upward.items() if k not in KNOWN_UPWARD}
-    assert not new, "upward imports (a lower layer importing a higher one):\n" + "\n".join(
-        f"  {v}: {k}" for k, v in sorted(new.items(), key=lambda kv: kv[1])
+    assert not upward, "upward imports (a lower layer importing a higher one):\n" + "\n".join(
+        f"  {where}: {edge}" for edge, where in sorted(upward.items(), key=lambda kv: kv[1])
     )
-    gone = KNOWN_UPWARD - set(upward)
-    assert not gone, f"fixed, remove from KNOWN_UPWARD: {sorted(gone)}"
 
 
 def test_no_import_circle():

@@ -1,0 +1,12 @@
+"""diffsci's data layer: what every domain package (mindflow, mindelec, protenix) reads from.
+
+- the pipeline (``mindspore.dataset``'s names): ``GeneratorDataset``, ``NumpySlicesDataset``
+  and the chainable ``map / shuffle / batch / repeat / take``, with prefetching and sharding;
+- ``datasets.pde``: PDE data in PDEBench's HDF5 layouts (lazy readers, atomic writers) and our
+  own generators (Burgers, Darcy, Navier-Stokes, advection); ``datasets.download``;
+- ``datasets.metrics``: PDEBench's error metrics;
+- ``datasets.geometry``: MindFlow's geometries, CSG, point sampling, adaptive refinement.
+
+Imports flow one way: ``examples -> domains -> datasets -> core``; this package imports
+``core`` and nothing above it (``tests/datasets/test_layering.py``).
+"""

@@ -10,3 +10,5 @@
 Imports flow one way: ``examples -> domains -> datasets -> core``; this package imports
 ``core`` and nothing above it (``tests/datasets/test_layering.py``).
 """
+
+from . import pde as pde

@@ -11,4 +11,5 @@ Imports flow one way: ``examples -> domains -> datasets -> core``; this package 
 ``core`` and nothing above it (``tests/datasets/test_layering.py``).
 """
 
+from . import geometry as geometry
 from . import pde as pde

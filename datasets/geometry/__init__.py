@@ -1,0 +1,18 @@
+"""Geometries and point sampling with MindFlow's names (``mindflow.geometry``).
+
+Shapes: ``Interval``; ``Rectangle``, ``Disk``, ``Triangle``, ``Polygon``; CSG
+``CSGUnion | CSGIntersection | CSGDifference | CSGXOR`` (operators ``| & - ^``); sampling
+configuration ``generate_sampling_config``, ``SamplingConfig``, ``PartSamplingConfig``. The base
+class and the interface a shape implements are described in ``base.py``.
+"""
+
+from .base import DATA_TYPES as DATA_TYPES
+from .base import GEOM_TYPES as GEOM_TYPES
+from .base import SAMPLER_TYPES as SAMPLER_TYPES
+from .base import Geometry as Geometry
+from .base import PartSamplingConfig as PartSamplingConfig
+from .base import SamplingConfig as SamplingConfig
+from .base import generate_sampling_config as generate_sampling_config
+from .box import Box as Box
+from .samplers import sample as sample
+from .shapes_1d import Interval as Interval

@@ -13,3 +13,6 @@ Imports flow one way: ``examples -> domains -> datasets -> core``; this package 
 
 from . import geometry as geometry
 from . import pde as pde
+from .download import ChecksumError as ChecksumError
+from .download import DownloadError as DownloadError
+from .download import download as download

@@ -80,10 +80,14 @@ class _Transfer:
         self.progress, self.desc = progress, desc
         self.hashes: dict[str, hashlib._Hash] = {}
         self.offset = 0
+        self.truncate = True  # the next body starts the .part file afresh
 
     def restart(self) -> None:
-        """Forget the ``.part`` file's contents: the next request asks for the whole body."""
-        self.part.write_bytes(b"")
+        """Forget the ``.part`` file's contents: the next request asks for the whole body.
+
+        The file itself is truncated only when a body arrives (an HTTP error creates none).
+        """
+        self.truncate = True
         self.offset = 0
         self.hashes = {a: hashlib.new(a) for a in self.algorithms}
 
@@ -91,6 +95,7 @@ class _Transfer:
         """Continue from an existing ``.part`` file: hash what it holds, resume after it."""
         self.hashes = {a: hashlib.new(a) for a in self.algorithms}
         self.offset = 0
+        self.truncate = False
         with open(self.part, "rb") as fh:
             while block := fh.read(1 << 20):
                 for h in self.hashes.values():
@@ -120,7 +125,7 @@ class _Transfer:
         with response:
             total = self._start(response)
             with (
-                open(self.part, "ab") as out,
+                open(self.part, "wb" if self.truncate else "ab") as out,
                 tqdm(
                     total=total,
                     initial=self.offset,
@@ -131,6 +136,7 @@ class _Transfer:
                     disable=not self.progress,
                 ) as bar,
             ):
+                self.truncate = False
                 while True:
                     try:
                         block = response.read(chunk_size)

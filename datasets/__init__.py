@@ -16,3 +16,7 @@ from . import pde as pde
 from .download import ChecksumError as ChecksumError
 from .download import DownloadError as DownloadError
 from .download import download as download
+from .pde.generators import generate_advection as generate_advection
+from .pde.generators import generate_burgers as generate_burgers
+from .pde.generators import generate_darcy as generate_darcy
+from .pde.generators import generate_navier_stokes as generate_navier_stokes

@@ -1,0 +1,87 @@
+"""What every generator shares: per-sample random streams, batching with a progress bar, the
+metadata card and writing through ``datasets.pde.write_pdebench``."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..card import make_card
+from ..writer import write_pdebench
+
+GENERATOR_VERSION = "1"
+
+
+def sample_rngs(seed: int, n_samples: int) -> list[np.random.Generator]:
+    """One independent stream per sample, spawned from ``seed`` (``numpy.random.SeedSequence``).
+
+    Sample i depends only on ``(seed, i)``: the first k samples of an n-sample set are the
+    k-sample set, whatever the batch size.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    children = np.random.SeedSequence(int(seed)).spawn(int(n_samples))
+    return [np.random.default_rng(child) for child in children]
+
+
+def check_count(name: str, value, minimum: int = 1) -> int:
+    """``value`` as an int, or a ValueError naming the argument."""
+    if isinstance(value, bool) or int(value) != value or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
+def batched(
+    n_samples: int, batch_size: int, desc: str, progress: bool
+) -> Iterator[tuple[int, int, Callable[[], None]]]:
+    """Yield ``(start, stop, done)`` over the samples; ``done()`` advances the tqdm bar."""
+    batch_size = check_count("batch_size", batch_size)
+    with tqdm(total=n_samples, desc=desc, unit="sample", disable=not progress) as bar:
+        for start in range(0, n_samples, batch_size):
+            stop = min(start + batch_size, n_samples)
+            yield start, stop, lambda n=stop - start: bar.update(n)
+
+
+class BlowUpError(FloatingPointError):
+    """A time integration produced non-finite values; ``rows`` are the batch rows that did."""
+
+    def __init__(self, message: str, rows: list[int]):
+        super().__init__(message)
+        self.rows = rows
+
+
+def check_finite(state: np.ndarray, where: str, t: float, dt: float) -> None:
+    """Raise :class:`BlowUpError` naming the rows of ``state`` [batch, ...] that are not finite."""
+    bad = ~np.isfinite(state.reshape(state.shape[0], -1)).all(axis=1)
+    if bad.any():
+        rows = np.flatnonzero(bad).tolist()
+        raise BlowUpError(
+            f"{where}: the solution of batch row(s) {rows} is not finite by t={t:g} with the "
+            f"step {dt:g}; pass a smaller dt",
+            rows,
+        )
+
+
+def card(pde: str, equation: str, parameters: dict, grid: dict, generator: str, seed: int) -> dict:
+    """The metadata card stored with the file (``datasets.pde.card``: pde (a short id such as
+    ``"burgers1d"``), parameters, grid, generator, seed, and diffsci's version), plus the
+    ``equation`` in words and ``generator_version``, bumped whenever a generator's output for a
+    given seed changes."""
+    return make_card(
+        pde,
+        parameters,
+        grid,
+        generator=f"datasets.pde.generators.{generator}",
+        seed=int(seed),
+        equation=equation,
+        generator_version=GENERATOR_VERSION,
+    )
+
+
+def write(path, layout: str, arrays: dict, meta: dict, overwrite: bool, dtype) -> None:
+    """Write ``arrays`` (cast to ``dtype``) through the PDEBench writer, atomically."""
+    data = {k: np.asarray(v, dtype=dtype) for k, v in arrays.items()}
+    write_pdebench(os.fspath(path), layout, data, card=meta, overwrite=overwrite)

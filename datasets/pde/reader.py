@@ -154,19 +154,21 @@ class PDEBenchFile:
     # -- metadata ------------------------------------------------------------------------------
     @property
     def h5(self) -> h5py.File:
-        """The underlying read-only ``h5py.File``."""
+        """The underlying read-only ``h5py.File`` (``ValueError`` once closed)."""
+        if not self._h5.id.valid:
+            raise ValueError(f"{self.path}: the file is closed")
         return self._h5
 
     @property
     def card(self) -> dict[str, Any] | None:
         """The ``diffsci_card`` metadata (a dict), or ``None`` for files without one."""
-        text = self._h5.attrs.get(CARD_ATTR)
+        text = self.h5.attrs.get(CARD_ATTR)
         return None if text is None else card_from_attr(text, self.path)
 
     @property
     def attrs(self) -> dict[str, Any]:
         """The file root's attributes other than the card (PDEBench stores e.g. ``beta``, ``Nu``)."""
-        return {k: v for k, v in self._h5.attrs.items() if k != CARD_ATTR}
+        return {k: v for k, v in self.h5.attrs.items() if k != CARD_ATTR}
 
     @property
     def coords(self) -> dict[str, np.ndarray]:
@@ -186,7 +188,7 @@ class PDEBenchFile:
         """The coordinates of sample i (the shared ones for the array layouts)."""
         if self._groups is None:
             if self._coords is None:
-                self._coords = {k: self._h5[k][()] for k in _SPACE_COORDS if k in self._h5}
+                self._coords = {k: self.h5[k][()] for k in _SPACE_COORDS if k in self.h5}
             return {k: v.copy() for k, v in self._coords.items()}
         grp = self._group(self._index(i))
         return {
@@ -224,7 +226,7 @@ class PDEBenchFile:
 
     def _group(self, i: int) -> h5py.Group:
         name = self._groups[i]
-        grp = self._h5[name]
+        grp = self.h5[name]
         if i != 0:
             self._check_group(name, grp)
         return grp
@@ -259,7 +261,7 @@ class PDEBenchFile:
         if self._groups is not None:
             grp = self._group(i)
             return {n: self._read(grp[n], (), n, i) for n in names}
-        return {n: self._read(self._h5[n], i, n, i) for n in names}
+        return {n: self._read(self.h5[n], i, n, i) for n in names}
 
     def __getitem__(self, i: int) -> dict[str, np.ndarray]:
         return self.sample(i)

@@ -196,6 +196,8 @@ def test_card_roundtrip_and_read_card(tmp_path):
         assert f.card == card
         assert read_card(f.h5) == card
         assert "diffsci_card" not in f.attrs
+    with pytest.raises(ValueError, match=r"c\.h5: the file is closed"):
+        f[0]
     write_pdebench(path, "single", _single(), overwrite=True)
     assert read_card(path) is None
     with pytest.raises(ValueError, match="'pde'"):

@@ -20,3 +20,12 @@ from .pde.generators import generate_advection as generate_advection
 from .pde.generators import generate_burgers as generate_burgers
 from .pde.generators import generate_darcy as generate_darcy
 from .pde.generators import generate_navier_stokes as generate_navier_stokes
+from .pipeline import DistributedSampler as DistributedSampler
+from .pipeline import GeneratorDataset as GeneratorDataset
+from .pipeline import NumpySlicesDataset as NumpySlicesDataset
+from .pipeline import PipelineError as PipelineError
+from .pipeline import RandomSampler as RandomSampler
+from .pipeline import SequentialSampler as SequentialSampler
+from .pipeline import SubsetRandomSampler as SubsetRandomSampler
+from .pipeline import SubsetSampler as SubsetSampler
+from .pipeline import config as config

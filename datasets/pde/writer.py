@@ -231,7 +231,8 @@ class PDEBenchWriter:
             )
         if not isinstance(group, str) or not group or "/" in group:
             raise ValueError(
-                f"{self.path}: group name must be a non-empty string without '/', got {group!r}"
+                f"{self.path}: group name must be a non-empty string without '/', got {group!r} "
+                "(PDEBench names groups by seed: str(seed).zfill(4))"
             )
         if group in h5:
             raise ValueError(f"{where}: already written")

@@ -370,6 +370,16 @@ def test_writer_rejects_bad_shapes_and_writes_nothing(tmp_path, layout, data, ma
     assert os.listdir(tmp_path) == []
 
 
+def test_seed_group_names_are_strings(tmp_path):
+    with pytest.raises(
+        ValueError, match=r"got 0 \(PDEBench names groups by seed: str\(seed\)\.zfill\(4\)\)"
+    ):
+        write_pdebench(tmp_path / "s.h5", "seed_groups", {0: _seed_groups(n=1)["0000"]})
+    with pytest.raises(PDEBenchFormatError, match="needs at least one group"):
+        write_pdebench(tmp_path / "s.h5", "seed_groups", {})
+    assert os.listdir(tmp_path) == []
+
+
 def test_reader_checks_shapes_too(tmp_path):
     path = tmp_path / "r.hdf5"
     data = _cfd(space=(5, 4))

@@ -12,6 +12,7 @@ Imports flow one way: ``examples -> domains -> datasets -> core``; this package 
 """
 
 from . import geometry as geometry
+from . import metrics as metrics
 from . import pde as pde
 from .download import ChecksumError as ChecksumError
 from .download import DownloadError as DownloadError

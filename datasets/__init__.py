@@ -17,6 +17,8 @@ from . import pde as pde
 from .download import ChecksumError as ChecksumError
 from .download import DownloadError as DownloadError
 from .download import download as download
+from .geometry.dataset import Dataset as Dataset
+from .geometry.dataset import ExistedDataConfig as ExistedDataConfig
 from .pde.generators import generate_advection as generate_advection
 from .pde.generators import generate_burgers as generate_burgers
 from .pde.generators import generate_darcy as generate_darcy

@@ -3,9 +3,14 @@
 Shapes: ``Interval``; ``Rectangle``, ``Disk``, ``Triangle``, ``Polygon``; CSG
 ``CSGUnion | CSGIntersection | CSGDifference | CSGXOR`` (operators ``| & - ^``); sampling
 configuration ``generate_sampling_config``, ``SamplingConfig``, ``PartSamplingConfig``. The base
-class and the interface a shape implements are described in ``base.py``.
+class and the interface a shape implements are described in ``base.py``. 3-D and n-D:
+``Cuboid``, ``Cylinder``, ``Cone``, ``Tetrahedron``, ``HyperCube``; space-time: ``TimeDomain``,
+``GeometryWithTime``; adaptive refinement ``rar``, ``rad`` (``adaptive.py``). MindFlow's ``Dataset``
+(``mindflow.data``) is in ``dataset.py`` and exported as ``datasets.Dataset``.
 """
 
+from .adaptive import rad as rad
+from .adaptive import rar as rar
 from .base import DATA_TYPES as DATA_TYPES
 from .base import GEOM_TYPES as GEOM_TYPES
 from .base import SAMPLER_TYPES as SAMPLER_TYPES
@@ -16,3 +21,10 @@ from .base import generate_sampling_config as generate_sampling_config
 from .box import Box as Box
 from .samplers import sample as sample
 from .shapes_1d import Interval as Interval
+from .shapes_3d import Cone as Cone
+from .shapes_3d import Cuboid as Cuboid
+from .shapes_3d import Cylinder as Cylinder
+from .shapes_3d import Tetrahedron as Tetrahedron
+from .shapes_nd import HyperCube as HyperCube
+from .time import GeometryWithTime as GeometryWithTime
+from .time import TimeDomain as TimeDomain

@@ -3,6 +3,8 @@ per epoch, merging of shorter sub-datasets, pre-batching, preprocessing, shards,
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import core
 import datasets
@@ -53,6 +55,30 @@ def test_columns_batches_and_every_point_once_per_epoch():
     side = np.where(side == 2, np.where(np.isclose(bc[:, 1], 0.0), 2, 3), side)
     expect = np.array([[-1, 0], [1, 0], [0, -1], [0, 1]], dtype=float)[side]
     np.testing.assert_array_equal(normal, expect)
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    n_domain=st.integers(1, 120),
+    n_bc=st.integers(1, 120),
+    batch=st.integers(1, 50),
+    shuffle=st.booleans(),
+    seed=st.integers(0, 2**31),
+)
+def test_merge_uses_each_point_evenly(n_domain, n_bc, batch, shuffle, seed):
+    """Per epoch: the longest part's points once each, a shorter part's floor or ceil of
+    (length / its size) times each; all batches full but the last (drop_remainder=False)."""
+    geom = rect(n_domain, n_bc)
+    data = datasets.Dataset({geom: ["domain", "BC"]})
+    train = data.create_dataset(batch_size=batch, shuffle=shuffle, drop_remainder=False, seed=seed)
+    length = max(n_domain, n_bc)
+    assert len(data) == length and train.get_dataset_size() == -(-length // batch)
+    domain, bc, normal = epoch(train)
+    assert len(domain) == len(bc) == len(normal) == length
+    for points, size in ((domain, n_domain), (bc, n_bc)):
+        _, counts = np.unique(points, axis=0, return_counts=True)
+        assert len(counts) == size
+        assert counts.min() >= length // size and counts.max() <= -(-length // size)
 
 
 def test_seed_reproducibility_and_epochs():

@@ -148,6 +148,19 @@ def test_burgers_fourth_order_in_time():
     assert np.all(ratios > 12), (err, ratios)  # 2^4 = 16 for a fourth-order scheme
 
 
+@settings(max_examples=15, deadline=None)
+@given(half=st.integers(2, 40), batch=st.integers(1, 3), seed=st.integers(0, 1000))
+def test_solve_burgers_shapes_and_conservation(half, batch, seed):
+    n = 2 * half
+    u0 = np.random.default_rng(seed).standard_normal((batch, n))
+    u = solve_burgers(u0, 0.05, [0.0, 0.05, 0.1], dt=0.01)
+    assert u.shape == (batch, 3, n)
+    np.testing.assert_array_equal(u[:, 0], u0)
+    # the mean is conserved: (u^2/2)_x and u_xx have none
+    np.testing.assert_allclose(u.mean(axis=2) - u0.mean(axis=1, keepdims=True), 0.0, atol=1e-13)
+    assert solve_burgers(u0[0], 0.05, [0.1], dt=0.01).shape == (1, n)
+
+
 def _burgers_small(**kw):
     args = dict(resolution=64, n_time=3, t_final=0.2, dt=0.01, progress=False)
     return generate_burgers(**(args | kw))
@@ -260,6 +273,25 @@ def test_darcy_constant_coefficient_matches_the_poisson_series():
     assert np.abs(u - exact).max() < 1e-4
 
 
+def test_darcy_matrix_is_the_five_point_harmonic_stencil():
+    # the matrix written out node by node, with the face coefficients as harmonic means
+    rng = np.random.default_rng(0)
+    n = 6
+    a = rng.uniform(0.5, 20.0, (n, n))
+    m, h2 = n - 2, 1.0 / (n - 1) ** 2
+    dense = np.zeros((m * m, m * m))
+    for i in range(1, n - 1):
+        for j in range(1, n - 1):
+            row = (i - 1) * m + (j - 1)
+            for di, dj in ((1, 0), (-1, 0), (0, 1), (0, -1)):
+                p, q = a[i, j], a[i + di, j + dj]
+                face = 2 * p * q / (p + q)
+                dense[row, row] += face / h2
+                if 1 <= i + di <= n - 2 and 1 <= j + dj <= n - 2:
+                    dense[row, (i + di - 1) * m + (j + dj - 1)] = -face / h2
+    np.testing.assert_allclose(darcy_matrix(a).toarray(), dense, rtol=1e-14, atol=0)
+
+
 def test_darcy_thresholded_symmetry_positivity():
     rng = np.random.default_rng(3)
     psi = neumann_grf(rng, (17, 17), scale=1.0, tau=3.0, alpha=2.0)[0]
@@ -346,6 +378,39 @@ def test_navier_stokes_forced_run_mean_zero_and_second_order():
     d2 = np.abs(ws[1][-1] - ws[2][-1]).max()
     assert 3.5 < d1 / d2 < 4.5, (d1, d2)  # Heun + Crank-Nicolson: second order
     assert np.abs(ws[2][-1] - w0[0]).max() > 100 * d2  # the flow did move
+
+
+def test_navier_stokes_advection_term():
+    # w = sin(2 pi x) + cos(4 pi y): psi = sin(2 pi x)/(4 pi^2) + cos(4 pi y)/(16 pi^2), so
+    # u = psi_y = -sin(4 pi y)/(4 pi), v = -psi_x = -cos(2 pi x)/(2 pi) and
+    # u.grad w = 1.5 cos(2 pi x) sin(4 pi y); dw/dt = -u.grad w + nu Lap w at t = 0
+    X, Y = _grid(16)
+    nu, dt = 1e-2, 1e-7
+    w0 = np.sin(2 * PI * X) + np.cos(4 * PI * Y)
+    rate = -1.5 * np.cos(2 * PI * X) * np.sin(4 * PI * Y) - nu * 4 * PI**2 * (
+        np.sin(2 * PI * X) + 4 * np.cos(4 * PI * Y)
+    )
+    w = solve_navier_stokes(w0, nu, [dt], dt)[-1]
+    np.testing.assert_allclose((w - w0) / dt, rate, rtol=0, atol=1e-5 * np.abs(rate).max())
+
+
+def test_two_thirds_rule_drops_modes_from_the_products():
+    # modes |k| >= n/3 take no part in the nonlinear terms (Orszag's 2/3 rule): fields made of
+    # such modes only evolve by diffusion alone, mode by mode (without the rule they would mix)
+    n, nu, t = 12, 1e-2, 0.3
+    x = np.arange(n) / n
+    u0 = np.cos(2 * PI * 4 * x) + 0.5 * np.sin(2 * PI * 5 * x)
+    exact = np.cos(2 * PI * 4 * x) * np.exp(-nu * (8 * PI) ** 2 * t) + 0.5 * np.sin(
+        2 * PI * 5 * x
+    ) * np.exp(-nu * (10 * PI) ** 2 * t)
+    np.testing.assert_allclose(solve_burgers(u0, nu, [t], 0.01)[-1], exact, atol=1e-13)
+    X, Y = _grid(n)
+    w0 = np.cos(2 * PI * 5 * X) + np.sin(2 * PI * 4 * Y)
+    exact = np.cos(2 * PI * 5 * X) * np.exp(-nu * 4 * PI**2 * 25 * t) + np.sin(
+        2 * PI * 4 * Y
+    ) * np.exp(-nu * 4 * PI**2 * 16 * t)
+    w = solve_navier_stokes(w0, nu, [t], 1e-4)[-1]  # Crank-Nicolson: O(dt^2) off exact decay
+    np.testing.assert_allclose(w, exact, atol=1e-6)
 
 
 def test_velocity_from_vorticity_taylor_green():

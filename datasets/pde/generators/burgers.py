@@ -91,9 +91,6 @@ def _etdrk4_step(sp: _BurgersSpectral, c: dict, h: float, v: np.ndarray) -> np.n
 def solve_burgers(u0, nu: float, times, dt: float) -> np.ndarray:
     """Solve u_t + (u^2/2)_x = nu u_xx on [0, 1) periodic, pseudo-spectral + ETDRK4.
 
-    Raises ``BlowUpError`` (a ``FloatingPointError``) naming the batch rows whose solution is not
-    finite at an output time.
-
     Args:
         u0: initial values at ``x_j = j / n``, float64 ``[n]`` or ``[batch, n]`` (n even, >= 4).
         nu: viscosity (> 0; units length^2 / time).
@@ -104,6 +101,10 @@ def solve_burgers(u0, nu: float, times, dt: float) -> np.ndarray:
 
     Returns:
         float64 ``[batch, nt, n]`` (``[nt, n]`` for a 1-D ``u0``).
+
+    Raises:
+        BlowUpError: (a ``FloatingPointError``) naming the batch rows whose solution is not
+            finite at an output time.
     """
     u0 = np.asarray(u0, dtype=np.float64)
     single = u0.ndim == 1

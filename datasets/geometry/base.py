@@ -250,7 +250,8 @@ class Geometry:
         self.coord_max = self._coords(coord_max, "coord_max")
         if np.any(self.coord_min > self.coord_max):
             raise ValueError(
-                f"{type(self).__name__} {name!r}: coord_min must be <= coord_max in every axis, "
+                f"{type(self).__name__} {name!r}: coord_min must be <= coord_max in every axis "
+                "(inverted bounds), "
                 f"got coord_min={self.coord_min.tolist()}, coord_max={self.coord_max.tolist()}"
             )
         if not any(np.dtype(dtype) == np.dtype(t) for t in DATA_TYPES):

@@ -37,6 +37,12 @@ class Box(Geometry):
         # MindFlow's attribute: the boundary's measure (2 end points in 1-D)
         self.area = 2.0 if dim == 1 else float(2.0 * np.sum(self.vol / self.length))
 
+    def __repr__(self):
+        return (
+            f"{self.geom_type}({self.name!r}, coord_min={self.coord_min.tolist()}, "
+            f"coord_max={self.coord_max.tolist()})"
+        )
+
     def _key(self):
         return (Box, self.dim, tuple(self.coord_min), tuple(self.coord_max))
 

@@ -90,6 +90,10 @@ class Chunk:
         return Chunk(self.origins[start:stop], rows=self.rows[start:stop], private=self.private)
 
 
+class Columns(tuple):
+    """A work result holding one array per column instead of a list of rows."""
+
+
 def as_array(value):
     """``value`` as a numpy array (no copy for arrays), or None when numpy can only make an
     object array of it."""
@@ -211,7 +215,7 @@ def gather(futures, stage, what, origins):
             ) from exc
         if failure is not None:
             raise_failure(stage, what, origins, start + failure[0], failure)
-        out.extend(result)
+        out.extend(zip(*result) if type(result) is Columns else result)
     return out
 
 
@@ -256,6 +260,10 @@ class Dataset:
 
     def _describe(self):
         return type(self).__name__
+
+    def _countable(self):
+        """False when running an epoch to count the rows would use up the source."""
+        return all(c._countable() for c in self.children)
 
     # -- operations --------------------------------------------------------------------------
     def map(
@@ -364,6 +372,12 @@ class Dataset:
         it (once: the count is cached). Raises ValueError for a dataset that repeats forever."""
         size = self._size()
         if size is None:
+            if not self._countable():
+                raise ValueError(
+                    f"get_dataset_size: {self!r} reads a one-shot iterator of unknown length; "
+                    "counting it would consume it. Give GeneratorDataset the generator function "
+                    "(a callable) or an object with __len__"
+                )
             if self._counted is None:
                 self._counted = sum(len(c) for c in _run_once(self, _COUNT_KEY, _ROWS_PER_CHUNK))
             size = self._counted

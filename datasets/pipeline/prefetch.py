@@ -2,13 +2,14 @@
 of ``map`` and of parallel sources, and :class:`PipelineError`.
 
 Prefetch. One daemon thread per epoch runs the whole chain (source, maps, shuffles, batches) and
-puts its chunks of rows into a ``queue.Queue(maxsize=prefetch_size)``; the consumer takes them out.
-The thread holds no reference to the iterator that owns it, so an iterator dropped early (a
-``break`` out of a ``for`` loop) is collected at once, and its ``__del__`` stops the thread:
-it sets the stop event, the thread notices it at its next ``put`` (a ``put`` waits at most 50 ms
-at a time), closes the generator chain (whose ``finally`` blocks cancel queued worker tasks) and
-exits; the consumer joins it. Everything the thread raises is put into the queue and re-raised
-by the consumer, so an error never ends as a hang or a silently short epoch.
+puts its chunks of rows into a bounded buffer of ``prefetch_size`` chunks (``_Channel``); the
+consumer takes them out, several at a time when they come fast. The thread holds no reference
+to the iterator that owns it, so an iterator dropped early (a ``break`` out of a ``for`` loop)
+is collected at once, and its ``__del__`` stops the thread: it sets the stop event, the thread
+notices it when it next hands over a chunk (it waits for room at most 50 ms at a time), closes
+the generator chain (whose ``finally`` blocks cancel queued worker tasks) and exits; the
+consumer joins it. Everything the thread raises is handed over and re-raised by the consumer,
+so an error never ends as a hang or a silently short epoch.
 
 Workers. ``map(..., num_parallel_workers=k)`` runs its function on a ``ThreadPoolExecutor`` (numpy
 releases the GIL, so array-heavy maps run in parallel) or, with ``python_multiprocessing=True``,
@@ -24,9 +25,10 @@ import concurrent.futures as _cf
 import itertools
 import multiprocessing as _mp
 import pickle
-import queue
 import threading
+import time
 import traceback
+from collections import deque
 
 __all__ = ["PipelineError", "Prefetcher", "WorkerPool", "check_picklable"]
 
@@ -143,7 +145,9 @@ class WorkerPool:
 # ---- the prefetch thread --------------------------------------------------------------------
 
 _END = object()
-_POLL_S = 0.05
+_POLL_S = 0.05  # how often blocked threads look at the stop event / the producer's life
+_GROUP = 8  # a waiting consumer is woken once this many chunks are ready...
+_GATHER_S = 1e-3  # ...or once it has waited this long (its latency bound)
 
 
 class _Failed:
@@ -155,66 +159,119 @@ class _Failed:
         self.exc = exc
 
 
-def _put(q, item, stop):
-    """Put ``item`` unless ``stop`` is set first; False when stopped."""
-    while not stop.is_set():
-        try:
-            q.put(item, timeout=_POLL_S)
-            return True
-        except queue.Full:
-            pass
-    return False
+class _Channel:
+    """A bounded buffer of chunks from the prefetch thread to the consumer.
+
+    The consumer takes everything buffered at once. When it finds the buffer empty it waits,
+    and the producer wakes it only once ``_GROUP`` chunks are ready, the buffer is full, the
+    stream ended, or it has waited ``_GATHER_S``: waking a thread costs a context switch and a
+    GIL hand-over (~20 us), more than a small chunk's work, so a fast pipeline hands over
+    chunks in groups instead of one by one. A chunk waits at most ``_GATHER_S`` for the
+    consumer to notice it.
+    """
+
+    def __init__(self, capacity):
+        self._items = deque()
+        self._capacity = capacity
+        self._cond = threading.Condition(threading.Lock())
+        self._waiting_since = None  # when the consumer began to wait, while it waits
+
+    def put(self, item, stop):
+        """Append ``item`` once there is room; False when ``stop`` is set first."""
+        with self._cond:
+            while len(self._items) >= self._capacity:
+                if stop.is_set():
+                    return False
+                self._cond.notify_all()
+                self._cond.wait(_POLL_S)
+            if stop.is_set():
+                return False
+            self._items.append(item)
+            since = self._waiting_since
+            if since is not None and (
+                len(self._items) >= min(_GROUP, self._capacity)
+                or item is _END
+                or type(item) is _Failed
+                or time.monotonic() - since >= _GATHER_S
+            ):
+                self._cond.notify_all()
+        return True
+
+    def take_all(self, producer):
+        """Everything buffered (waiting for at least one item); PipelineError when the
+        producer thread died without a word."""
+        with self._cond:
+            if not self._items:
+                self._waiting_since = time.monotonic()
+                self._cond.wait(_GATHER_S)
+                while not self._items:
+                    if not producer.is_alive():
+                        self._waiting_since = None
+                        raise PipelineError(
+                            "the prefetch thread ended without delivering the end of the epoch"
+                        )
+                    self._cond.wait(_POLL_S)
+                self._waiting_since = None
+            items = list(self._items)
+            self._items.clear()
+            self._cond.notify_all()  # a producer waiting for room
+            return items
+
+    def wake(self):
+        """Drop what is buffered and wake a producer waiting for room (after stop is set)."""
+        with self._cond:
+            self._items.clear()
+            self._cond.notify_all()
 
 
-def _produce(make_chunks, q, stop):
+def _produce(make_chunks, channel, stop):
     gen = None
     try:
         gen = make_chunks()
         for chunk in gen:
-            if not _put(q, chunk, stop):
+            if not channel.put(chunk, stop):
                 return
-        _put(q, _END, stop)
+        channel.put(_END, stop)
     except BaseException as exc:  # re-raised in the consumer, never swallowed
-        _put(q, _Failed(exc), stop)
+        channel.put(_Failed(exc), stop)
     finally:
         if gen is not None:
             try:
                 gen.close()  # runs the chain's finally blocks (cancels queued worker tasks)
             except BaseException as exc:  # only reported when nothing else was
-                _put(q, _Failed(exc), stop)
+                channel.put(_Failed(exc), stop)
 
 
 class Prefetcher:
-    """Runs ``make_chunks()`` (a generator of chunks) in a daemon thread, ``size`` chunks ahead.
+    """Runs ``make_chunks()`` (a generator of chunks) in a daemon thread, at most ``size``
+    chunks ahead of the consumer (see :class:`_Channel`).
 
     ``next_chunk()`` returns the next chunk, None at the end of the stream, or raises what the
     thread raised. ``close()`` stops and joins the thread.
     """
 
     def __init__(self, make_chunks, size, name="datasets-prefetch"):
-        self._queue = queue.Queue(maxsize=size)
+        self._channel = _Channel(size)
         self._stop = threading.Event()
+        self._ready = deque()
         self._done = False
-        # the target gets only the queue, the event and the chain: no reference back to the
+        # the target gets only the channel, the event and the chain: no reference back to the
         # iterator that owns this object, so dropping the iterator stops the thread
         self._thread = threading.Thread(
-            target=_produce, args=(make_chunks, self._queue, self._stop), name=name, daemon=True
+            target=_produce, args=(make_chunks, self._channel, self._stop), name=name, daemon=True
         )
         self._thread.start()
 
     def next_chunk(self):
         if self._done:
             return None
-        while True:
+        if not self._ready:
             try:
-                item = self._queue.get(timeout=_POLL_S)
-                break
-            except queue.Empty:
-                if not self._thread.is_alive() and self._queue.empty():
-                    self._done = True
-                    raise PipelineError(
-                        "the prefetch thread ended without delivering the end of the epoch"
-                    ) from None
+                self._ready.extend(self._channel.take_all(self._thread))
+            except PipelineError:
+                self._done = True
+                raise
+        item = self._ready.popleft()
         if item is _END:
             self._done = True
             self._thread.join()
@@ -228,11 +285,8 @@ class Prefetcher:
     def close(self, timeout=60.0):
         """Stop the thread (after the chunk it is working on) and join it."""
         self._stop.set()
-        try:
-            while True:
-                self._queue.get_nowait()
-        except queue.Empty:
-            pass
+        self._channel.wake()
+        self._ready.clear()
         if self._thread is not threading.current_thread():
             self._thread.join(timeout)
         self._done = True

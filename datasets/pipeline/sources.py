@@ -16,6 +16,7 @@ import numpy as np
 from . import config
 from .dataset import (
     Chunk,
+    Columns,
     Dataset,
     _check_int,
     _check_seed,
@@ -94,6 +95,9 @@ def fetch_rows(source, names, indices):
     sample that is already a tuple of the right length is kept as it is (its values are turned
     into arrays where they are used: stacked by ``batch``, returned by an iterator), which keeps
     the per-sample cost to the ``__getitem__`` call."""
+    getitems = getattr(source, "__getitems__", None)
+    if getitems is not None:
+        return fetch_many(getitems, names, indices)
     rows = []
     append = rows.append
     get = source.__getitem__
@@ -110,6 +114,46 @@ def fetch_rows(source, names, indices):
         if text is not None:
             return rows, (len(rows), None, text, None)
         append(row)
+    return rows, None
+
+
+def fetch_many(getitems, names, indices):
+    """One ``source.__getitems__(indices)`` call (PyTorch's batched-read protocol): it returns
+    a list of samples, or a tuple of arrays with one column each (``[len(indices), ...]``), which
+    the chunk keeps as columns. Returns ``(rows or Columns, failure)`` as :func:`fetch_rows`."""
+    try:
+        res = getitems(indices)
+    except Exception as exc:
+        text = f"__getitems__ of {len(indices)} indices from this one raised {type(exc).__name__}: {exc}"
+        return [], (0, exc, text, None)
+    if isinstance(res, tuple):
+        if len(res) != len(names):
+            return [], (0, None, f"__getitems__ gave {len(res)} columns for {names}", None)
+        cols = []
+        for name, col in zip(names, res):
+            arr = np.asarray(col)
+            if arr.ndim == 0 or len(arr) != len(indices) or arr.dtype.kind == "O":
+                text = (
+                    f"__getitems__ gave column {name!r} with shape {arr.shape} and dtype "
+                    f"{arr.dtype} for {len(indices)} indices"
+                )
+                return [], (0, None, text, None)
+            cols.append(arr)
+        return Columns(cols), None
+    rows = list(res)
+    if len(rows) != len(indices):
+        return [], (
+            0,
+            None,
+            f"__getitems__ gave {len(rows)} samples for {len(indices)} indices",
+            None,
+        )
+    for j, item in enumerate(rows):
+        if not (type(item) is tuple and len(item) == len(names)):
+            row, text = normalize_row(item, names)
+            if text is not None:
+                return [], (j, None, text, None)
+            rows[j] = row
     return rows, None
 
 
@@ -138,7 +182,10 @@ class GeneratorDataset(_IndexedSource):
             PDEBench reader), an iterable (iterated anew each epoch), or a callable returning an
             iterator each epoch (a generator function). Each sample is a tuple with one value per
             column (numpy arrays or anything ``np.asarray`` takes); a one-column dataset may
-            give the bare value.
+            give the bare value. A random-access source that also has ``__getitems__(indices)``
+            (PyTorch's batched read) is read with one call per chunk of indices; it returns a
+            list of samples, or a tuple of arrays, one per column, ``[len(indices), ...]`` (one
+            fancy-index per column: ``batch`` then slices instead of stacking).
         column_names: a name or a list of names, one per column (required).
         column_types: optional list of numpy/core dtypes; a sample whose column has another
             dtype raises.
@@ -238,6 +285,9 @@ class GeneratorDataset(_IndexedSource):
         order = self._describe_order() if self._kind == "random" else "in order"
         return f"GeneratorDataset({self._columns}, {type(self.source).__name__}, {order})"
 
+    def _countable(self):
+        return not (self._kind == "iterable" and self._one_shot)
+
     def _size(self):
         if self._kind == "random":
             return super()._size()
@@ -263,7 +313,10 @@ class GeneratorDataset(_IndexedSource):
                 rows, failure = self._fetch(piece.tolist())
                 if failure is not None:
                     raise_failure("GeneratorDataset", "sample", piece, failure[0], failure)
-                yield Chunk(piece, rows=rows)
+                if type(rows) is Columns:
+                    yield Chunk(piece, cols=tuple(rows))
+                else:
+                    yield Chunk(piece, rows=rows)
             return
         pool = ctx.run.pool(
             self,

@@ -78,6 +78,8 @@ def test_generator_dataset_iterable_and_callable_sources():
     listed = GeneratorDataset([1, 2, 3], "v", shuffle=False)  # bare values, one column
     assert order(listed) == [1, 2, 3]
     once = GeneratorDataset(gen(), "a")  # a generator object: one epoch only
+    with pytest.raises(ValueError, match="counting it would consume it"):
+        once.get_dataset_size()
     assert len(order(once)) == 14
     with pytest.raises(PipelineError, match="one-shot iterator"):
         order(once)
@@ -85,6 +87,50 @@ def test_generator_dataset_iterable_and_callable_sources():
         GeneratorDataset(gen, "a", shuffle=True)
     with pytest.raises(ValueError, match="column_names is required"):
         GeneratorDataset(gen)
+
+
+class Batched:
+    """Random access with PyTorch's batched read: columns by one fancy-index each."""
+
+    def __init__(self, n, as_columns=True):
+        self.x = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
+        self.y = np.arange(n)
+        self.as_columns = as_columns
+        self.calls = 0
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        raise AssertionError("__getitems__ must be used")
+
+    def __getitems__(self, idx):
+        self.calls += 1
+        if 13 in idx and self.as_columns is None:
+            raise OSError("disk gone")
+        if self.as_columns:
+            return self.x[idx], self.y[idx]
+        return [(self.x[i], self.y[i]) for i in idx]
+
+
+@pytest.mark.parametrize("as_columns", [True, False])
+@pytest.mark.parametrize("n_workers", [1, 2])
+def test_batched_reads_with_getitems(as_columns, n_workers):
+    src = Batched(50, as_columns)
+    ds = GeneratorDataset(
+        src, ["x", "y"], seed=3, num_parallel_workers=n_workers, python_multiprocessing=False
+    )
+    batches = list(ds.batch(8).create_tuple_iterator(output_numpy=True, num_epochs=1))
+    assert [len(b[1]) for b in batches] == [8] * 6 + [2]
+    labels = np.concatenate([b[1] for b in batches])
+    assert sorted(labels.tolist()) == list(range(50))
+    for bx, by in batches:
+        np.testing.assert_array_equal(bx, src.x[by])
+    assert src.calls <= 7 * n_workers
+    with pytest.raises(
+        PipelineError, match=r"__getitems__ of 8 indices .* raised OSError: disk gone"
+    ):
+        order(GeneratorDataset(Batched(50, None), ["x", "y"], shuffle=False).batch(8))
 
 
 def test_numpy_slices_dataset_forms():

@@ -9,7 +9,9 @@ MindFlow's names and config keys (``mindflow/geometry/geometry_base.py``, ``geom
 
 What a concrete geometry implements (all in float64, ``N`` points of dimension ``dim``):
 
-- ``contains(points) -> (N,) bool``: closed-set membership (the boundary counts as inside);
+- ``contains(points) -> (N,) bool``: closed-set membership (the boundary counts as inside, up
+  to a relative 1e-12 so that rounded boundary samples count as on it);
+  ``_interior(points)`` (open interior) defaults to ``sdf < 0``, override it when cheaper;
 - ``sdf(points) -> (N,) float64``: signed distance, negative inside, zero on the boundary;
 - ``_sample_interior(n, stream) -> (n, dim)``: ``n`` points uniform in the interior, built from
   ``stream.draw(m, d)`` (a ``samplers.UnitStream``; one ``d`` per stream) and ``stream.rng``
@@ -334,6 +336,16 @@ class Geometry:
             float64 array of shape ``(N,)``.
         """
         raise NotImplementedError(f"{self.geom_type}.sdf")
+
+    def _interior(self, points):
+        """Whether each point lies in the open interior (``sdf < 0``): CSG's difference and XOR
+        use it. ``points`` is already a float64 ``(N, dim)`` array; a shape may override this
+        with a cheaper exact test.
+
+        Returns:
+            bool array of shape ``(N,)``.
+        """
+        return self.sdf(points) < 0.0
 
     def _sample_interior(self, n, stream):
         raise NotImplementedError(f"{self.geom_type}._sample_interior")

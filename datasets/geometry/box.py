@@ -55,8 +55,14 @@ class Box(Geometry):
         return self.area
 
     def contains(self, points):
+        """Inside the closed box, up to 1e-12 of its largest side."""
         p = as_points(points, self.dim, f"{self.geom_type}.contains")
-        return np.all((p >= self.coord_min) & (p <= self.coord_max), axis=-1)
+        tol = 1e-12 * float(np.max(self.length))
+        return np.all((p >= self.coord_min - tol) & (p <= self.coord_max + tol), axis=-1)
+
+    def _interior(self, points):
+        tol = 1e-12 * float(np.max(self.length))
+        return np.all((points > self.coord_min + tol) & (points < self.coord_max - tol), axis=-1)
 
     def sdf(self, points):
         """Exact signed distance of a box: with ``q = |p - c| - h`` (``c`` the centre, ``h`` the

@@ -5,8 +5,9 @@
 Signed distance: the standard min/max combination of the operands' distances ``a``, ``b``
 (Ricci 1973; as in Quilez's and Hart's sphere-tracing notes):
 union ``min(a, b)``, intersection ``max(a, b)``, difference ``max(a, -b)``, XOR
-``max(min(a, b), -max(a, b))``. Its sign and its zero set are exact (so ``contains`` is
-``sdf <= 0`` and boundary points have ``sdf = 0``); its magnitude is a lower bound of the true
+``max(min(a, b), -max(a, b))``. Its sign and its zero set are exact (``contains`` is
+``sdf <= 0``, evaluated from the operands' closed and open memberships without distances, and
+boundary points have ``sdf = 0``); its magnitude is a lower bound of the true
 distance in general, exact where the nearest boundary point of the result is a nearest point of
 one operand (e.g. a union outside both operands).
 
@@ -17,15 +18,16 @@ Boundary sampling: the result's boundary is a subset of the union of its primiti
 "leaves'") boundaries. Each round draws candidates on every leaf's boundary, in numbers
 proportional to the leaf's ``boundary_measure`` (so the density along the boundary is the same
 everywhere), and keeps a candidate ``p`` with leaf normal ``m`` when the result's membership
-changes across the leaf there: with ``h`` a tiny step (1e-10 of the bounding box's size),
-``inside(p - h m) != inside(p + h m)``. The normal is ``m`` when the result lies on the inner
-side and ``-m`` otherwise (a subtracted shape's boundary gets its normal flipped; XOR flips the
-parts of one operand inside the other). Parts of a leaf's boundary removed by the operations
-(inside the other operand of a union, outside it in an intersection...) fail the test and are
-never returned. A candidate on an earlier leaf's boundary too (coinciding edges) is dropped, so
-a shared piece of boundary is not sampled twice; equal leaves (the same disk used twice) are
-one leaf. A part of the result thinner than ``h`` is not sampled. Rounds repeat until ``n`` points are kept; candidates of one round are shuffled before
-the last round is cut to size, so no leaf is favoured.
+changes across the leaf there: with ``h`` a tiny step (1e-9 of the largest leaf's or the
+result's size), ``inside(p - h m) != inside(p + h m)``. The normal is ``m`` when the result lies
+on the inner side and ``-m`` otherwise (a subtracted shape's boundary gets its normal flipped;
+XOR flips the parts of one operand inside the other). Parts of a leaf's boundary removed by the
+operations (inside the other operand of a union, outside it in an intersection...) fail the test
+and are never returned. A candidate on an earlier leaf's boundary too (coinciding edges) is
+dropped, so a shared piece of boundary is not sampled twice; equal leaves (the same disk used
+twice) are one leaf. Limit: a sliver of the result thinner than ``h`` (two edges closer than
+``h`` but not coinciding) is misjudged. Rounds repeat until ``n`` points are kept; candidates of
+one round are shuffled before the last round is cut to size, so no leaf is favoured.
 """
 
 import copy
@@ -98,9 +100,26 @@ class CSG(Geometry):
         p = as_points(points, self.dim, f"{self.geom_type}.sdf")
         return self._combine(self.geom1.sdf(p), self.geom2.sdf(p))
 
+    def _member(self, p, closed):
+        """Closed (``sdf <= 0``) or open (``sdf < 0``) membership from the operands'; the same
+        sets as the sdf's sign without computing distances."""
+        raise NotImplementedError
+
     def contains(self, points):
+        """Whether each point lies in the closed result, i.e. ``sdf <= 0`` (evaluated from the
+        operands' ``contains`` and ``_interior``, without distances).
+
+        Args:
+            points: array-like ``(N, dim)``.
+
+        Returns:
+            bool array ``(N,)``.
+        """
         p = as_points(points, self.dim, f"{self.geom_type}.contains")
-        return self.sdf(p) <= 0.0
+        return self._member(p, closed=True)
+
+    def _interior(self, points):
+        return self._member(points, closed=False)
 
     def _leaves(self):
         leaves, seen = [], set()
@@ -126,8 +145,10 @@ class CSG(Geometry):
         weights = np.array([float(leaf.boundary_measure) for leaf in leaves])
         weights = weights / np.sum(weights)
         streams = stream.spawn(len(leaves))
-        scale = float(np.max(self.coord_max - self.coord_min))
-        step = 1e-10 * scale  # ~1e6 ulps of the coordinates: far above the sdf's rounding
+        # the step is far above the leaves' membership tolerance (1e-12 of their size) and the
+        # rounding of coordinates; the tolerance for coinciding edges is at that rounding
+        scale = max(float(np.max(g.coord_max - g.coord_min)) for g in [self, *leaves])
+        step = 1e-9 * scale
         on_tol = 1e-12 * scale
         kept_p, kept_n, have, drawn = [], [], 0, 0
         batch = n
@@ -217,6 +238,12 @@ class CSGUnion(CSG):
     def _combine(self, a, b):
         return np.minimum(a, b)
 
+    def _member(self, p, closed):
+        # min(a, b) <= 0  <=>  a <= 0 or b <= 0 (likewise for < 0)
+        if closed:
+            return self.geom1.contains(p) | self.geom2.contains(p)
+        return self.geom1._interior(p) | self.geom2._interior(p)
+
 
 class CSGIntersection(CSG):
     """``geom1 & geom2``: the points in both operands. Name ``"<geom1>_and_<geom2>"``.
@@ -241,6 +268,12 @@ class CSGIntersection(CSG):
     def _combine(self, a, b):
         return np.maximum(a, b)
 
+    def _member(self, p, closed):
+        # max(a, b) <= 0  <=>  a <= 0 and b <= 0 (likewise for < 0)
+        if closed:
+            return self.geom1.contains(p) & self.geom2.contains(p)
+        return self.geom1._interior(p) & self.geom2._interior(p)
+
 
 class CSGDifference(CSG):
     """``geom1 - geom2``: the points of ``geom1`` not inside ``geom2`` (closed: ``geom2``'s
@@ -263,6 +296,12 @@ class CSGDifference(CSG):
     def _combine(self, a, b):
         return np.maximum(a, -b)
 
+    def _member(self, p, closed):
+        # max(a, -b) <= 0  <=>  a <= 0 and not b < 0;  max(a, -b) < 0  <=>  a < 0 and not b <= 0
+        if closed:
+            return self.geom1.contains(p) & ~self.geom2._interior(p)
+        return self.geom1._interior(p) & ~self.geom2.contains(p)
+
 
 class CSGXOR(CSG):
     """``geom1 ^ geom2``: the points in exactly one operand. Name ``"<geom1>_xor_<geom2>"``."""
@@ -282,3 +321,14 @@ class CSGXOR(CSG):
 
     def _combine(self, a, b):
         return np.maximum(np.minimum(a, b), -np.maximum(a, b))
+
+    def _member(self, p, closed):
+        # max(min(a, b), -max(a, b)) <= 0  <=>  (a <= 0 or b <= 0) and not (a < 0 and b < 0);
+        # < 0  <=>  (a < 0 or b < 0) and not (a <= 0 and b <= 0)
+        if closed:
+            in1, in2 = self.geom1.contains(p), self.geom2.contains(p)
+            open1, open2 = self.geom1._interior(p), self.geom2._interior(p)
+            return (in1 | in2) & ~(open1 & open2)
+        open1, open2 = self.geom1._interior(p), self.geom2._interior(p)
+        in1, in2 = self.geom1.contains(p), self.geom2.contains(p)
+        return (open1 | open2) & ~(in1 & in2)

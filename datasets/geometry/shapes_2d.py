@@ -81,8 +81,15 @@ class Disk(Geometry):
         return 2.0 * np.pi * self.radius
 
     def contains(self, points):
+        """``|x - center| <= radius`` up to 1e-12 of the radius (a boundary sample, rounded,
+        still counts as on the boundary)."""
         p = as_points(points, 2, "Disk.contains")
-        return np.hypot(p[:, 0] - self.center[0], p[:, 1] - self.center[1]) <= self.radius
+        r = np.hypot(p[:, 0] - self.center[0], p[:, 1] - self.center[1])
+        return r <= self.radius * (1.0 + 1e-12)
+
+    def _interior(self, points):
+        r = np.hypot(points[:, 0] - self.center[0], points[:, 1] - self.center[1])
+        return r < self.radius * (1.0 - 1e-12)
 
     def sdf(self, points):
         """Exact: ``|x - center| - radius``."""
@@ -305,50 +312,71 @@ class Polygon(Geometry):
     def boundary_measure(self):
         return self.perimeter
 
-    def _distance_and_winding(self, p):
-        """Distance to the boundary ``(N,)`` and the even-odd inside flag ``(N,)``, in chunks
-        of about 4e6 point-edge pairs to bound memory."""
+    def _chunked(self, fn, p):
+        """``fn`` over rows of ``p`` in chunks of about 4e6 point-edge pairs (bounded memory)."""
         chunk = max(1, 4_000_000 // len(self._edge_len))
         if len(p) <= chunk:
-            return self._distance_and_winding_chunk(p)
-        parts = [
-            self._distance_and_winding_chunk(p[i : i + chunk]) for i in range(0, len(p), chunk)
-        ]
-        return np.concatenate([d for d, _ in parts]), np.concatenate([w for _, w in parts])
+            return fn(p)
+        return np.concatenate([fn(p[i : i + chunk]) for i in range(0, len(p), chunk)])
 
-    def _distance_and_winding_chunk(self, p):
-        # distance to every edge, [N, E]: clamp the projection onto the segment
-        rel = p[:, None, :] - self._start[None, :, :]  # [N, E, 2]
-        t = np.clip(
-            np.einsum("nek,ek->ne", rel, self._edge) / self._edge_len**2, 0.0, 1.0
-        )  # [N, E]
-        diff = rel - t[..., None] * self._edge[None, :, :]
-        dist = np.min(np.hypot(diff[..., 0], diff[..., 1]), axis=-1)  # [N]
-        # even-odd rule: count the edges that a ray towards +x crosses
+    def _distance(self, p):
+        """Distance ``(N,)`` from each point to the nearest edge (projection clamped to it)."""
+
+        def chunk(q):
+            rel = q[:, None, :] - self._start[None, :, :]  # [N, E, 2]
+            t = np.clip(
+                np.einsum("nek,ek->ne", rel, self._edge) / self._edge_len**2, 0.0, 1.0
+            )  # [N, E]
+            diff = rel - t[..., None] * self._edge[None, :, :]  # [N, E, 2]
+            return np.min(np.hypot(diff[..., 0], diff[..., 1]), axis=-1)  # [N]
+
+        return self._chunked(chunk, p)
+
+    def _odd_crossings(self, p):
+        """Even-odd rule ``(N,)``: a ray from each point towards +x crosses an odd number of
+        edges (points exactly on the boundary may go either way)."""
         y0 = self._start[:, 1]
         y1 = self._end[:, 1]  # the next vertex itself: y0 + dy may round to a different value
-        straddle = (y0[None, :] > p[:, 1:2]) != (y1[None, :] > p[:, 1:2])  # [N, E]
-        # the crossing lies right of p iff cross(edge, p - start) has the sign of dy (no
-        # division: a nearly horizontal edge would overflow x_cross)
-        side = self._edge[None, :, 0] * (p[:, 1:2] - y0[None, :]) - self._edge[None, :, 1] * (
-            p[:, 0:1] - self._start[None, :, 0]
-        )  # [N, E]
-        right = (side > 0) == (self._edge[None, :, 1] > 0)
-        crossings = np.sum(straddle & right, axis=-1)
-        return dist, crossings % 2 == 1
+
+        def chunk(q):
+            straddle = (y0[None, :] > q[:, 1:2]) != (y1[None, :] > q[:, 1:2])  # [N, E]
+            # the crossing lies right of q iff cross(edge, q - start) has the sign of dy (no
+            # division: a nearly horizontal edge would overflow the crossing's x)
+            side = self._edge[None, :, 0] * (q[:, 1:2] - y0[None, :]) - self._edge[None, :, 1] * (
+                q[:, 0:1] - self._start[None, :, 0]
+            )  # [N, E]
+            right = (side > 0) == (self._edge[None, :, 1] > 0)
+            return np.sum(straddle & right, axis=-1) % 2 == 1
+
+        return self._chunked(chunk, p)
+
+    def _on_tol(self):
+        return 1e-12 * float(np.max(self.coord_max - self.coord_min))
 
     def sdf(self, points):
         """Exact: the distance to the nearest edge, negative where the even-odd rule says
         inside."""
         p = as_points(points, 2, f"{self.geom_type}.sdf")
-        dist, inside = self._distance_and_winding(p)
-        return np.where(inside, -dist, dist)
+        return np.where(self._odd_crossings(p), -1.0, 1.0) * self._distance(p)
 
     def contains(self, points):
+        """Inside by the even-odd rule, or within 1e-12 of the size from an edge. The distance
+        is computed only for the points that the rule puts outside and that lie near the
+        bounding box (the cheap test decides the rest)."""
         p = as_points(points, 2, f"{self.geom_type}.contains")
-        dist, inside = self._distance_and_winding(p)
-        scale = float(np.max(self.coord_max - self.coord_min))
-        return inside | (dist <= 1e-12 * scale)
+        inside = self._odd_crossings(p)
+        tol = self._on_tol()
+        check = ~inside & np.all((p >= self.coord_min - tol) & (p <= self.coord_max + tol), axis=1)
+        if np.any(check):
+            inside[check] = self._distance(p[check]) <= tol
+        return inside
+
+    def _interior(self, points):
+        """Inside by the even-odd rule and farther than 1e-12 of the size from every edge."""
+        inside = self._odd_crossings(points)
+        if np.any(inside):
+            inside[inside] = self._distance(points[inside]) > self._on_tol()
+        return inside
 
     def _sample_interior(self, n, stream):
         u = stream.draw(n, 2)

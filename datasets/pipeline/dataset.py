@@ -7,7 +7,7 @@ either a list of row tuples or, straight from an array source, one array per col
 that can fancy-index, ``NumpySlicesDataset``, reads a whole batch with one numpy call per column,
 and ``batch`` then slices instead of stacking). Chunks amortise the per-row Python overhead:
 a ``map`` applies its function to a chunk in one loop (or hands pieces of it to its workers), a
-``batch`` stacks each column of ``batch_size`` rows with one ``np.stack``. Every row carries its
+``batch`` stacks each column of ``batch_size`` rows with one ``np.array`` call. Every row carries its
 *origin*, the index of the sample in its source (after ``batch``, the batch number), which
 errors name.
 
@@ -61,7 +61,8 @@ class Chunk:
 
     Attributes:
         origins: one int per row: its index in the source, or its batch number after ``batch``.
-        rows: list of row tuples (one numpy value per column), or None while only ``cols`` is set.
+        rows: list of row tuples, one value per column (a numpy array or scalar; a source's
+            own values until a map or batch converts them), or None while only ``cols`` is set.
         cols: tuple of arrays, one per column, each [n_rows, ...], or None.
         private: True when no value aliases memory the user holds (fresh arrays from
             fancy-indexing or stacking): the iterators copy only values that are not private.
@@ -279,8 +280,9 @@ class Dataset:
 
         Args:
             operations: a callable, or a list of callables applied in turn (each one's outputs
-                are the next one's arguments). Each gets the ``input_columns`` of one row as
-                numpy arrays and returns one value per output column (a tuple for several).
+                are the next one's arguments). Each gets the ``input_columns`` of one row (numpy
+                arrays or numpy scalars, as the source gave them; after ``batch``, the stacked
+                batch arrays) and returns one value per output column (a tuple for several).
             input_columns: column name(s) passed to the first operation (default: all columns).
             output_columns: names of the last operation's outputs (default: ``input_columns``).
                 The outputs replace the input columns, placed where the first input column was.

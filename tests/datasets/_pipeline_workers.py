@@ -61,3 +61,10 @@ def two_epochs_of_labels(seed):
         it = ds.create_tuple_iterator(num_epochs=1, output_numpy=True)
         out.append([int(y) for _, y in it])
     return out
+
+
+def die_at_5(x):
+    """The worker process exits abruptly on sample value 5 (as a crash would)."""
+    if int(x) == 5:
+        os._exit(3)
+    return x

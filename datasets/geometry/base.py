@@ -11,7 +11,8 @@ What a concrete geometry implements (all in float64, ``N`` points of dimension `
 
 - ``contains(points) -> (N,) bool``: closed-set membership (the boundary counts as inside, up
   to a relative 1e-12 so that rounded boundary samples count as on it);
-  ``_interior(points)`` (open interior) defaults to ``sdf < 0``, override it when cheaper;
+  ``_interior(points)`` (open interior) defaults to ``sdf < -1e-12 size``, override it when
+  cheaper;
 - ``sdf(points) -> (N,) float64``: signed distance, negative inside, zero on the boundary;
 - ``_sample_interior(n, stream) -> (n, dim)``: ``n`` points uniform in the interior, built from
   ``stream.draw(m, d)`` (a ``samplers.UnitStream``; one ``d`` per stream) and ``stream.rng``
@@ -338,14 +339,16 @@ class Geometry:
         raise NotImplementedError(f"{self.geom_type}.sdf")
 
     def _interior(self, points):
-        """Whether each point lies in the open interior (``sdf < 0``): CSG's difference and XOR
-        use it. ``points`` is already a float64 ``(N, dim)`` array; a shape may override this
-        with a cheaper exact test.
+        """Whether each point lies in the open interior (``sdf < 0``, farther than 1e-12 of the
+        size from the boundary, the tolerance ``contains`` grants): CSG's difference and XOR use
+        it. ``points`` is already a float64 ``(N, dim)`` array; a shape may override this with a
+        cheaper test.
 
         Returns:
             bool array of shape ``(N,)``.
         """
-        return self.sdf(points) < 0.0
+        tol = 1e-12 * float(np.max(self.coord_max - self.coord_min))
+        return self.sdf(points) < -tol
 
     def _sample_interior(self, n, stream):
         raise NotImplementedError(f"{self.geom_type}._sample_interior")

@@ -285,6 +285,15 @@ class GeneratorDataset(_IndexedSource):
         order = self._describe_order() if self._kind == "random" else "in order"
         return f"GeneratorDataset({self._columns}, {type(self.source).__name__}, {order})"
 
+    def use_sampler(self, new_sampler):
+        """Read with ``new_sampler`` from now on (random-access sources only)."""
+        if self._kind != "random":
+            raise ValueError(
+                "GeneratorDataset.use_sampler: a sampler needs a random-access source "
+                f"(__getitem__ and __len__); {type(self.source).__name__} is only iterable"
+            )
+        super().use_sampler(new_sampler)
+
     def _countable(self):
         return not (self._kind == "iterable" and self._one_shot)
 

@@ -625,3 +625,8 @@ def test_samplers():
         order(NumpySlicesDataset(x, "v", sampler=[12]))
     with pytest.raises(ValueError, match="either sampler or shuffle"):
         NumpySlicesDataset(x, "v", sampler=[1], shuffle=True)
+    ds = GeneratorDataset(list(range(10)), "v")
+    ds.use_sampler(datasets.SequentialSampler(num_samples=4))
+    assert order(ds) == [0, 1, 2, 3] and ds.get_dataset_size() == 4
+    with pytest.raises(ValueError, match="use_sampler: a sampler needs a random-access source"):
+        GeneratorDataset(lambda: iter(range(3)), "v").use_sampler([0])

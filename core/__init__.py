@@ -70,6 +70,7 @@ from .ops import tensor as tensor  # noqa: E402
 from .ops import zeros as zeros  # noqa: E402
 from .ops import zeros_like as zeros_like  # noqa: E402
 from .primitive import set_debug_nans as set_debug_nans  # noqa: E402
+from .random import get_seed as get_seed  # noqa: E402
 from .random import set_seed as set_seed  # noqa: E402
 from .recompute import recompute as recompute  # noqa: E402
 from .serialization import load_checkpoint as load_checkpoint  # noqa: E402

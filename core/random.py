@@ -9,6 +9,7 @@ from .ops.random import draw_normal as normal
 from .ops.random import draw_permutation as permutation
 from .ops.random import draw_randint as randint
 from .ops.random import draw_uniform as uniform
+from .random_state import get_seed as get_seed
 from .random_state import set_seed as set_seed
 
-__all__ = ["bernoulli", "normal", "permutation", "randint", "set_seed", "uniform"]
+__all__ = ["bernoulli", "get_seed", "normal", "permutation", "randint", "set_seed", "uniform"]

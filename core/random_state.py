@@ -19,6 +19,12 @@ def set_seed(seed):
         _backend.get_backend(name).seed(seed)
 
 
+def get_seed():
+    """The value of the last ``set_seed`` call, or None if it was never called
+    (``mindspore.get_seed``)."""
+    return _backend._SEED[0]
+
+
 def set_stage_hook(hook):
     """Install ``hook(kind, shape, dtype, params)``: it returns the draw as a tensor when the
     caller must not draw eagerly (a jit trace or a recompute tape is active), else None."""

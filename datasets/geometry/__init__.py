@@ -36,5 +36,5 @@ from .shapes_3d import Cuboid as Cuboid
 from .shapes_3d import Cylinder as Cylinder
 from .shapes_3d import Tetrahedron as Tetrahedron
 from .shapes_nd import HyperCube as HyperCube
-from .time import GeometryWithTime as GeometryWithTime
-from .time import TimeDomain as TimeDomain
+from .time_domain import GeometryWithTime as GeometryWithTime
+from .time_domain import TimeDomain as TimeDomain

@@ -19,7 +19,6 @@ so a call is deterministic per seed. ``seed=None`` takes a fresh seed from core'
 import math
 
 import numpy as np
-from scipy.stats import qmc
 
 SAMPLER_TYPES = ("uniform", "lhs", "halton", "sobol")
 
@@ -113,11 +112,11 @@ class UnitStream:
 
     def _build(self, dim):
         if self.sampler == "lhs":
-            return qmc.LatinHypercube(d=dim, rng=self.rng)
+            return _qmc().LatinHypercube(d=dim, rng=self.rng)
         if self.sampler == "halton":
-            return qmc.Halton(d=dim, rng=self.rng)
+            return _qmc().Halton(d=dim, rng=self.rng)
         if self.sampler == "sobol":
-            return qmc.Sobol(d=dim, rng=self.rng)
+            return _qmc().Sobol(d=dim, rng=self.rng)
         return None
 
     def _sobol(self, n):
@@ -195,3 +194,10 @@ def rejection_sample(n, stream, box_min, box_max, accept, what="shape"):
         rate = accepted / drawn
         batch = math.ceil((n - have) / rate * 1.1) + 16
     return np.concatenate(kept, axis=0)[:n]
+
+
+def _qmc():
+    # scipy.stats takes ~1 s to import: loaded on the first quasi-random draw, not with datasets
+    from scipy.stats import qmc
+
+    return qmc

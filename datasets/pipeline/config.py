@@ -7,7 +7,7 @@ dataset draws its seed from the operating system once, when it is created (shuff
 from run to run, as without a seed in MindSpore).
 """
 
-import core.backend as _core_backend
+import core
 
 _STATE = {"seed": None, "prefetch_size": 16, "num_parallel_workers": 1}
 
@@ -25,9 +25,7 @@ def get_seed():
     :func:`set_seed` value, else ``core.set_seed``'s, else None."""
     if _STATE["seed"] is not None:
         return _STATE["seed"]
-    # core.set_seed keeps its value in core.backend._SEED (core/random_state.py); core has no
-    # public getter, so the pipeline reads it there.
-    return _core_backend._SEED[0]
+    return core.get_seed()
 
 
 def set_prefetch_size(size):

@@ -152,3 +152,15 @@ def test_gpu_random_is_seeded():
         np.testing.assert_array_equal(a, b)
     finally:
         core.set_device("CPU")
+
+
+def test_get_seed_returns_the_last_set_seed(monkeypatch):
+    from core import backend
+
+    monkeypatch.setattr(backend, "_SEED", [None])  # as in a process that never seeded
+    assert core.get_seed() is None
+    core.set_seed(41)
+    assert core.get_seed() == 41
+    a = core.random.normal((3,)).asnumpy()
+    core.set_seed(core.get_seed())  # reseeding with it repeats the draws
+    np.testing.assert_array_equal(core.random.normal((3,)).asnumpy(), a)

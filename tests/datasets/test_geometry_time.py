@@ -1,4 +1,4 @@
-"""TimeDomain and GeometryWithTime (datasets/geometry/time.py): MindFlow's sampling of
+"""TimeDomain and GeometryWithTime (datasets/geometry/time_domain.py): MindFlow's sampling of
 domain / BC / IC, the space-time product's contains and exact sdf, normals, bad input."""
 
 import numpy as np

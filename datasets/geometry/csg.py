@@ -214,7 +214,43 @@ def _split(total, weights):
     return counts
 
 
-class CSGUnion(CSG):
+def _member_of(geom, p, closed):
+    """``geom``'s closed (``contains``) or open (``_interior``) membership of ``p``."""
+    return geom.contains(p) if closed else geom._interior(p)
+
+
+def _hull(geom1, geom2):
+    """The bounding box of both operands' boxes."""
+    return (
+        np.minimum(geom1.coord_min, geom2.coord_min),
+        np.maximum(geom1.coord_max, geom2.coord_max),
+    )
+
+
+class _Operation(CSG):
+    """The four operations' shared constructor: the name ``"<geom1>_<_word>_<geom2>"`` and the
+    bounding box ``_bounds(geom1, geom2)``."""
+
+    _word = "?"
+
+    def __init__(self, geom1, geom2, sampling_config=None):
+        _check_operands(type(self).__name__, geom1, geom2)
+        coord_min, coord_max = self._bounds(geom1, geom2)
+        super().__init__(
+            f"{geom1.name}_{self._word}_{geom2.name}",
+            geom1,
+            geom2,
+            coord_min,
+            coord_max,
+            sampling_config,
+        )
+
+    @staticmethod
+    def _bounds(geom1, geom2):
+        raise NotImplementedError
+
+
+class CSGUnion(_Operation):
     """``geom1 | geom2``: the points in either operand. Name ``"<geom1>_add_<geom2>"``.
 
     Args:
@@ -223,29 +259,18 @@ class CSGUnion(CSG):
     """
 
     _op = "|"
-
-    def __init__(self, geom1, geom2, sampling_config=None):
-        _check_operands("CSGUnion", geom1, geom2)
-        super().__init__(
-            f"{geom1.name}_add_{geom2.name}",
-            geom1,
-            geom2,
-            np.minimum(geom1.coord_min, geom2.coord_min),
-            np.maximum(geom1.coord_max, geom2.coord_max),
-            sampling_config,
-        )
+    _word = "add"
+    _bounds = staticmethod(_hull)
 
     def _combine(self, a, b):
         return np.minimum(a, b)
 
     def _member(self, p, closed):
         # min(a, b) <= 0  <=>  a <= 0 or b <= 0 (likewise for < 0)
-        if closed:
-            return self.geom1.contains(p) | self.geom2.contains(p)
-        return self.geom1._interior(p) | self.geom2._interior(p)
+        return _member_of(self.geom1, p, closed) | _member_of(self.geom2, p, closed)
 
 
-class CSGIntersection(CSG):
+class CSGIntersection(_Operation):
     """``geom1 & geom2``: the points in both operands. Name ``"<geom1>_and_<geom2>"``.
 
     Raises:
@@ -253,16 +278,13 @@ class CSGIntersection(CSG):
     """
 
     _op = "&"
+    _word = "and"
 
-    def __init__(self, geom1, geom2, sampling_config=None):
-        _check_operands("CSGIntersection", geom1, geom2)
-        super().__init__(
-            f"{geom1.name}_and_{geom2.name}",
-            geom1,
-            geom2,
+    @staticmethod
+    def _bounds(geom1, geom2):
+        return (
             np.maximum(geom1.coord_min, geom2.coord_min),
             np.minimum(geom1.coord_max, geom2.coord_max),
-            sampling_config,
         )
 
     def _combine(self, a, b):
@@ -270,54 +292,35 @@ class CSGIntersection(CSG):
 
     def _member(self, p, closed):
         # max(a, b) <= 0  <=>  a <= 0 and b <= 0 (likewise for < 0)
-        if closed:
-            return self.geom1.contains(p) & self.geom2.contains(p)
-        return self.geom1._interior(p) & self.geom2._interior(p)
+        return _member_of(self.geom1, p, closed) & _member_of(self.geom2, p, closed)
 
 
-class CSGDifference(CSG):
+class CSGDifference(_Operation):
     """``geom1 - geom2``: the points of ``geom1`` not inside ``geom2`` (closed: ``geom2``'s
     boundary inside ``geom1`` belongs to the result, with ``geom2``'s normals flipped).
     Name ``"<geom1>_sub_<geom2>"``."""
 
     _op = "-"
+    _word = "sub"
 
-    def __init__(self, geom1, geom2, sampling_config=None):
-        _check_operands("CSGDifference", geom1, geom2)
-        super().__init__(
-            f"{geom1.name}_sub_{geom2.name}",
-            geom1,
-            geom2,
-            geom1.coord_min,
-            geom1.coord_max,
-            sampling_config,
-        )
+    @staticmethod
+    def _bounds(geom1, geom2):
+        return geom1.coord_min, geom1.coord_max
 
     def _combine(self, a, b):
         return np.maximum(a, -b)
 
     def _member(self, p, closed):
         # max(a, -b) <= 0  <=>  a <= 0 and not b < 0;  max(a, -b) < 0  <=>  a < 0 and not b <= 0
-        if closed:
-            return self.geom1.contains(p) & ~self.geom2._interior(p)
-        return self.geom1._interior(p) & ~self.geom2.contains(p)
+        return _member_of(self.geom1, p, closed) & ~_member_of(self.geom2, p, not closed)
 
 
-class CSGXOR(CSG):
+class CSGXOR(_Operation):
     """``geom1 ^ geom2``: the points in exactly one operand. Name ``"<geom1>_xor_<geom2>"``."""
 
     _op = "^"
-
-    def __init__(self, geom1, geom2, sampling_config=None):
-        _check_operands("CSGXOR", geom1, geom2)
-        super().__init__(
-            f"{geom1.name}_xor_{geom2.name}",
-            geom1,
-            geom2,
-            np.minimum(geom1.coord_min, geom2.coord_min),
-            np.maximum(geom1.coord_max, geom2.coord_max),
-            sampling_config,
-        )
+    _word = "xor"
+    _bounds = staticmethod(_hull)
 
     def _combine(self, a, b):
         return np.maximum(np.minimum(a, b), -np.maximum(a, b))
@@ -325,10 +328,6 @@ class CSGXOR(CSG):
     def _member(self, p, closed):
         # max(min(a, b), -max(a, b)) <= 0  <=>  (a <= 0 or b <= 0) and not (a < 0 and b < 0);
         # < 0  <=>  (a < 0 or b < 0) and not (a <= 0 and b <= 0)
-        if closed:
-            in1, in2 = self.geom1.contains(p), self.geom2.contains(p)
-            open1, open2 = self.geom1._interior(p), self.geom2._interior(p)
-            return (in1 | in2) & ~(open1 & open2)
-        open1, open2 = self.geom1._interior(p), self.geom2._interior(p)
-        in1, in2 = self.geom1.contains(p), self.geom2.contains(p)
-        return (open1 | open2) & ~(in1 & in2)
+        either = _member_of(self.geom1, p, closed) | _member_of(self.geom2, p, closed)
+        both = _member_of(self.geom1, p, not closed) & _member_of(self.geom2, p, not closed)
+        return either & ~both

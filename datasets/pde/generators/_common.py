@@ -1,10 +1,11 @@
-"""What every generator shares: per-sample random streams, batching with a progress bar, the
-metadata card and writing through ``datasets.pde.write_pdebench``."""
+"""What every generator shares: per-sample random streams, batching with a progress bar, blow-ups
+named by sample, the metadata card and writing through ``datasets.pde.write_pdebench``."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 from tqdm.auto import tqdm
@@ -34,15 +35,18 @@ def check_count(name: str, value, minimum: int = 1) -> int:
     return int(value)
 
 
-def batched(
-    n_samples: int, batch_size: int, desc: str, progress: bool
-) -> Iterator[tuple[int, int, Callable[[], None]]]:
-    """Yield ``(start, stop, done)`` over the samples; ``done()`` advances the tqdm bar."""
+def sample_batches(
+    seed: int, n_samples: int, batch_size: int, desc: str, progress: bool
+) -> Iterator[tuple[int, int, list[np.random.Generator]]]:
+    """Yield ``(start, stop, rngs)`` over the samples in batches, ``rngs`` the batch's streams
+    from :func:`sample_rngs`; the tqdm bar advances once the caller is done with a batch."""
+    rngs = sample_rngs(seed, n_samples)
     batch_size = check_count("batch_size", batch_size)
     with tqdm(total=n_samples, desc=desc, unit="sample", disable=not progress) as bar:
         for start in range(0, n_samples, batch_size):
             stop = min(start + batch_size, n_samples)
-            yield start, stop, lambda n=stop - start: bar.update(n)
+            yield start, stop, rngs[start:stop]
+            bar.update(stop - start)
 
 
 class BlowUpError(FloatingPointError):
@@ -65,6 +69,19 @@ def check_finite(state: np.ndarray, where: str, t: float, dt: float) -> None:
         )
 
 
+@contextmanager
+def naming_samples(where: str, start: int, settings: str):
+    """Re-raise a :class:`BlowUpError` of the batch that begins at sample ``start`` with the
+    samples' numbers (its rows shifted by ``start``) and the ``settings`` to blame."""
+    try:
+        yield
+    except BlowUpError as e:
+        samples = [start + r for r in e.rows]
+        raise BlowUpError(
+            f"{where}: sample(s) {samples} blew up with {settings}; pass a smaller dt", samples
+        ) from e
+
+
 def card(pde: str, equation: str, parameters: dict, grid: dict, generator: str, seed: int) -> dict:
     """The metadata card stored with the file (``datasets.pde.card``: pde (a short id such as
     ``"burgers1d"``), parameters, grid, generator, seed, and diffsci's version), plus the
@@ -81,7 +98,24 @@ def card(pde: str, equation: str, parameters: dict, grid: dict, generator: str, 
     )
 
 
-def write(path, layout: str, arrays: dict, meta: dict, overwrite: bool, dtype) -> None:
-    """Write ``arrays`` (cast to ``dtype``) through the PDEBench writer, atomically."""
-    data = {k: np.asarray(v, dtype=dtype) for k, v in arrays.items()}
-    write_pdebench(os.fspath(path), layout, data, card=meta, overwrite=overwrite)
+def save(
+    arrays: dict,
+    path,
+    layout: str,
+    overwrite: bool,
+    dtype,
+    *,
+    pde: str,
+    equation: str,
+    parameters: dict,
+    grid: dict,
+    generator: str,
+    seed: int,
+) -> dict:
+    """``arrays``, after writing them (cast to ``dtype``) with their :func:`card` through the
+    PDEBench writer, atomically, to ``path`` in ``layout``; ``path=None`` writes nothing."""
+    if path is not None:
+        meta = card(pde, equation, parameters, grid, generator, seed)
+        data = {k: np.asarray(v, dtype=dtype) for k, v in arrays.items()}
+        write_pdebench(os.fspath(path), layout, data, card=meta, overwrite=overwrite)
+    return arrays

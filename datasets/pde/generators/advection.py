@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._common import batched, card, check_count, sample_rngs, write
+from ._common import check_count, sample_batches, save
 
 __all__ = ["AdvectionInitialCondition", "generate_advection", "sample_initial_condition"]
 
@@ -128,28 +128,27 @@ def generate_advection(
     x = (np.arange(nx) + 0.5) / nx
     times = np.arange(n_steps + 1) * dt_save
     feet = x[None, :] - beta * times[:, None]  # characteristic feet [Nt, nx]
-    rngs = sample_rngs(seed, n_samples)
     tensor = np.empty((n_samples, times.size, nx))
-    for start, stop, done in batched(n_samples, batch_size, "advection", progress):
-        for i in range(start, stop):
-            tensor[i] = sample_initial_condition(rngs[i], k_max, n_waves)(feet)
-        done()
-    arrays = {"tensor": tensor, "x-coordinate": x, "t-coordinate": times}
-    if path is not None:
-        meta = card(
-            "advection1d",
-            "1D advection u_t + beta u_x = 0, periodic x in [0, 1)",
-            {
-                "beta": beta,
-                "t_final": t_final,
-                "dt_save": dt_save,
-                "initial_condition": f"PDEBench init_multi: {n_waves} sines, k in 1..{k_max}, "
-                "U(0,1) amplitudes, U(0,2pi) phases, p=0.1 abs, random sign, p=0.1 tanh window",
-                "method": "exact: u0((x - beta t) mod 1)",
-            },
-            {"nx": nx, "nt": times.size, "x": "cell centres (i + 1/2) / nx"},
-            "generate_advection",
-            seed,
-        )
-        write(path, "single", arrays, meta, overwrite, dtype)
-    return arrays
+    for start, _stop, rngs in sample_batches(seed, n_samples, batch_size, "advection", progress):
+        for i, rng in enumerate(rngs, start):
+            tensor[i] = sample_initial_condition(rng, k_max, n_waves)(feet)
+    return save(
+        {"tensor": tensor, "x-coordinate": x, "t-coordinate": times},
+        path,
+        "single",
+        overwrite,
+        dtype,
+        pde="advection1d",
+        equation="1D advection u_t + beta u_x = 0, periodic x in [0, 1)",
+        parameters={
+            "beta": beta,
+            "t_final": t_final,
+            "dt_save": dt_save,
+            "initial_condition": f"PDEBench init_multi: {n_waves} sines, k in 1..{k_max}, "
+            "U(0,1) amplitudes, U(0,2pi) phases, p=0.1 abs, random sign, p=0.1 tanh window",
+            "method": "exact: u0((x - beta t) mod 1)",
+        },
+        grid={"nx": nx, "nt": times.size, "x": "cell centres (i + 1/2) / nx"},
+        generator="generate_advection",
+        seed=seed,
+    )

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ._common import BlowUpError, batched, card, check_count, check_finite, sample_rngs, write
+from ._common import check_count, check_finite, naming_samples, sample_batches, save
 from .grf import periodic_grf
 
 __all__ = ["cole_hopf_solution", "etdrk4_coefficients", "generate_burgers", "solve_burgers"]
@@ -228,45 +228,36 @@ def generate_burgers(
         raise ValueError(f"generate_burgers: t_final must be > 0, got {t_final}")
     times = np.linspace(0.0, t_final, n_time)
     x = np.arange(resolution) / resolution
-    rngs = sample_rngs(seed, n_samples)
     tensor = np.empty((n_samples, n_time, resolution // subsample))
-    for start, stop, done in batched(n_samples, batch_size, "burgers", progress):
+    settings = f"dt={dt}, nu={nu}, resolution={resolution}"
+    for start, stop, rngs in sample_batches(seed, n_samples, batch_size, "burgers", progress):
         u0 = np.concatenate(
-            [
-                periodic_grf(r, resolution, scale=scale, tau=tau, alpha=alpha)
-                for r in rngs[start:stop]
-            ]
+            [periodic_grf(r, resolution, scale=scale, tau=tau, alpha=alpha) for r in rngs]
         )  # [batch, resolution]
-        try:
+        with naming_samples("generate_burgers", start, settings):
             u = solve_burgers(u0, nu, times, dt)  # [batch, n_time, resolution]
-        except BlowUpError as e:
-            raise BlowUpError(
-                f"generate_burgers: sample(s) {[start + r for r in e.rows]} blew up with "
-                f"dt={dt}, nu={nu}, resolution={resolution}; pass a smaller dt",
-                [start + r for r in e.rows],
-            ) from e
         tensor[start:stop] = u[..., ::subsample]
-        done()
-    arrays = {"tensor": tensor, "x-coordinate": x[::subsample], "t-coordinate": times}
-    if path is not None:
-        meta = card(
-            "burgers1d",
-            "1D Burgers u_t + (u^2/2)_x = nu u_xx, periodic x in [0, 1)",
-            {
-                "nu": nu,
-                "t_final": t_final,
-                "initial_condition": f"GRF N(0, {scale} (-Laplacian + {tau}^2 I)^-{alpha}), zero mean",
-                "dt": dt,
-                "method": "pseudo-spectral, 2/3 dealiasing, ETDRK4 (Kassam & Trefethen 2005)",
-            },
-            {
-                "resolution": resolution,
-                "subsample": subsample,
-                "nx": resolution // subsample,
-                "nt": n_time,
-            },
-            "generate_burgers",
-            seed,
-        )
-        write(path, "single", arrays, meta, overwrite, dtype)
-    return arrays
+    return save(
+        {"tensor": tensor, "x-coordinate": x[::subsample], "t-coordinate": times},
+        path,
+        "single",
+        overwrite,
+        dtype,
+        pde="burgers1d",
+        equation="1D Burgers u_t + (u^2/2)_x = nu u_xx, periodic x in [0, 1)",
+        parameters={
+            "nu": nu,
+            "t_final": t_final,
+            "initial_condition": f"GRF N(0, {scale} (-Laplacian + {tau}^2 I)^-{alpha}), zero mean",
+            "dt": dt,
+            "method": "pseudo-spectral, 2/3 dealiasing, ETDRK4 (Kassam & Trefethen 2005)",
+        },
+        grid={
+            "resolution": resolution,
+            "subsample": subsample,
+            "nx": resolution // subsample,
+            "nt": n_time,
+        },
+        generator="generate_burgers",
+        seed=seed,
+    )

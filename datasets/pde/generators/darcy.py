@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from ._common import batched, card, check_count, sample_rngs, write
+from ._common import check_count, sample_batches, save
 from .grf import neumann_grf
 
 __all__ = ["darcy_matrix", "generate_darcy", "solve_darcy"]
@@ -165,36 +165,33 @@ def generate_darcy(
     k = x.size
     tensor = np.empty((n_samples, 1, k, k))
     coeff = np.empty((n_samples, k, k))
-    rngs = sample_rngs(seed, n_samples)
-    for start, _stop, done in batched(n_samples, 1, "darcy", progress):
-        psi = neumann_grf(rngs[start], (resolution, resolution), scale=scale, tau=tau, alpha=alpha)[
-            0
-        ]
+    for start, _stop, (rng,) in sample_batches(seed, n_samples, 1, "darcy", progress):
+        psi = neumann_grf(rng, (resolution, resolution), scale=scale, tau=tau, alpha=alpha)[0]
         a = np.where(psi >= 0, a_high, a_low)
         u = solve_darcy(a, f)
         tensor[start, 0] = u[::subsample, ::subsample]
         coeff[start] = a[::subsample, ::subsample]
-        done()
-    arrays = {"tensor": tensor, "nu": coeff, "x-coordinate": x, "y-coordinate": x.copy()}
-    if path is not None:
-        meta = card(
-            "darcy2d",
-            "2D Darcy -div(a grad u) = f on (0, 1)^2, u = 0 on the boundary",
-            {
-                "f": f,
-                "a": f"{a_high} where psi >= 0, {a_low} elsewhere",
-                "psi": f"GRF N(0, {scale} (-Laplacian + {tau}^2 I)^-{alpha}), zero-flux cosine basis, zero mean",
-                "method": "five-point finite differences, harmonic-mean face coefficients, scipy spsolve",
-            },
-            {
-                "resolution": resolution,
-                "subsample": subsample,
-                "nx": k,
-                "ny": k,
-                "nodes": "boundary included",
-            },
-            "generate_darcy",
-            seed,
-        )
-        write(path, "darcy", arrays, meta, overwrite, dtype)
-    return arrays
+    return save(
+        {"tensor": tensor, "nu": coeff, "x-coordinate": x, "y-coordinate": x.copy()},
+        path,
+        "darcy",
+        overwrite,
+        dtype,
+        pde="darcy2d",
+        equation="2D Darcy -div(a grad u) = f on (0, 1)^2, u = 0 on the boundary",
+        parameters={
+            "f": f,
+            "a": f"{a_high} where psi >= 0, {a_low} elsewhere",
+            "psi": f"GRF N(0, {scale} (-Laplacian + {tau}^2 I)^-{alpha}), zero-flux cosine basis, zero mean",
+            "method": "five-point finite differences, harmonic-mean face coefficients, scipy spsolve",
+        },
+        grid={
+            "resolution": resolution,
+            "subsample": subsample,
+            "nx": k,
+            "ny": k,
+            "nodes": "boundary included",
+        },
+        generator="generate_darcy",
+        seed=seed,
+    )

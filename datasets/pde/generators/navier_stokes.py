@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from ._common import BlowUpError, batched, card, check_count, check_finite, sample_rngs, write
+from ._common import check_count, check_finite, naming_samples, sample_batches, save
 from .grf import periodic_grf
 
 __all__ = [
@@ -219,48 +219,43 @@ def generate_navier_stokes(
     f = fno_forcing(resolution) if forcing == "fno" else None
     times = np.linspace(0.0, t_final, n_time)
     x = np.arange(resolution)[::subsample] / resolution
-    rngs = sample_rngs(seed, n_samples)
     tensor = np.empty((n_samples, n_time, x.size, x.size))
-    for start, stop, done in batched(n_samples, batch_size, "navier-stokes", progress):
+    settings = f"dt={dt}, nu={nu}, resolution={resolution}"
+    batches = sample_batches(seed, n_samples, batch_size, "navier-stokes", progress)
+    for start, stop, rngs in batches:
         w0 = np.concatenate(
             [
                 periodic_grf(r, (resolution, resolution), scale=scale, tau=tau, alpha=alpha)
-                for r in rngs[start:stop]
+                for r in rngs
             ]
         )  # [batch, resolution, resolution]
-        try:
+        with naming_samples("generate_navier_stokes", start, settings):
             w = solve_navier_stokes(w0, nu, times, dt, f)  # [batch, n_time, n, n]
-        except BlowUpError as e:
-            raise BlowUpError(
-                f"generate_navier_stokes: sample(s) {[start + r for r in e.rows]} blew up with "
-                f"dt={dt}, nu={nu}, resolution={resolution}; pass a smaller dt",
-                [start + r for r in e.rows],
-            ) from e
         tensor[start:stop] = w[..., ::subsample, ::subsample]
-        done()
-    arrays = {"tensor": tensor, "x-coordinate": x, "y-coordinate": x.copy(), "t-coordinate": times}
-    if path is not None:
-        meta = card(
-            "navier_stokes2d_vorticity",
-            "2D incompressible Navier-Stokes, vorticity form w_t + u.grad w = nu Lap w + f, "
-            "unit torus",
-            {
-                "nu": nu,
-                "t_final": t_final,
-                "dt": dt,
-                "forcing": "0.1 (sin(2 pi (x+y)) + cos(2 pi (x+y)))" if forcing == "fno" else "0",
-                "initial_condition": f"GRF N(0, {scale} (-Laplacian + {tau}^2 I)^-{alpha}), zero mean",
-                "method": "pseudo-spectral, 2/3 dealiasing, Crank-Nicolson diffusion + Heun advection",
-            },
-            {
-                "resolution": resolution,
-                "subsample": subsample,
-                "nx": x.size,
-                "ny": x.size,
-                "nt": n_time,
-            },
-            "generate_navier_stokes",
-            seed,
-        )
-        write(path, "single", arrays, meta, overwrite, dtype)
-    return arrays
+    return save(
+        {"tensor": tensor, "x-coordinate": x, "y-coordinate": x.copy(), "t-coordinate": times},
+        path,
+        "single",
+        overwrite,
+        dtype,
+        pde="navier_stokes2d_vorticity",
+        equation="2D incompressible Navier-Stokes, vorticity form w_t + u.grad w = nu Lap w + f, "
+        "unit torus",
+        parameters={
+            "nu": nu,
+            "t_final": t_final,
+            "dt": dt,
+            "forcing": "0.1 (sin(2 pi (x+y)) + cos(2 pi (x+y)))" if forcing == "fno" else "0",
+            "initial_condition": f"GRF N(0, {scale} (-Laplacian + {tau}^2 I)^-{alpha}), zero mean",
+            "method": "pseudo-spectral, 2/3 dealiasing, Crank-Nicolson diffusion + Heun advection",
+        },
+        grid={
+            "resolution": resolution,
+            "subsample": subsample,
+            "nx": x.size,
+            "ny": x.size,
+            "nt": n_time,
+        },
+        generator="generate_navier_stokes",
+        seed=seed,
+    )

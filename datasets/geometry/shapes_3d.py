@@ -93,7 +93,16 @@ class _Revolved(Geometry):
     _kind = "?"
 
     def __init__(
-        self, name, centre, radius, h_min, h_max, h_axis, boundary_type, dtype, sampling_config
+        self,
+        name,
+        centre,
+        radius,
+        h_min,
+        h_max,
+        h_axis,
+        boundary_type="uniform",
+        dtype=np.float32,
+        sampling_config=None,
     ):
         kind = self._kind
         if isinstance(h_axis, bool) or not isinstance(h_axis, (numbers.Integral, np.integer)):
@@ -167,6 +176,14 @@ class _Revolved(Geometry):
         e[:, self.h_axis] = sign
         return e
 
+    def _areas(self):
+        """The areas of the boundary's parts, in sampling order ``[n_parts]``."""
+        raise NotImplementedError
+
+    @property
+    def boundary_measure(self):
+        return float(np.sum(self._areas()))
+
     def _part_weights(self, areas):
         return areas if self.boundary_type == "uniform" else np.ones(len(areas))
 
@@ -202,22 +219,6 @@ class Cylinder(_Revolved):
 
     _kind = "Cylinder"
 
-    def __init__(
-        self,
-        name,
-        centre,
-        radius,
-        h_min,
-        h_max,
-        h_axis,
-        boundary_type="uniform",
-        dtype=np.float32,
-        sampling_config=None,
-    ):
-        super().__init__(
-            name, centre, radius, h_min, h_max, h_axis, boundary_type, dtype, sampling_config
-        )
-
     @property
     def measure(self):
         return np.pi * self.radius**2 * self.height
@@ -225,10 +226,6 @@ class Cylinder(_Revolved):
     def _areas(self):
         cap = np.pi * self.radius**2
         return np.array([cap, 2.0 * np.pi * self.radius * self.height, cap])
-
-    @property
-    def boundary_measure(self):
-        return float(np.sum(self._areas()))
 
     def contains(self, points):
         rho, h, _ = self._local(points, "contains")
@@ -297,22 +294,10 @@ class Cone(_Revolved):
 
     _kind = "Cone"
 
-    def __init__(
-        self,
-        name,
-        centre,
-        radius,
-        h_min,
-        h_max,
-        h_axis,
-        boundary_type="uniform",
-        dtype=np.float32,
-        sampling_config=None,
-    ):
-        super().__init__(
-            name, centre, radius, h_min, h_max, h_axis, boundary_type, dtype, sampling_config
-        )
-        self.slant = float(np.hypot(self.radius, self.height))
+    @property
+    def slant(self):
+        """The slant height ``L = sqrt(r^2 + H^2)``."""
+        return float(np.hypot(self.radius, self.height))
 
     @property
     def measure(self):
@@ -320,10 +305,6 @@ class Cone(_Revolved):
 
     def _areas(self):
         return np.array([np.pi * self.radius * self.slant, np.pi * self.radius**2])
-
-    @property
-    def boundary_measure(self):
-        return float(np.sum(self._areas()))
 
     def _radius_at(self, h):
         return self.radius * (self.h_max - h) / self.height

@@ -1,0 +1,56 @@
+"""Godunov-type convective flux: reconstruct face states, then solve a Riemann problem."""
+
+import core
+
+__all__ = ["GodunovFlux"]
+
+
+@core.jit_class
+class GodunovFlux:
+    """Convective flux ``F(U_L, U_R)`` at every face along an axis (MindFlow's ``GodunovFlux``).
+
+    Beyond MindFlow: the reconstruction acts on ``reconstruction_variables`` (characteristic
+    by default, or primitive / conservative), and ``positivity: true`` applies the Zhang-Shu
+    limiter to the face states before the Riemann solver.
+
+    Args:
+        material (Material): the fluid.
+        mesh_info (MeshInfo): grid and ``pad``.
+        config (dict): ``convective_flux`` section: ``reconstructor``, ``riemann_computer``,
+            ``reconstruction_variables``, ``positivity``.
+        net_dict (dict): unused; MindFlow's slot for learnable Riemann solvers.
+    """
+
+    def __init__(self, material, mesh_info, config, net_dict=None):
+        from .reconstructor import define_reconstructor
+        from .riemann_computer import define_riemann_computer
+
+        self.material = material
+        self.mesh_info = mesh_info
+        self.variables = config.get("reconstruction_variables", "characteristic")
+        self.positivity = bool(config.get("positivity", False))
+        self.reconstructor = define_reconstructor(config["reconstructor"])(mesh_info)
+        self.riemann_solver = define_riemann_computer(config["riemann_computer"])(material)
+
+    def compute_flux(self, con_var, axis):
+        """Face fluxes along ``axis``.
+
+        Args:
+            con_var (Tensor): padded conservative variables ``[5, nx + 2 pad, ...]``.
+            axis (int): 0/1/2.
+
+        Returns:
+            Tensor ``[5, ...]``: ``n + 1`` faces along ``axis``, interior cells elsewhere.
+        """
+        from .reconstructor import reconstruct_faces
+
+        con_left, con_right = reconstruct_faces(
+            con_var, axis, self.mesh_info, self.material, self.reconstructor, self.variables
+        )
+        if self.positivity:
+            from .riemann_computer import limit_positivity
+
+            con_left, con_right = limit_positivity(
+                con_var, con_left, con_right, axis, self.material
+            )
+        return self.riemann_solver.compute_riemann_flux(con_left, con_right, axis)

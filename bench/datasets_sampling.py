@@ -14,13 +14,12 @@ Numbers only, no assertion (the tests check correctness).
 
 from __future__ import annotations
 
-import argparse
-import time
-
 import numpy as np
 
 from datasets.geometry import Disk, Rectangle, Triangle
 from datasets.geometry.samplers import sample
+
+from .datasets_common import best_time, run_from_command_line
 
 SAMPLERS = ("uniform", "lhs", "halton", "sobol")
 
@@ -31,16 +30,6 @@ def plate_with_roof(dtype=np.float32):
     hole = Disk("hole", (0.7, 0.5), 0.3, dtype=dtype)
     roof = Triangle("roof", [[0.0, 1.0], [2.0, 1.0], [1.0, 1.6]], dtype=dtype)
     return (plate - hole) | roof
-
-
-def best_time(fn, repeat):
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
 
 
 def main(n=1_000_000, repeat=3):
@@ -62,8 +51,4 @@ def main(n=1_000_000, repeat=3):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    main(args.n, args.repeat)
+    run_from_command_line(main, __doc__)

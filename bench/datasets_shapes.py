@@ -15,7 +15,6 @@ Numbers only, no assertion (the tests check correctness).
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
@@ -34,15 +33,7 @@ from datasets.geometry import (
     rar,
 )
 
-
-def best_time(fn, repeat):
-    fn()  # warm-up
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+from .datasets_common import best_time, run_from_command_line
 
 
 def main(n=1_000_000, repeat=3):
@@ -89,8 +80,4 @@ def main(n=1_000_000, repeat=3):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    args = parser.parse_args()
-    main(args.n, args.repeat)
+    run_from_command_line(main, __doc__)

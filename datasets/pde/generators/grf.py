@@ -64,6 +64,19 @@ def _check(shape, scale, tau, alpha, size, where):
     return tuple(int(n) for n in shape)
 
 
+def _mode_std(mu, scale, tau, alpha, zero_mean, where) -> np.ndarray:
+    """:func:`grf_mode_std` of the eigenvalues ``mu`` (the mean mode first, ``mu.flat[0] = 0``),
+    with the mean mode dropped (``zero_mean``) or refused when its variance is infinite."""
+    std = grf_mode_std(mu, scale, tau, alpha)
+    if zero_mean:
+        std.flat[0] = 0.0
+    elif not np.isfinite(std.flat[0]):
+        raise ValueError(
+            f"{where}: tau = 0 gives the mean mode infinite variance; pass zero_mean=True"
+        )
+    return std
+
+
 def _periodic_mu(shape: tuple[int, ...]) -> np.ndarray:
     """4 pi^2 |k|^2 on the rfftn grid of ``shape`` (last axis halved), float64."""
     ks = [np.fft.fftfreq(n, 1.0 / n) for n in shape[:-1]] + [
@@ -103,13 +116,8 @@ def periodic_grf(
     shape = _check(shape, scale, tau, alpha, size, "periodic_grf")
     axes = tuple(range(1, len(shape) + 1))
     noise = rng.standard_normal((int(size), *shape))  # [size, *shape]
-    std = grf_mode_std(_periodic_mu(shape), scale, tau, alpha)  # [*rfft shape]
-    if zero_mean:
-        std.flat[0] = 0.0
-    elif not np.isfinite(std.flat[0]):
-        raise ValueError(
-            "periodic_grf: tau = 0 gives the mean mode infinite variance; pass zero_mean=True"
-        )
+    mu = _periodic_mu(shape)
+    std = _mode_std(mu, scale, tau, alpha, zero_mean, "periodic_grf")  # [*rfft shape]
     coef = np.fft.rfftn(noise, axes=axes) * (np.sqrt(np.prod(shape)) * std)
     return np.fft.irfftn(coef, s=shape, axes=axes)
 
@@ -151,13 +159,8 @@ def neumann_grf(
     """
     shape = _check(shape, scale, tau, alpha, size, "neumann_grf")
     grids = np.meshgrid(*[np.arange(n) for n in shape], indexing="ij")
-    std = grf_mode_std(np.pi**2 * sum(k**2 for k in grids), scale, tau, alpha)  # [*shape]
-    if zero_mean:
-        std.flat[0] = 0.0
-    elif not np.isfinite(std.flat[0]):
-        raise ValueError(
-            "neumann_grf: tau = 0 gives the mean mode infinite variance; pass zero_mean=True"
-        )
+    mu = np.pi**2 * sum(k**2 for k in grids)
+    std = _mode_std(mu, scale, tau, alpha, zero_mean, "neumann_grf")  # [*shape]
     field = rng.standard_normal((int(size), *shape)) * std  # coefficients [size, *modes]
     for axis, n in enumerate(shape, start=1):
         # contract the mode axis with the basis: [..., k_i, ...] -> [..., x_i, ...]

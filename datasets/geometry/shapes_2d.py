@@ -406,31 +406,34 @@ class Polygon(Geometry):
         return points, self._normal[edge].copy()
 
 
-class Triangle(Polygon):
+class _FixedPolygon(Polygon):
+    """A ``Polygon`` of exactly ``_n_vertices`` vertices."""
+
+    _n_vertices = 0
+
+    def __init__(
+        self, name, vertices, boundary_type="uniform", dtype=np.float32, sampling_config=None
+    ):
+        shape = (self._n_vertices, 2)
+        if np.shape(vertices) != shape:
+            raise ValueError(
+                f"{type(self).__name__} {name!r}: vertices must have shape {shape}, got "
+                f"{np.shape(vertices)}"
+            )
+        super().__init__(name, vertices, boundary_type, dtype, sampling_config)
+
+
+class Triangle(_FixedPolygon):
     """A triangle (MindFlow's ``Triangle(name, vertices, boundary_type, dtype,
     sampling_config)``): a ``Polygon`` of 3 vertices, in either order."""
 
-    def __init__(
-        self, name, vertices, boundary_type="uniform", dtype=np.float32, sampling_config=None
-    ):
-        if np.shape(vertices) != (3, 2):
-            raise ValueError(
-                f"Triangle {name!r}: vertices must have shape (3, 2), got {np.shape(vertices)}"
-            )
-        super().__init__(name, vertices, boundary_type, dtype, sampling_config)
+    _n_vertices = 3
 
 
-class Pentagon(Polygon):
+class Pentagon(_FixedPolygon):
     """A pentagon (MindFlow's ``Pentagon``): a ``Polygon`` of 5 vertices."""
 
-    def __init__(
-        self, name, vertices, boundary_type="uniform", dtype=np.float32, sampling_config=None
-    ):
-        if np.shape(vertices) != (5, 2):
-            raise ValueError(
-                f"Pentagon {name!r}: vertices must have shape (5, 2), got {np.shape(vertices)}"
-            )
-        super().__init__(name, vertices, boundary_type, dtype, sampling_config)
+    _n_vertices = 5
 
 
 __all__ = ["Disk", "Pentagon", "Polygon", "Rectangle", "Triangle"]

@@ -24,12 +24,9 @@ from datasets.geometry import (
     generate_sampling_config,
 )
 
+from ._geometry_helpers import SAMPLERS, fd_grad
+
 F64 = np.float64
-SAMPLERS = ("uniform", "lhs", "halton", "sobol")
-
-
-def fd_grad(sdf, p, h=1e-7):
-    return np.stack([(sdf(p + h * e) - sdf(p - h * e)) / (2 * h) for e in np.eye(p.shape[1])], -1)
 
 
 def corners_of(leaf):

@@ -26,8 +26,9 @@ from datasets.geometry import (
 )
 from datasets.geometry.samplers import UnitStream, make_rng
 
+from ._geometry_helpers import SAMPLERS, fd_grad
+
 F64 = np.float64
-SAMPLERS = ("uniform", "lhs", "halton", "sobol")
 L_SHAPE = [[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]]  # non-convex, area 3, perimeter 8
 
 
@@ -35,10 +36,6 @@ def shoelace(v):
     v = np.asarray(v, dtype=F64)
     x, y = v[:, 0], v[:, 1]
     return 0.5 * abs(np.dot(x, np.roll(y, -1)) - np.dot(y, np.roll(x, -1)))
-
-
-def fd_grad(sdf, p, h=1e-7):
-    return np.stack([(sdf(p + h * e) - sdf(p - h * e)) / (2 * h) for e in np.eye(p.shape[1])], -1)
 
 
 def far_from(p, corners, dist=1e-4):

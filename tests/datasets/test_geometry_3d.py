@@ -16,7 +16,8 @@ from datasets.geometry import (
     generate_sampling_config,
 )
 
-SAMPLERS = ["uniform", "lhs", "halton", "sobol"]
+from ._geometry_helpers import SAMPLERS, fd_grad
+
 TETRA = [[0.0, 0.0, 0.0], [1.0, 0.1, 0.0], [0.2, 1.3, 0.1], [0.3, 0.2, 0.9]]
 
 
@@ -28,11 +29,6 @@ def shapes():
         Tetrahedron("tetra", TETRA, dtype=np.float64),
         HyperCube("cube4", 4, [0.0, -1.0, 0.0, 0.0], [1.0, 1.0, 0.5, 2.0], dtype=np.float64),
     ]
-
-
-def fd_grad(geom, p, h=1e-6):
-    eye = np.eye(geom.dim)
-    return np.stack([(geom.sdf(p + h * e) - geom.sdf(p - h * e)) / (2 * h) for e in eye], -1)
 
 
 @pytest.mark.parametrize("sampler", SAMPLERS)
@@ -50,7 +46,7 @@ def test_interior_and_boundary_samples(geom, sampler):
     # and the sdf's gradient there is n (the nearest point of p + d n is p), edges included.
     d = 1e-3
     np.testing.assert_allclose(geom.sdf(p + d * n), d, atol=1e-10)
-    np.testing.assert_allclose(fd_grad(geom, p + d * n), n, atol=1e-6)
+    np.testing.assert_allclose(fd_grad(geom.sdf, p + d * n, h=1e-6), n, atol=1e-6)
 
 
 @pytest.mark.parametrize("geom", shapes(), ids=lambda g: g.name)

@@ -30,6 +30,18 @@ from ._geometry_helpers import SAMPLERS, fd_grad
 
 F64 = np.float64
 L_SHAPE = [[0, 0], [2, 0], [2, 1], [1, 1], [1, 2], [0, 2]]  # non-convex, area 3, perimeter 8
+STAR = [  # a non-convex ten-vertex star
+    [0, 3],
+    [1, 1],
+    [3, 1],
+    [1.5, -0.5],
+    [2, -3],
+    [0, -1.5],
+    [-2, -3],
+    [-1.5, -0.5],
+    [-3, 1],
+    [-1, 1],
+]
 
 
 def shoelace(v):
@@ -197,37 +209,7 @@ def mc_area(geom, n=200_000, seed=0):
     [
         (Disk("d", (1.0, -2.0), 0.8), np.pi * 0.64),
         (Polygon("L", L_SHAPE), shoelace(L_SHAPE)),
-        (
-            Polygon(
-                "star",
-                [
-                    [0, 3],
-                    [1, 1],
-                    [3, 1],
-                    [1.5, -0.5],
-                    [2, -3],
-                    [0, -1.5],
-                    [-2, -3],
-                    [-1.5, -0.5],
-                    [-3, 1],
-                    [-1, 1],
-                ],
-            ),
-            shoelace(
-                [
-                    [0, 3],
-                    [1, 1],
-                    [3, 1],
-                    [1.5, -0.5],
-                    [2, -3],
-                    [0, -1.5],
-                    [-2, -3],
-                    [-1.5, -0.5],
-                    [-3, 1],
-                    [-1, 1],
-                ]
-            ),
-        ),
+        (Polygon("star", STAR), shoelace(STAR)),
         (Triangle("t", [[0, 0], [4, 1], [1, 3]]), 5.5),
         (Rectangle("r", (0, 0), (2, 0.5)), 1.0),
     ],

@@ -49,6 +49,23 @@ def sample_batches(
             bar.update(stop - start)
 
 
+def check_periodic_grid(
+    where: str, n_samples, resolution, subsample, n_time
+) -> tuple[int, int, int, int]:
+    """The sizes of a pseudo-spectral generator on the periodic grid, as ints: ``n_samples >= 1``,
+    ``resolution >= 4`` and even, ``subsample`` dividing it, ``n_time >= 2``."""
+    n_samples = check_count("n_samples", n_samples)
+    resolution = check_count("resolution", resolution, 4)
+    subsample = check_count("subsample", subsample)
+    n_time = check_count("n_time", n_time, 2)
+    if resolution % 2 or resolution % subsample:
+        raise ValueError(
+            f"{where}: resolution must be even and divisible by subsample, got "
+            f"resolution={resolution}, subsample={subsample}"
+        )
+    return n_samples, resolution, subsample, n_time
+
+
 class BlowUpError(FloatingPointError):
     """A time integration produced non-finite values; ``rows`` are the batch rows that did."""
 

@@ -23,7 +23,7 @@ import math
 
 import numpy as np
 
-from ._common import check_count, check_finite, naming_samples, sample_batches, save
+from ._common import check_finite, check_periodic_grid, naming_samples, sample_batches, save
 from .grf import periodic_grf
 
 __all__ = ["cole_hopf_solution", "etdrk4_coefficients", "generate_burgers", "solve_burgers"]
@@ -215,15 +215,9 @@ def generate_burgers(
         ``{"tensor": [N, n_time, resolution / subsample], "x-coordinate": [Nx],
         "t-coordinate": [n_time]}``, float64: the same arrays the file holds.
     """
-    n_samples = check_count("n_samples", n_samples)
-    resolution = check_count("resolution", resolution, 4)
-    subsample = check_count("subsample", subsample)
-    n_time = check_count("n_time", n_time, 2)
-    if resolution % 2 or resolution % subsample:
-        raise ValueError(
-            f"generate_burgers: resolution must be even and divisible by subsample, got "
-            f"resolution={resolution}, subsample={subsample}"
-        )
+    n_samples, resolution, subsample, n_time = check_periodic_grid(
+        "generate_burgers", n_samples, resolution, subsample, n_time
+    )
     if not t_final > 0:
         raise ValueError(f"generate_burgers: t_final must be > 0, got {t_final}")
     times = np.linspace(0.0, t_final, n_time)

@@ -31,7 +31,7 @@ import math
 
 import numpy as np
 
-from ._common import check_count, check_finite, naming_samples, sample_batches, save
+from ._common import check_finite, check_periodic_grid, naming_samples, sample_batches, save
 from .grf import periodic_grf
 
 __all__ = [
@@ -201,15 +201,9 @@ def generate_navier_stokes(
         ``{"tensor": w [N, n_time, Nx, Ny], "x-coordinate": [Nx], "y-coordinate": [Ny],
         "t-coordinate": [n_time]}`` float64, ``Nx = Ny = resolution / subsample``.
     """
-    n_samples = check_count("n_samples", n_samples)
-    resolution = check_count("resolution", resolution, 4)
-    subsample = check_count("subsample", subsample)
-    n_time = check_count("n_time", n_time, 2)
-    if resolution % 2 or resolution % subsample:
-        raise ValueError(
-            f"generate_navier_stokes: resolution must be even and divisible by subsample, got "
-            f"resolution={resolution}, subsample={subsample}"
-        )
+    n_samples, resolution, subsample, n_time = check_periodic_grid(
+        "generate_navier_stokes", n_samples, resolution, subsample, n_time
+    )
     if forcing not in ("fno", "none"):
         raise ValueError(
             f"generate_navier_stokes: forcing must be 'fno' or 'none', got {forcing!r}"

@@ -538,7 +538,19 @@ def _placement(names, inputs, outputs, where):
     return new_names, positions
 
 
-class MapDataset(Dataset):
+class _OneChild(Dataset):
+    """A node that reads one child: its rows are batches when the child's are, and it has the
+    child's number of rows per epoch unless it says otherwise (``_size``)."""
+
+    def __init__(self, child, columns):
+        super().__init__([child], columns)
+        self._batched = child._batched
+
+    def _size(self):
+        return self.children[0]._size()
+
+
+class MapDataset(_OneChild):
     """``dataset.map(...)``; see :meth:`Dataset.map`."""
 
     def __init__(
@@ -555,8 +567,7 @@ class MapDataset(Dataset):
         inputs = column_names(input_columns, f"{self.label} input_columns") or list(names)
         outputs = column_names(output_columns, f"{self.label} output_columns") or list(inputs)
         new_names, positions = _placement(names, inputs, outputs, self.label)
-        super().__init__([child], new_names)
-        self._batched = child._batched
+        super().__init__(child, new_names)
         in_positions = [names.index(c) for c in inputs]
         self._all_inputs = in_positions == list(range(len(names)))
         self._get_inputs = _tuple_getter(in_positions)
@@ -572,9 +583,6 @@ class MapDataset(Dataset):
 
     def _describe(self):
         return self.label
-
-    def _size(self):
-        return self.children[0]._size()
 
     def _chunks(self, ctx, hint):
         spec = ctx.run.state.setdefault((id(self), "spec"), {})
@@ -663,20 +671,16 @@ class MapDataset(Dataset):
         )
 
 
-class ShuffleDataset(Dataset):
+class ShuffleDataset(_OneChild):
     """``dataset.shuffle(buffer_size)``; see :meth:`Dataset.shuffle`."""
 
     def __init__(self, child, buffer_size, seed=None):
         self.buffer_size = _check_int(buffer_size, "buffer_size", "shuffle", 2)
         self.seed = _check_seed(seed, "shuffle")
-        super().__init__([child], child.get_col_names())
-        self._batched = child._batched
+        super().__init__(child, child.get_col_names())
 
     def _describe(self):
         return f"shuffle({self.buffer_size})"
-
-    def _size(self):
-        return self.children[0]._size()
 
     def _chunks(self, ctx, hint):
         rng = epoch_rng(self, self.seed, ctx)
@@ -896,7 +900,7 @@ def _pop_rows(pending, n):
     return pieces
 
 
-class RepeatDataset(Dataset):
+class RepeatDataset(_OneChild):
     """``dataset.repeat(count)``; see :meth:`Dataset.repeat`."""
 
     def __init__(self, child, count=None):
@@ -904,8 +908,7 @@ class RepeatDataset(Dataset):
             self.count = math.inf
         else:
             self.count = _check_int(count, "count", "repeat (None or -1 for forever)", 1)
-        super().__init__([child], child.get_col_names())
-        self._batched = child._batched
+        super().__init__(child, child.get_col_names())
 
     def _describe(self):
         return f"repeat({'forever' if self.count == math.inf else self.count})"
@@ -934,13 +937,12 @@ class RepeatDataset(Dataset):
             r += 1
 
 
-class TakeDataset(Dataset):
+class TakeDataset(_OneChild):
     """``dataset.take(count)``; see :meth:`Dataset.take`."""
 
     def __init__(self, child, count=-1):
         self.count = math.inf if count == -1 else _check_int(count, "count", "take (or -1)", 0)
-        super().__init__([child], child.get_col_names())
-        self._batched = child._batched
+        super().__init__(child, child.get_col_names())
 
     def _describe(self):
         return f"take({self.count})"
@@ -961,13 +963,12 @@ class TakeDataset(Dataset):
             yield chunk
 
 
-class SkipDataset(Dataset):
+class SkipDataset(_OneChild):
     """``dataset.skip(count)``; see :meth:`Dataset.skip`."""
 
     def __init__(self, child, count):
         self.count = _check_int(count, "count", "skip", 0)
-        super().__init__([child], child.get_col_names())
-        self._batched = child._batched
+        super().__init__(child, child.get_col_names())
 
     def _describe(self):
         return f"skip({self.count})"
@@ -986,7 +987,7 @@ class SkipDataset(Dataset):
             left = 0
 
 
-class ProjectDataset(Dataset):
+class ProjectDataset(_OneChild):
     """``dataset.project(columns)``; see :meth:`Dataset.project`."""
 
     def __init__(self, child, columns):
@@ -995,16 +996,12 @@ class ProjectDataset(Dataset):
         missing = [c for c in cols if c not in names]
         if missing:
             raise ValueError(f"project: column(s) {missing} not in the dataset's columns {names}")
-        super().__init__([child], cols)
-        self._batched = child._batched
+        super().__init__(child, cols)
         self._positions = [names.index(c) for c in cols]
         self._get = _tuple_getter(self._positions)
 
     def _describe(self):
         return f"project({self._columns})"
-
-    def _size(self):
-        return self.children[0]._size()
 
     def _chunks(self, ctx, hint):
         get = self._get
@@ -1016,7 +1013,7 @@ class ProjectDataset(Dataset):
                 yield Chunk(chunk.origins, rows=[get(r) for r in chunk.rows], private=chunk.private)
 
 
-class RenameDataset(Dataset):
+class RenameDataset(_OneChild):
     """``dataset.rename(input_columns, output_columns)``; see :meth:`Dataset.rename`."""
 
     def __init__(self, child, input_columns, output_columns):
@@ -1031,14 +1028,10 @@ class RenameDataset(Dataset):
         renamed = [new[old.index(c)] if c in old else c for c in names]
         if len(set(renamed)) != len(renamed):
             raise ValueError(f"rename: the result {renamed} has duplicate column names")
-        super().__init__([child], renamed)
-        self._batched = child._batched
+        super().__init__(child, renamed)
 
     def _describe(self):
         return f"rename({self._columns})"
-
-    def _size(self):
-        return self.children[0]._size()
 
     def _chunks(self, ctx, hint):
         return self.children[0]._chunks(ctx, hint)

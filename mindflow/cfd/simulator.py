@@ -77,9 +77,20 @@ class Simulator:
 
     @property
     def compiled_step(self):
-        """``integration_step`` compiled by ``core.jit`` (one graph per state shape/dtype)."""
+        """``integration_step`` compiled by ``core.jit`` (one graph per state shape/dtype).
+
+        The time step is passed as a 0-d tensor so that a CFL-adaptive run compiles once.
+        """
         if self._compiled_step is None:
-            self._compiled_step = core.jit(self.integration_step)
+            jitted = core.jit(self.integration_step)
+
+            def step(con_var, timestep):
+                # a Python float would be a static argument: one graph per distinct dt
+                if not isinstance(timestep, core.Tensor):
+                    timestep = core.tensor(timestep, dtype=con_var.dtype)
+                return jitted(con_var, timestep)
+
+            self._compiled_step = step
         return self._compiled_step
 
     def rollout(self, con_var, timestep, steps):

@@ -10,7 +10,7 @@ class GodunovFlux:
     """Convective flux ``F(U_L, U_R)`` at every face along an axis (MindFlow's ``GodunovFlux``).
 
     Beyond MindFlow: the reconstruction acts on ``reconstruction_variables`` (characteristic
-    by default, or primitive / conservative), and ``positivity: true`` applies the Zhang-Shu
+    by default for WENO5/7, WENO5-Z, TENO5; component-wise for WENO3; or primitive / conservative), and ``positivity: true`` applies the Zhang-Shu
     limiter to the face states before the Riemann solver.
 
     Args:
@@ -22,15 +22,19 @@ class GodunovFlux:
     """
 
     def __init__(self, material, mesh_info, config, net_dict=None):
-        from .reconstructor import define_reconstructor
+        from .reconstructor import default_reconstruction_variables, define_reconstructor
         from .riemann_computer import define_riemann_computer
 
         self.material = material
         self.mesh_info = mesh_info
-        self.variables = config.get("reconstruction_variables", "characteristic")
+        self.variables = config.get("reconstruction_variables") or (
+            default_reconstruction_variables(config["reconstructor"])
+        )
         self.positivity = bool(config.get("positivity", False))
         self.reconstructor = define_reconstructor(config["reconstructor"])(mesh_info)
-        self.riemann_solver = define_riemann_computer(config["riemann_computer"])(material)
+        self.riemann_solver = define_riemann_computer(config["riemann_computer"])(
+            material, net_dict
+        )
 
     def compute_flux(self, con_var, axis):
         """Face fluxes along ``axis``.
@@ -42,13 +46,13 @@ class GodunovFlux:
         Returns:
             Tensor ``[5, ...]``: ``n + 1`` faces along ``axis``, interior cells elsewhere.
         """
-        from .reconstructor import reconstruct_faces
+        from .projection import reconstruct_faces
 
         con_left, con_right = reconstruct_faces(
             con_var, axis, self.mesh_info, self.material, self.reconstructor, self.variables
         )
         if self.positivity:
-            from .riemann_computer import limit_positivity
+            from .positivity import limit_positivity
 
             con_left, con_right = limit_positivity(
                 con_var, con_left, con_right, axis, self.material

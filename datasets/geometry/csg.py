@@ -31,12 +31,11 @@ one round are shuffled before the last round is cut to size, so no leaf is favou
 """
 
 import copy
-import math
 
 import numpy as np
 
 from .base import Geometry, as_points
-from .samplers import rejection_sample
+from .samplers import draw_rounds, rejection_sample
 
 
 class CSG(Geometry):
@@ -150,9 +149,8 @@ class CSG(Geometry):
         scale = max(float(np.max(g.coord_max - g.coord_min)) for g in [self, *leaves])
         step = 1e-9 * scale
         on_tol = 1e-12 * scale
-        kept_p, kept_n, have, drawn = [], [], 0, 0
-        batch = n
-        while have < n:
+
+        def draw(batch):
             counts = _split(batch, weights)
             round_p, round_n = [], []
             for k, (leaf, count) in enumerate(zip(leaves, counts)):
@@ -175,22 +173,16 @@ class CSG(Geometry):
             p = np.concatenate(round_p, axis=0)
             m = np.concatenate(round_n, axis=0)
             order = stream.rng.permutation(len(p))
-            kept_p.append(p[order])
-            kept_n.append(m[order])
-            have += len(p)
-            drawn += batch
-            if have >= n:
-                break
-            if have == 0:
-                if drawn >= max(10**6, 1000 * n):
-                    raise ValueError(
-                        f"{self.geom_type} {self.name!r}: none of {drawn} points drawn on its "
-                        "operands' boundaries lies on the result's boundary; the result looks empty"
-                    )
-                batch = min(4 * batch, 10**6)
-                continue
-            batch = math.ceil((n - have) / (have / drawn) * 1.1) + 16
-        return np.concatenate(kept_p, axis=0)[:n], np.concatenate(kept_n, axis=0)[:n]
+            return p[order], m[order]
+
+        return draw_rounds(
+            n,
+            draw,
+            lambda drawn: (
+                f"{self.geom_type} {self.name!r}: none of {drawn} points drawn on its "
+                "operands' boundaries lies on the result's boundary; the result looks empty"
+            ),
+        )
 
 
 def _check_operands(kind, geom1, geom2):

@@ -171,29 +171,58 @@ def rejection_sample(n, stream, box_min, box_max, accept, what="shape"):
     box_max = np.asarray(box_max, dtype=np.float64)
     dim = box_min.shape[0]
     width = box_max - box_min
-    kept, have, drawn, accepted = [], 0, 0, 0
+
+    def draw(batch):
+        x = box_min + stream.draw(batch, dim) * width
+        return (x[np.asarray(accept(x), dtype=bool)],)
+
+    (points,) = draw_rounds(
+        n,
+        draw,
+        lambda drawn: (
+            f"{what}: no point of {drawn} candidates in its bounding box "
+            f"{box_min.tolist()}..{box_max.tolist()} is inside; the region looks empty"
+        ),
+    )
+    return points
+
+
+def draw_rounds(n, draw, nothing_kept):
+    """The first ``n`` rows kept from rounds of candidates, in order.
+
+    ``draw(batch)`` draws ``batch`` candidates and returns the kept ones as a tuple of arrays
+    with one row per kept candidate. The first round draws ``n``; each later one what the kept
+    fraction so far says is still missing, plus 10% and 16, or, while nothing has been kept, 4
+    times the last round (at most 10^6).
+
+    Args:
+        n: rows wanted (``>= 1``).
+        draw: ``batch -> tuple of arrays [m, ...]``, ``m <= batch``.
+        nothing_kept: ``drawn -> str``, the error's message once 10^6 (or ``1000 n``)
+            candidates gave no row.
+
+    Returns:
+        a tuple of arrays ``[n, ...]``, one per array ``draw`` returns.
+
+    Raises:
+        ValueError: ``nothing_kept(drawn)``.
+    """
+    kept, have, drawn = [], 0, 0
     batch = n
     while have < n:
-        u = stream.draw(batch, dim)
-        x = box_min + u * width
-        x = x[np.asarray(accept(x), dtype=bool)]
-        kept.append(x)
-        have += len(x)
+        parts = draw(batch)
+        kept.append(parts)
+        have += len(parts[0])
         drawn += batch
-        accepted += len(x)
         if have >= n:
             break
-        if accepted == 0:
+        if have == 0:
             if drawn >= max(10**6, 1000 * n):
-                raise ValueError(
-                    f"{what}: no point of {drawn} candidates in its bounding box "
-                    f"{box_min.tolist()}..{box_max.tolist()} is inside; the region looks empty"
-                )
+                raise ValueError(nothing_kept(drawn))
             batch = min(4 * batch, 10**6)
             continue
-        rate = accepted / drawn
-        batch = math.ceil((n - have) / rate * 1.1) + 16
-    return np.concatenate(kept, axis=0)[:n]
+        batch = math.ceil((n - have) / (have / drawn) * 1.1) + 16
+    return tuple(np.concatenate(column, axis=0)[:n] for column in zip(*kept))
 
 
 def _qmc():

@@ -12,6 +12,7 @@ import pathlib
 import numpy as np
 import pytest
 
+import core
 from mindflow.cfd import exact_riemann
 from mindflow.cfd.exact_riemann import star_state
 from mindflow.verify import convergence_order
@@ -80,3 +81,33 @@ def test_sod_example_tiny_writes_plot(tmp_path, capsys):
     assert (tmp_path / "sod.png").stat().st_size > 0
     assert "L1(rho)" in capsys.readouterr().out
     assert out["errors"]["rho"] < 2e-2
+
+
+def test_mindflow_style_script_runs_with_swapped_imports():
+    """MindFlow's solve_sod.py loop (RunTime + integration_step), float32, imports swapped."""
+    from core import Tensor
+    from core import numpy as mnp
+    from mindflow import cfd, load_yaml_config
+    from mindflow.cfd.runtime import RunTime
+    from mindflow.cfd.simulator import Simulator
+
+    config = load_yaml_config(SOD.parent / "sod.yaml")
+    config["space_solver"]["convective_flux"]["riemann_computer"] = "Roe"
+    simulator = Simulator(config)
+    runtime = RunTime(config["runtime"], simulator.mesh_info, simulator.material)
+    mesh_x, _, _ = simulator.mesh_info.mesh_xyz()
+    right = mnp.greater(mesh_x, Tensor(0.5))
+    left = mnp.less_equal(mesh_x, Tensor(0.5))
+    zero = mnp.zeros_like(mesh_x)
+    pri_var = mnp.stack([1.0 * left + 0.125 * right, zero, zero, zero, 1.0 * left + 0.1 * right])
+    con_var = cfd.cal_con_var(pri_var, simulator.material)
+    while runtime.time_loop(pri_var):
+        pri_var = cfd.cal_pri_var(con_var, simulator.material)
+        runtime.compute_timestep(pri_var)
+        con_var = simulator.integration_step(con_var, runtime.timestep)
+        runtime.advance()
+    pri_var = cfd.cal_pri_var(con_var, simulator.material)
+    assert pri_var.dtype == core.float32 and runtime.current_time == pytest.approx(0.2)
+    x = (np.arange(100) + 0.5) / 100
+    exact = exact_riemann((1.0, 0.0, 1.0), (0.125, 0.0, 0.1), 1.4, x, 0.2, 0.5)[0]
+    assert np.mean(np.abs(pri_var.asnumpy()[0, :, 0, 0] - exact)) < 1e-2

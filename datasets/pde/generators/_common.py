@@ -3,8 +3,9 @@ named by sample, the metadata card and writing through ``datasets.pde.write_pdeb
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import numpy as np
@@ -97,6 +98,45 @@ def naming_samples(where: str, start: int, settings: str):
         raise BlowUpError(
             f"{where}: sample(s) {samples} blew up with {settings}; pass a smaller dt", samples
         ) from e
+
+
+def check_solver_args(where: str, nu: float, dt: float, times) -> np.ndarray:
+    """A time-stepping solver's ``nu > 0``, ``dt > 0`` and output ``times``: float64 ``[nt]``,
+    increasing, ``>= 0``."""
+    if not nu > 0 or not dt > 0:
+        raise ValueError(f"{where}: need nu > 0 and dt > 0, got nu={nu}, dt={dt}")
+    times = np.asarray(times, dtype=np.float64).reshape(-1)
+    if times.size == 0 or times[0] < 0 or np.any(np.diff(times) <= 0):
+        raise ValueError(f"{where}: times must be increasing and >= 0, got {times}")
+    return times
+
+
+def march(
+    state: np.ndarray,
+    times: np.ndarray,
+    dt: float,
+    stepper: Callable[[float], Callable[[np.ndarray], np.ndarray]],
+    where: str,
+) -> Iterator[np.ndarray]:
+    """Yield the state ``[batch, ...]`` at each output time of ``times`` (from time 0).
+
+    Each interval between outputs is cut into ``ceil(interval / dt)`` equal steps ``h``;
+    ``stepper(h)`` gives the one-step map ``state -> state`` (built once per interval, outside
+    the floating-point checks). Overflow in the steps is tolerated and checked at the output
+    time: non-finite batch rows raise :class:`BlowUpError`.
+    """
+    t = 0.0
+    for t_out in times:
+        steps = math.ceil((t_out - t) / dt - 1e-9) if t_out > t else 0
+        if steps:
+            h = (t_out - t) / steps
+            step = stepper(h)
+            with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+                for _ in range(steps):
+                    state = step(state)
+            check_finite(state, where, t_out, h)
+        t = t_out
+        yield state
 
 
 def card(pde: str, equation: str, parameters: dict, grid: dict, generator: str, seed: int) -> dict:

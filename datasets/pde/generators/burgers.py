@@ -19,11 +19,16 @@ N(0, 625 (-Δ + 25 I)^-2) (Li et al., ICLR 2021, Section 5.1), solves at a fine 
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ._common import check_finite, check_periodic_grid, naming_samples, sample_batches, save
+from ._common import (
+    check_periodic_grid,
+    check_solver_args,
+    march,
+    naming_samples,
+    sample_batches,
+    save,
+)
 from .grf import periodic_grf
 
 __all__ = ["cole_hopf_solution", "etdrk4_coefficients", "generate_burgers", "solve_burgers"]
@@ -114,28 +119,19 @@ def solve_burgers(u0, nu: float, times, dt: float) -> np.ndarray:
         raise ValueError(
             f"solve_burgers: u0 must be [n] or [batch, n] with n even >= 4, got {u0.shape}"
         )
-    if not nu > 0 or not dt > 0:
-        raise ValueError(f"solve_burgers: need nu > 0 and dt > 0, got nu={nu}, dt={dt}")
-    times = np.asarray(times, dtype=np.float64).reshape(-1)
-    if times.size == 0 or times[0] < 0 or np.any(np.diff(times) <= 0):
-        raise ValueError(f"solve_burgers: times must be increasing and >= 0, got {times}")
+    times = check_solver_args("solve_burgers", nu, dt, times)
     sp = _BurgersSpectral(n, nu)
     coef_cache: dict[float, dict] = {}
-    v = np.fft.rfft(u0, axis=-1)
+
+    def stepper(h):
+        c = coef_cache.get(h)
+        if c is None:
+            c = coef_cache.setdefault(h, etdrk4_coefficients(h * sp.lin))
+        return lambda v: _etdrk4_step(sp, c, h, v)
+
+    states = march(np.fft.rfft(u0, axis=-1), times, dt, stepper, "solve_burgers")
     out = np.empty((u0.shape[0], times.size, n))
-    t = 0.0
-    for j, t_out in enumerate(times):
-        steps = math.ceil((t_out - t) / dt - 1e-9) if t_out > t else 0
-        if steps:
-            h = (t_out - t) / steps
-            c = coef_cache.get(h)
-            if c is None:
-                c = coef_cache.setdefault(h, etdrk4_coefficients(h * sp.lin))
-            with np.errstate(over="ignore", invalid="ignore"):  # checked just below
-                for _ in range(steps):
-                    v = _etdrk4_step(sp, c, h, v)
-            check_finite(v, "solve_burgers", t_out, h)
-        t = t_out
+    for j, (t_out, v) in enumerate(zip(times, states)):
         out[:, j] = u0 if j == 0 and t_out == 0 else np.fft.irfft(v, n=n, axis=-1)
     return out[0] if single else out
 

@@ -27,11 +27,16 @@ its amplitude instead of the paper's formula.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from ._common import check_finite, check_periodic_grid, naming_samples, sample_batches, save
+from ._common import (
+    check_periodic_grid,
+    check_solver_args,
+    march,
+    naming_samples,
+    sample_batches,
+    save,
+)
 from .grf import periodic_grf
 
 __all__ = [
@@ -119,11 +124,7 @@ def solve_navier_stokes(w0, nu: float, times, dt: float, forcing=None) -> np.nda
         raise ValueError(
             f"solve_navier_stokes: w0 must be [n, n] or [batch, n, n] with n even >= 4, got {w0.shape}"
         )
-    if not nu > 0 or not dt > 0:
-        raise ValueError(f"solve_navier_stokes: need nu > 0 and dt > 0, got nu={nu}, dt={dt}")
-    times = np.asarray(times, dtype=np.float64).reshape(-1)
-    if times.size == 0 or times[0] < 0 or np.any(np.diff(times) <= 0):
-        raise ValueError(f"solve_navier_stokes: times must be increasing and >= 0, got {times}")
+    times = check_solver_args("solve_navier_stokes", nu, dt, times)
     sp = _Spectral2D(n)
     if forcing is None:
         fh = 0.0
@@ -134,23 +135,22 @@ def solve_navier_stokes(w0, nu: float, times, dt: float, forcing=None) -> np.nda
                 f"solve_navier_stokes: forcing must be [{n}, {n}], got {forcing.shape}"
             )
         fh = np.fft.rfft2(forcing)
-    wh = np.fft.rfft2(w0, axes=(-2, -1))
+
+    def stepper(h):
+        explicit = 1.0 - 0.5 * h * nu * sp.lap  # CN's explicit half
+        implicit = 1.0 / (1.0 + 0.5 * h * nu * sp.lap)  # CN's implicit half
+
+        def step(wh):
+            adv = sp.advection(wh)
+            base = explicit * wh + h * fh
+            w_pred = (base - h * adv) * implicit  # Euler predictor
+            return (base - 0.5 * h * (adv + sp.advection(w_pred))) * implicit  # trapezoid
+
+        return step
+
+    states = march(np.fft.rfft2(w0, axes=(-2, -1)), times, dt, stepper, "solve_navier_stokes")
     out = np.empty((w0.shape[0], times.size, n, n))
-    t = 0.0
-    for j, t_out in enumerate(times):
-        steps = math.ceil((t_out - t) / dt - 1e-9) if t_out > t else 0
-        if steps:
-            h = (t_out - t) / steps
-            explicit = 1.0 - 0.5 * h * nu * sp.lap  # CN's explicit half
-            implicit = 1.0 / (1.0 + 0.5 * h * nu * sp.lap)  # CN's implicit half
-            with np.errstate(over="ignore", invalid="ignore"):  # checked just below
-                for _ in range(steps):
-                    adv = sp.advection(wh)
-                    base = explicit * wh + h * fh
-                    w_pred = (base - h * adv) * implicit  # Euler predictor
-                    wh = (base - 0.5 * h * (adv + sp.advection(w_pred))) * implicit  # trapezoid
-            check_finite(wh, "solve_navier_stokes", t_out, h)
-        t = t_out
+    for j, (t_out, wh) in enumerate(zip(times, states)):
         out[:, j] = w0 if j == 0 and t_out == 0 else sp.irfft(wh)
     return out[0] if single else out
 

@@ -33,6 +33,15 @@ from .sampler import DistributedSampler, as_sampler, check_shards, shard_size
 __all__ = ["GeneratorDataset", "NumpySlicesDataset"]
 
 
+def _check_order_args(where, num_samples, num_shards, shard_id, seed):
+    """``(seed, num_shards, shard_id, num_samples)`` checked (in that order) for a source."""
+    seed = _check_seed(seed, where)
+    num_shards, shard_id = check_shards(num_shards, shard_id, where)
+    if num_samples is not None:
+        num_samples = _check_int(num_samples, "num_samples", where, 0)
+    return seed, num_shards, shard_id, num_samples
+
+
 class _IndexedSource(Dataset):
     """A source of ``n`` samples read by index; the sampler decides each epoch's indices."""
 
@@ -40,10 +49,9 @@ class _IndexedSource(Dataset):
         super().__init__((), columns)
         where = type(self).__name__
         self._n = n
-        self.seed = _check_seed(seed, where)
-        num_shards, shard_id = check_shards(num_shards, shard_id, where)
-        if num_samples is not None:
-            num_samples = _check_int(num_samples, "num_samples", where, 0)
+        self.seed, num_shards, shard_id, num_samples = _check_order_args(
+            where, num_samples, num_shards, shard_id, seed
+        )
         if sampler is not None:
             if shuffle is not None or num_shards > 1 or num_samples is not None:
                 raise ValueError(
@@ -254,15 +262,9 @@ class GeneratorDataset(_IndexedSource):
                     "Shuffle with .shuffle(buffer_size) instead"
                 )
             Dataset.__init__(self, (), names)
-            self.seed = _check_seed(seed, "GeneratorDataset")
             self._n = n
-            self._num_shards, self._shard_id = check_shards(
-                num_shards, shard_id, "GeneratorDataset"
-            )
-            self._num_samples = (
-                None
-                if num_samples is None
-                else _check_int(num_samples, "num_samples", "GeneratorDataset", 0)
+            self.seed, self._num_shards, self._shard_id, self._num_samples = _check_order_args(
+                "GeneratorDataset", num_samples, num_shards, shard_id, seed
             )
             self._one_shot = self._kind == "iterable" and iter(source) is source
             self._consumed = False

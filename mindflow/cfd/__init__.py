@@ -1,9 +1,8 @@
 """mindflow.cfd: a differentiable compressible finite-volume solver (MindFlow's API)."""
 
-import importlib.util as _ilu
-
 from .boundary_conditions import BoundaryManager as BoundaryManager
 from .config import validate_config as validate_config
+from .exact_riemann import exact_riemann as exact_riemann
 from .material import IdealGas as IdealGas
 from .mesh_info import MeshInfo as MeshInfo
 from .runtime import RunTime as RunTime
@@ -14,9 +13,6 @@ from .utils import cal_pri_var as cal_pri_var
 from .utils import load_yaml_config as load_yaml_config
 from .visualization import vis_1d as vis_1d
 from .visualization import vis_2d as vis_2d
-
-if _ilu.find_spec(__name__ + ".exact_riemann") is not None:
-    from .exact_riemann import exact_riemann as exact_riemann
 
 __all__ = [
     "BoundaryManager",
@@ -32,5 +28,3 @@ __all__ = [
     "vis_1d",
     "vis_2d",
 ]
-if "exact_riemann" in globals():
-    __all__.append("exact_riemann")

@@ -23,6 +23,7 @@ __all__ = [
     "cal_con_var",
     "cal_flux",
     "cal_pri_var",
+    "exact_riemann",
     "load_yaml_config",
     "validate_config",
     "vis_1d",

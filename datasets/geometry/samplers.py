@@ -196,7 +196,7 @@ def draw_rounds(n, draw, nothing_kept):
     times the last round (at most 10^6).
 
     Args:
-        n: rows wanted (``>= 1``).
+        n: rows wanted (``>= 0``; 0 gives empty arrays of the right trailing shape).
         draw: ``batch -> tuple of arrays [m, ...]``, ``m <= batch``.
         nothing_kept: ``drawn -> str``, the error's message once 10^6 (or ``1000 n``)
             candidates gave no row.
@@ -207,6 +207,8 @@ def draw_rounds(n, draw, nothing_kept):
     Raises:
         ValueError: ``nothing_kept(drawn)``.
     """
+    if n == 0:  # one small round gives the arrays' trailing shapes and dtypes
+        return tuple(column[:0] for column in draw(1))
     kept, have, drawn = [], 0, 0
     batch = n
     while have < n:

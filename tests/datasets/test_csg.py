@@ -302,3 +302,10 @@ def test_csg_errors():
         (r | Disk("d", (1, 1), 0.5)).set_sampling_config(grid)
     with pytest.raises(ValueError, match="looks empty"):
         (r - r).sample_interior(1, seed=0)
+
+
+def test_zero_samples_give_empty_arrays_of_the_right_shape():
+    shape = Rectangle("r", [0.0, 0.0], [2.0, 1.0]) - Disk("d", [1.0, 0.5], 0.3)
+    interior = shape.sample_interior(0, seed=0)
+    points, normals = shape.sample_boundary(0, seed=0)
+    assert interior.shape == (0, 2) and points.shape == (0, 2) and normals.shape == (0, 2)

@@ -1,0 +1,135 @@
+"""Toro's 123 problem (near vacuum) with the positivity limiter, against the exact solution.
+
+Left state (rho, u, p) = (1, -2, 0.4), right (1, 2, 0.4), diaphragm at x = 0.5, gamma = 1.4,
+t = 0.15 on [0, 1] (Toro, Riemann Solvers, 3rd ed., test 2 of sec. 4.3.3): two strong
+rarefactions leave a middle state with density and pressure near 0.002. With
+``positivity: true`` (toro123.yaml) density and pressure stay positive at every Runge-Kutta
+stage; the script steps the stages itself through the public pieces (``Simulator.compute_rhs``,
+``Simulator.integrator.integrate``, ``RunTime``) to record their minima, prints them and the L1
+error of the density cell averages, and writes ``toro123_out/toro123.png``.
+
+    python examples/mindflow/cfd/toro123/toro123.py           # N=100
+    python examples/mindflow/cfd/toro123/toro123.py --tiny    # N=50, no plot
+"""
+
+import argparse
+import pathlib
+
+import numpy as np
+
+import core
+from mindflow import cfd, load_yaml_config, vis_1d
+from mindflow.cfd import exact_riemann
+from mindflow.verify import l1_error
+
+HERE = pathlib.Path(__file__).resolve().parent
+LEFT, RIGHT = (1.0, -2.0, 0.4), (1.0, 2.0, 0.4)
+
+
+def toro123_ic_1d(mesh_x):
+    """Primitive initial state ``[5, nx, 1, 1]`` from the cell centres ``[nx, 1, 1]``."""
+    x = mesh_x.asnumpy()
+    pri = np.zeros((5, *x.shape))
+    for k, j in ((0, 0), (1, 1), (4, 2)):
+        pri[k] = np.where(x < 0.5, LEFT[j], RIGHT[j])
+    return core.tensor(pri)
+
+
+def run_with_stage_minima(simulator, con_var, end_time=None, jit=True):
+    """The CFL time loop, stage by stage, recording min density and pressure of every stage.
+
+    Args:
+        simulator (Simulator): the solver.
+        con_var (Tensor): initial ``[5, nx, ny, nz]`` conservative state.
+        end_time (float): overrides the config's.
+        jit (bool): compile ``compute_rhs`` with ``core.jit``.
+
+    Returns:
+        ``(con_var, minima)`` with ``minima`` a numpy array ``[stages, 2]`` of
+        (min rho, min p) after every stage of every step.
+    """
+    runtime_cfg = dict(simulator.config["runtime"])
+    if end_time is not None:
+        runtime_cfg["end_time"] = end_time
+    runtime = cfd.RunTime(runtime_cfg, simulator.mesh_info, simulator.material)
+    rhs_fn = core.jit(simulator.compute_rhs) if jit else simulator.compute_rhs
+    integrator = simulator.integrator
+    minima = []
+    pri_var = cfd.cal_pri_var(con_var, simulator.material)
+    while runtime.time_loop(pri_var):
+        runtime.compute_timestep(pri_var)
+        dt = core.tensor(runtime.timestep, dtype=con_var.dtype)
+        init_con_var = con_var
+        for stage in range(integrator.number_of_stages):
+            con_var = integrator.integrate(con_var, init_con_var, rhs_fn(con_var), dt, stage)
+            pri = cfd.cal_pri_var(con_var, simulator.material).asnumpy()
+            minima.append((pri[0].min(), pri[4].min()))
+        runtime.advance()
+        pri_var = cfd.cal_pri_var(con_var, simulator.material)
+    simulator.last_runtime = runtime
+    return con_var, np.asarray(minima)
+
+
+def main(
+    nx=100, tiny=False, positivity=True, out=None, plot=None, verbose=True, dtype=core.float64
+):
+    """Run the 123 problem; return the final state, the stage minima and the L1 errors.
+
+    Args:
+        nx (int): cells (``tiny``: 50).
+        tiny (bool): small grid, no plot (what the test suite runs).
+        positivity (bool): the Zhang-Shu limiter (toro123.yaml has it on).
+        out (str): folder for ``toro123.png`` (default ``toro123_out/`` next to this script).
+        plot (bool): write the plot (default: not tiny).
+        verbose (bool): print the minima and errors.
+        dtype: float64 or float32.
+    """
+    if tiny:
+        nx = 50
+    if plot is None:
+        plot = not tiny
+    config = load_yaml_config(HERE / "toro123.yaml")
+    config["mesh"]["nx"] = nx
+    config["space_solver"]["convective_flux"]["positivity"] = positivity
+    simulator = cfd.Simulator(config)
+    mesh_x, _, _ = simulator.mesh_info.mesh_xyz(dtype)
+    con_var = cfd.cal_con_var(toro123_ic_1d(mesh_x).astype(dtype), simulator.material)
+    con_var, minima = run_with_stage_minima(simulator, con_var)
+    pri_var = cfd.cal_pri_var(con_var, simulator.material).asnumpy().astype(np.float64)
+
+    t = config["runtime"]["end_time"]
+    edges = np.asarray(simulator.mesh_info.cell_edges(0))
+
+    def exact(component):
+        return lambda x: exact_riemann(LEFT, RIGHT, 1.4, x, t, 0.5)[component]
+
+    errors = {
+        name: l1_error(pri_var[k, :, 0, 0], exact(j), edges)
+        for name, k, j in (("rho", 0, 0), ("u", 1, 1), ("p", 4, 2))
+    }
+    min_rho, min_p = minima.min(axis=0)
+    if verbose:
+        print(
+            f"Toro 123 N={nx} positivity={positivity}, {simulator.last_runtime.step} steps "
+            f"({len(minima)} stages) to t={t}: min rho = {min_rho:.3e}, min p = {min_p:.3e} "
+            f"over all stages; L1(rho) = {errors['rho']:.3e}, L1(u) = {errors['u']:.3e}, "
+            f"L1(p) = {errors['p']:.3e}"
+        )
+    x = 0.5 * (edges[1:] + edges[:-1])
+    if plot:
+        folder = pathlib.Path(out) if out else HERE / "toro123_out"
+        folder.mkdir(parents=True, exist_ok=True)
+        x_ref = np.linspace(0.0, 1.0, 2001)
+        rho_ref, u_ref, p_ref = exact_riemann(LEFT, RIGHT, 1.4, x_ref, t, 0.5)
+        vis_1d(pri_var, str(folder / "toro123.png"), x=x, reference=(x_ref, rho_ref, u_ref, p_ref))
+    return {"pri_var": pri_var, "minima": minima, "errors": errors, "x": x}
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nx", type=int, default=100)
+    parser.add_argument("--no-positivity", action="store_true")
+    parser.add_argument("--out", default=None)
+    parser.add_argument("--tiny", action="store_true", help="N=50, no plot")
+    args = parser.parse_args()
+    main(nx=args.nx, tiny=args.tiny, positivity=not args.no_positivity, out=args.out)

@@ -110,16 +110,29 @@ def main(tiny=False, ny=None, end_time=None, out=None, plot=True, verbose=True):
         fig, ax = plt.subplots(figsize=(5, 4))
         for t, u in zip(times, profiles):
             (line,) = ax.plot(y, u, label=f"mindflow.cfd t={t:g}")
-            ax.plot(y_ref, couette_series(y_ref, t, nu=nu, u_wall=u_wall), "o", ms=2,
-                    markevery=8, color=line.get_color(), label=f"series t={t:g}")
+            ax.plot(
+                y_ref,
+                couette_series(y_ref, t, nu=nu, u_wall=u_wall),
+                "o",
+                ms=2,
+                markevery=8,
+                color=line.get_color(),
+                label=f"series t={t:g}",
+            )
         ax.set_xlabel("y")
         ax.set_ylabel("velocity-x")
         ax.legend(fontsize=7)
         fig.tight_layout()
         fig.savefig(folder / "couette.png", dpi=120)
         plt.close(fig)
-    return {"times": times, "errors": errors, "error": errors[-1], "y": y, "u": profiles,
-            "steps": steps}
+    return {
+        "times": times,
+        "errors": errors,
+        "error": errors[-1],
+        "y": y,
+        "u": profiles,
+        "steps": steps,
+    }
 
 
 if __name__ == "__main__":

@@ -51,3 +51,11 @@ def test_lbfgs_pinn():
         steps=20, adam_steps=20, n_points=16, verbose=False
     )
     assert out["final_error"] < out["adam_error"] < out["initial_error"]
+
+
+@pytest.mark.parametrize("name", ["lax", "toro123", "riemann2d", "shu_osher"])
+def test_mindflow_cfd_inviscid_examples_tiny(name, capsys):
+    out = _load(f"mindflow/cfd/{name}/{name}.py").main(tiny=True)
+    text = capsys.readouterr().out
+    assert "L1(rho)" in text or "rho(y,x)" in text
+    assert np.isfinite(out["pri_var"]["characteristic"] if name == "lax" else out["pri_var"]).all()

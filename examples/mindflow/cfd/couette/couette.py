@@ -47,12 +47,12 @@ def rel_l2(u, u_ref):
     return float(np.sqrt(np.sum((u - u_ref) ** 2) / np.sum(u_ref**2)))
 
 
-def main(tiny=False, ny=None, end_time=None, out=None, plot=True, verbose=True):
+def main(tiny=False, ny=None, end_time=None, timestep=None, out=None, plot=True, verbose=True):
     """Run the Couette start-up; return the errors at the checkpoint times.
 
     Args:
         tiny (bool): ny = 20, t = 0.5 (a second), no plot.
-        ny (int), end_time (float): override couette.yaml.
+        ny (int), end_time (float), timestep (float): override couette.yaml.
         out (str): folder for ``couette.png`` (default ``couette_out/`` next to this script).
         plot (bool): write the plot (off when tiny).
         verbose (bool): print the errors.
@@ -70,6 +70,8 @@ def main(tiny=False, ny=None, end_time=None, out=None, plot=True, verbose=True):
         config["mesh"]["ny"] = ny
     if end_time is not None:
         config["runtime"]["end_time"] = end_time
+    if timestep is not None:
+        config["runtime"]["timestep"] = timestep
     end_time = config["runtime"]["end_time"]
     ny = config["mesh"]["ny"]
     mat = config["material"]

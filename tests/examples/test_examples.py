@@ -59,3 +59,15 @@ def test_mindflow_cfd_inviscid_examples_tiny(name, capsys):
     text = capsys.readouterr().out
     assert "L1(rho)" in text or "rho(y,x)" in text
     assert np.isfinite(out["pri_var"]["characteristic"] if name == "lax" else out["pri_var"]).all()
+
+
+def test_mindflow_cfd_couette_tiny(capsys):
+    out = _load("mindflow/cfd/couette/couette.py").main(tiny=True)
+    assert "rel-L2(u)" in capsys.readouterr().out
+    assert out["error"] < 5e-3  # ny = 20 at t = 0.5: 1.5e-3
+
+
+def test_mindflow_cfd_taylor_green_tiny(capsys):
+    out = _load("mindflow/cfd/taylor_green/taylor_green.py").main(tiny=True)
+    assert "K decay rate" in capsys.readouterr().out
+    assert 0.0 < out["rate"] and abs(out["rel_error"]) < 0.2  # 16^2: +9.5%

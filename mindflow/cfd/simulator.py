@@ -3,6 +3,7 @@
 import numpy as np
 
 import core
+from core import ops
 
 from .boundary_conditions import BoundaryManager
 from .config import validate_config
@@ -93,10 +94,39 @@ class Simulator:
             self._compiled_step = step
         return self._compiled_step
 
-    def rollout(self, con_var, timestep, steps):
-        """``steps`` fixed steps (differentiable end to end with ``core.grad``)."""
-        for _ in range(steps):
-            con_var = self.integration_step(con_var, timestep)
+    def rollout(self, con_var, timestep, steps, checkpoint_every=None):
+        """``steps`` fixed steps (differentiable end to end with ``core.grad``).
+
+        Args:
+            con_var (Tensor): ``[5, nx, ny, nz]`` initial conservative variables.
+            timestep (float | Tensor): the fixed step.
+            steps (int): number of steps.
+            checkpoint_every: memory of reverse mode. None (default): a Python loop, so the
+                backward pass keeps every step's intermediates (memory grows with ``steps``).
+                An int k: the steps run as one ``core.ops.scan`` that stores the state every
+                k steps and recomputes one block of k steps at a time in the backward pass
+                (about ``steps / k + k`` stored states plus one step's intermediates; forward
+                cost x2). ``"sqrt"`` picks k ~ sqrt(steps) (scan's default policy); a
+                ``core.ops.CheckpointPolicy`` is passed through. Gradients are the same.
+
+        Returns:
+            Tensor ``[5, nx, ny, nz]`` after ``steps`` steps.
+        """
+        steps = int(steps)
+        if steps < 0:
+            raise ValueError(f"steps must be >= 0, got {steps}")
+        if checkpoint_every is None:
+            for _ in range(steps):
+                con_var = self.integration_step(con_var, timestep)
+            return con_var
+        policy = _checkpoint_policy(checkpoint_every)
+        if steps == 0:
+            return con_var
+
+        def body(state, _):
+            return self.integration_step(state, timestep), None
+
+        con_var, _ = ops.scan(body, con_var, length=steps, checkpoint=policy)
         return con_var
 
     def check_initial_state(self, con_var):
@@ -157,3 +187,19 @@ class Simulator:
                 snapshots.append((runtime.current_time, con_var))
             return con_var, snapshots
         return con_var
+
+
+def _checkpoint_policy(checkpoint_every):
+    """``Simulator.rollout``'s ``checkpoint_every`` -> ``ops.scan``'s ``checkpoint``."""
+    if isinstance(checkpoint_every, ops.CheckpointPolicy):
+        return checkpoint_every
+    if checkpoint_every == "sqrt":
+        return None
+    if isinstance(checkpoint_every, bool) or not isinstance(checkpoint_every, (int, np.integer)):
+        raise ValueError(
+            f"checkpoint_every must be None, a positive int, 'sqrt' or a "
+            f"core.ops.CheckpointPolicy, got {checkpoint_every!r}"
+        )
+    if checkpoint_every < 1:
+        raise ValueError(f"checkpoint_every must be >= 1, got {checkpoint_every}")
+    return int(checkpoint_every)

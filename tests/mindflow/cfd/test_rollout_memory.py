@@ -96,19 +96,22 @@ def test_gradient_memory_of_1000_steps_does_not_grow():
     per_step = (forty - ten) / 30
     ck_100, _ = _peak_of_gradient(sim, 100, "sqrt", con0)
     ck_1000, g = _peak_of_gradient(sim, 1000, "sqrt", con0)
+    ck_100_k, _ = _peak_of_gradient(sim, 100, 32, con0)
     ck_1000_k, g_k = _peak_of_gradient(sim, 1000, 32, con0)
     mb = 1e-6
     print(
         f"\nunchecked peaks: 1 step {one * mb:.2f} MB, 10 steps {ten * mb:.2f} MB, "
         f"40 steps {forty * mb:.2f} MB ({per_step * mb:.3f} MB/step, 1000 steps would be "
-        f"~{(one + 999 * per_step) * mb:.0f} MB); checkpointed: 100 steps {ck_100 * mb:.2f} MB, "
-        f"1000 steps {ck_1000 * mb:.2f} MB (sqrt), {ck_1000_k * mb:.2f} MB (k=32)"
+        f"~{(one + 999 * per_step) * mb:.0f} MB); checkpointed 100 -> 1000 steps: "
+        f"{ck_100 * mb:.2f} -> {ck_1000 * mb:.2f} MB (sqrt), "
+        f"{ck_100_k * mb:.2f} -> {ck_1000_k * mb:.2f} MB (k=32)"
     )
     assert per_step > 0.5 * one  # unchecked: every step adds about one step's tape
-    assert ck_1000 < ck_100 + 10 * per_step  # flat: 900 more steps cost < 10 steps' tape
-    assert ck_1000_k < ck_100 + 10 * per_step
-    assert ck_1000 < 0.05 * (one + 999 * per_step)
-    assert ck_1000 < 25 * one  # a fixed overhead (the traced step), not a growth
+    # flat: 900 more steps cost less than 10 unchecked steps' tape
+    assert ck_1000 < ck_100 + 10 * per_step
+    assert ck_1000_k < ck_100_k + 10 * per_step
+    assert max(ck_1000, ck_1000_k) < 0.05 * (one + 999 * per_step)
+    assert max(ck_1000, ck_1000_k) < 30 * one  # a fixed overhead (the traced step)
     assert np.all(np.isfinite(g))
     np.testing.assert_allclose(g_k, g, rtol=1e-12, atol=0)
 

@@ -10,8 +10,11 @@ class GodunovFlux:
     """Convective flux ``F(U_L, U_R)`` at every face along an axis (MindFlow's ``GodunovFlux``).
 
     Beyond MindFlow: the reconstruction acts on ``reconstruction_variables`` (characteristic
-    by default for WENO5/7, WENO5-Z, TENO5; component-wise for WENO3; or primitive / conservative), and ``positivity: true`` applies the Zhang-Shu
-    limiter to the face states before the Riemann solver.
+    by default for WENO5/7, WENO5-Z, TENO5; component-wise for WENO3; or primitive / conservative). ``positivity: true`` (or
+    ``"flux"``) applies the Zhang-Shu limiter to the face states before the Riemann solver and
+    then the Hu-Adams-Shu flux limiter (Lax-Friedrichs blending) to the face fluxes, which keeps
+    the cell averages positive under CFL <= 0.5; ``positivity: "face"`` applies the face-state
+    limiter only (no guarantee for the cell averages).
 
     Args:
         material (Material): the fluid.
@@ -30,7 +33,13 @@ class GodunovFlux:
         self.variables = config.get("reconstruction_variables") or (
             default_reconstruction_variables(config["reconstructor"])
         )
-        self.positivity = bool(config.get("positivity", False))
+        positivity = config.get("positivity", False)
+        if positivity not in (True, False, None, "flux", "face"):
+            raise ValueError(
+                f"convective_flux positivity must be true, false, 'flux' or 'face', got {positivity!r}"
+            )
+        self.positivity = bool(positivity)
+        self.flux_positivity = positivity is True or positivity == "flux"
         self.reconstructor = define_reconstructor(config["reconstructor"])(mesh_info)
         self.riemann_solver = define_riemann_computer(config["riemann_computer"])(
             material, net_dict
@@ -57,4 +66,9 @@ class GodunovFlux:
             con_left, con_right = limit_positivity(
                 con_var, con_left, con_right, axis, self.material
             )
-        return self.riemann_solver.compute_riemann_flux(con_left, con_right, axis)
+        flux = self.riemann_solver.compute_riemann_flux(con_left, con_right, axis)
+        if self.flux_positivity:
+            from .positivity import limit_flux_positivity
+
+            flux = limit_flux_positivity(con_var, flux, axis, self.material)
+        return flux

@@ -78,7 +78,8 @@ def main(
     Args:
         nx (int): cells (``tiny``: 50).
         tiny (bool): small grid, no plot (what the test suite runs).
-        positivity (bool): the Zhang-Shu limiter (toro123.yaml has it on).
+        positivity (bool): the positivity limiters: Zhang-Shu on face values, then Hu-Adams-Shu on
+            fluxes (toro123.yaml has them on).
         out (str): folder for ``toro123.png`` (default ``toro123_out/`` next to this script).
         plot (bool): write the plot (default: not tiny).
         verbose (bool): print the minima and errors.

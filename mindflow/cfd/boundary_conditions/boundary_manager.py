@@ -3,6 +3,7 @@
 import core
 from core import ops
 
+from ..registry import lookup
 from .neumann import Neumann
 from .periodic import Periodic
 from .symmetry import Symmetry
@@ -16,13 +17,7 @@ _FACES = (("x_min", "x_max"), ("y_min", "y_max"), ("z_min", "z_max"))
 
 def define_boundary(config):
     """Build the boundary named by ``config['type']``."""
-    cls = _boundary_dict.get(config["type"])
-    if cls is None:
-        raise ValueError(
-            f"boundary type {config['type']!r} is unknown; accepted values: "
-            f"{', '.join(_boundary_dict)}"
-        )
-    return cls(config)
+    return lookup(_boundary_dict, config["type"], "boundary type")(config)
 
 
 @core.jit_class

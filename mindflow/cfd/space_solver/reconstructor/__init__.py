@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...registry import lookup
 from .base import Reconstructor as Reconstructor
 from .teno5 import TENO5 as TENO5
 from .weno3 import WENO3 as WENO3
@@ -35,13 +36,7 @@ def define_reconstructor(name):
     Raises:
         ValueError: for an unknown name, naming it and the accepted values.
     """
-    cls = _reconstructor_dict.get(name)
-    if cls is None:
-        raise ValueError(
-            f"space_solver.reconstructor: unknown value {name!r}; "
-            f"accepted values: {', '.join(_reconstructor_dict)}"
-        )
-    return cls
+    return lookup(_reconstructor_dict, name, "space_solver.reconstructor")
 
 
 def default_reconstruction_variables(name):

@@ -1,12 +1,14 @@
 """Riemann solvers (MindFlow's ``riemann_computer``): Rusanov, HLL, HLLC, Roe."""
 
+from ...registry import lookup
 from .base import RiemannComputer as RiemannComputer
 from .hll import HLL as HLL
 from .hllc import HLLC as HLLC
 from .roe import Roe as Roe
 from .rusanov import Rusanov as Rusanov
 
-_riemann_dict = {"Rusanov": Rusanov, "HLL": HLL, "HLLC": HLLC, "Roe": Roe}
+# In sorted order: the error message lists the accepted values as they stand here.
+_riemann_dict = {"HLL": HLL, "HLLC": HLLC, "Roe": Roe, "Rusanov": Rusanov}
 
 
 def define_riemann_computer(name):
@@ -15,13 +17,7 @@ def define_riemann_computer(name):
     Raises:
         ValueError: unknown name; the message names it and the accepted values.
     """
-    try:
-        return _riemann_dict[name]
-    except (KeyError, TypeError):
-        accepted = ", ".join(sorted(_riemann_dict))
-        raise ValueError(
-            f"space_solver.riemann_computer: unknown value {name!r}; accepted values: {accepted}"
-        ) from None
+    return lookup(_riemann_dict, name, "space_solver.riemann_computer")
 
 
 __all__ = ["HLL", "HLLC", "RiemannComputer", "Roe", "Rusanov", "define_riemann_computer"]

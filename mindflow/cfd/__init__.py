@@ -3,6 +3,7 @@
 from .boundary_conditions import BoundaryManager as BoundaryManager
 from .config import validate_config as validate_config
 from .exact_riemann import exact_riemann as exact_riemann
+from .initial_conditions import riemann_initial_state as riemann_initial_state
 from .material import IdealGas as IdealGas
 from .mesh_info import MeshInfo as MeshInfo
 from .runtime import RunTime as RunTime
@@ -25,6 +26,7 @@ __all__ = [
     "cal_pri_var",
     "exact_riemann",
     "load_yaml_config",
+    "riemann_initial_state",
     "validate_config",
     "vis_1d",
     "vis_2d",

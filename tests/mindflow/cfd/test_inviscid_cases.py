@@ -46,8 +46,7 @@ def _toro123_stage_minima(variables, nx=100):
     config["space_solver"]["convective_flux"]["reconstruction_variables"] = variables
     assert config["space_solver"]["convective_flux"]["positivity"] is True
     sim = cfd.Simulator(config)
-    mesh_x, _, _ = sim.mesh_info.mesh_xyz(core.float64)
-    con_var = cfd.cal_con_var(toro.toro123_ic_1d(mesh_x), sim.material)
+    con_var = cfd.riemann_initial_state(sim.mesh_info, sim.material, toro.LEFT, toro.RIGHT, 0.5)
     runtime = cfd.RunTime(config["runtime"], sim.mesh_info, sim.material)
     rhs = core.jit(sim.compute_rhs)
     minima = []
@@ -96,8 +95,8 @@ def test_sod_unchanged_by_positivity_limiters():
     for positivity in (False, "face", True):
         config["space_solver"]["convective_flux"]["positivity"] = positivity
         sim = cfd.Simulator(config)
-        mesh_x, _, _ = sim.mesh_info.mesh_xyz(core.float64)
-        con_var = cfd.cal_con_var(_example("sod").sod_ic_1d(mesh_x), sim.material)
+        sod = _example("sod")
+        con_var = cfd.riemann_initial_state(sim.mesh_info, sim.material, sod.LEFT, sod.RIGHT, 0.5)
         finals.append(sim.run(con_var, progress=False).asnumpy())
     # round-off only: the face-state limiter forms mean + 1 * (face - mean)
     np.testing.assert_allclose(finals[1], finals[0], rtol=0, atol=1e-13)

@@ -16,6 +16,7 @@ only). The script prints the relative L2 error of u at t = 0.005, 0.05, 0.5 and 
 
 import argparse
 import pathlib
+import sys
 
 import numpy as np
 
@@ -23,6 +24,8 @@ import core
 from mindflow import cfd, load_yaml_config
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
+import _common  # noqa: E402
 
 
 def couette_ic_2d(mesh_x):
@@ -101,13 +104,8 @@ def main(tiny=False, ny=None, end_time=None, timestep=None, out=None, plot=True,
         if verbose:
             print(f"Couette ny={ny} t={t:g}: rel-L2(u) = {err:.3e}")
     if plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        folder = pathlib.Path(out) if out else HERE / "couette_out"
-        folder.mkdir(parents=True, exist_ok=True)
+        plt = _common.pyplot()
+        folder = _common.out_folder(out, HERE, "couette")
         y_ref = np.linspace(0.0, 1.0, 201)
         fig, ax = plt.subplots(figsize=(5, 4))
         for t, u in zip(times, profiles):

@@ -12,25 +12,16 @@ the L1 error of the density cell averages for both and writes ``lax_out/lax.png`
 
 import argparse
 import pathlib
-
-import numpy as np
+import sys
 
 import core
-from mindflow import cfd, load_yaml_config, vis_1d
-from mindflow.cfd import exact_riemann
-from mindflow.verify import l1_error
+from mindflow import cfd, load_yaml_config
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
+import _common  # noqa: E402
+
 LEFT, RIGHT = (0.445, 0.698, 3.528), (0.5, 0.0, 0.571)
-
-
-def lax_ic_1d(mesh_x):
-    """Primitive initial state ``[5, nx, 1, 1]`` from the cell centres ``[nx, 1, 1]``."""
-    x = mesh_x.asnumpy()
-    pri = np.zeros((5, *x.shape))
-    for k, j in ((0, 0), (1, 1), (4, 2)):
-        pri[k] = np.where(x <= 0.5, LEFT[j], RIGHT[j])
-    return core.tensor(pri)
 
 
 def solve(
@@ -44,25 +35,14 @@ def solve(
     """Run Lax to t = 0.14; return ``(pri_var [5, nx, 1, 1] numpy, cell edges, config)``."""
     config = load_yaml_config(HERE / "lax.yaml")
     config["mesh"]["nx"] = nx
-    flux = config["space_solver"]["convective_flux"]
-    for key, value in (
-        ("reconstructor", reconstructor),
-        ("riemann_computer", riemann_computer),
-        ("reconstruction_variables", variables),
-    ):
-        if value is not None:
-            flux[key] = value
+    _common.override_convective_flux(config, reconstructor, riemann_computer, variables)
     simulator = cfd.Simulator(config)
-    mesh_x, _, _ = simulator.mesh_info.mesh_xyz(dtype)
-    con_var = cfd.cal_con_var(lax_ic_1d(mesh_x).astype(dtype), simulator.material)
+    con_var = cfd.riemann_initial_state(
+        simulator.mesh_info, simulator.material, LEFT, RIGHT, 0.5, dtype=dtype
+    )
     con_var = simulator.run(con_var, progress=progress)
-    pri_var = cfd.cal_pri_var(con_var, simulator.material).asnumpy().astype(np.float64)
-    return pri_var, np.asarray(simulator.mesh_info.cell_edges(0)), config
-
-
-def exact(t, component):
-    """Exact Lax solution of one primitive component (0 rho, 1 u, 2 p) as a function of x."""
-    return lambda x: exact_riemann(LEFT, RIGHT, 1.4, x, t, 0.5)[component]
+    pri_var, edges = _common.final_primitives(con_var, simulator)
+    return pri_var, edges, config
 
 
 def main(
@@ -95,31 +75,18 @@ def main(
     for var in variables:
         pri_var, edges, config = solve(nx, variables=var, progress=verbose and not tiny)
         t = config["runtime"]["end_time"]
-        errors[var] = {
-            name: l1_error(pri_var[k, :, 0, 0], exact(t, j), edges)
-            for name, k, j in (("rho", 0, 0), ("u", 1, 1), ("p", 4, 2))
-        }
+        errors[var] = _common.exact_l1_errors(pri_var, edges, LEFT, RIGHT, t)
         states[var] = pri_var
         if verbose:
             flux = config["space_solver"]["convective_flux"]
-            e = errors[var]
             print(
                 f"Lax N={nx} {flux['reconstructor']} ({var}) + {flux['riemann_computer']} "
-                f"to t={t}: L1(rho) = {e['rho']:.3e}, L1(u) = {e['u']:.3e}, "
-                f"L1(p) = {e['p']:.3e}"
+                f"to t={t}: {_common.format_l1(errors[var])}"
             )
-    x = 0.5 * (edges[1:] + edges[:-1])
+    x = _common.centres(edges)
     if plot:
-        folder = pathlib.Path(out) if out else HERE / "lax_out"
-        folder.mkdir(parents=True, exist_ok=True)
-        x_ref = np.linspace(0.0, 1.0, 2001)
-        rho_ref, u_ref, p_ref = exact_riemann(LEFT, RIGHT, 1.4, x_ref, t, 0.5)
-        vis_1d(
-            states[variables[0]],
-            str(folder / "lax.png"),
-            x=x,
-            reference=(x_ref, rho_ref, u_ref, p_ref),
-        )
+        folder = _common.out_folder(out, HERE, "lax")
+        _common.plot_against_exact(states[variables[0]], folder / "lax.png", x, LEFT, RIGHT, t)
     return {"errors": errors, "pri_var": states, "x": x}
 
 

@@ -19,6 +19,7 @@ writes ``riemann2d_out/riemann2d.png`` (MindFlow's ``vis_2d``).
 
 import argparse
 import pathlib
+import sys
 
 import numpy as np
 
@@ -26,6 +27,9 @@ import core
 from mindflow import cfd, load_yaml_config, vis_2d
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
+import _common  # noqa: E402
+
 # (rho, u, v, p) in quadrants 1 (x >= .5, y >= .5), 2 (x < .5, y >= .5), 3, 4 (counter-clockwise)
 QUADRANTS = (
     (1.5, 0.0, 0.0, 1.5),
@@ -83,8 +87,7 @@ def main(nx=None, end_time=None, tiny=False, out=None, plot=None, verbose=True, 
             f"min p = {min_p:.4g}"
         )
     if plot:
-        folder = pathlib.Path(out) if out else HERE / "riemann2d_out"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = _common.out_folder(out, HERE, "riemann2d")
         vis_2d(pri_var, str(folder / "riemann2d.png"))
     return {
         "pri_var": pri_var,

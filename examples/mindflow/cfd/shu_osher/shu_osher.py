@@ -16,6 +16,7 @@ the density range, and writes ``shu_osher_out/shu_osher.png``.
 
 import argparse
 import pathlib
+import sys
 
 import numpy as np
 
@@ -23,6 +24,9 @@ import core
 from mindflow import cfd, load_yaml_config, vis_1d
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
+import _common  # noqa: E402
+
 LEFT = (3.857143, 2.629369, 10.33333)
 
 
@@ -45,8 +49,7 @@ def solve(nx, end_time=None, dtype=core.float64, progress=False):
     mesh_x, _, _ = simulator.mesh_info.mesh_xyz(dtype)
     con_var = cfd.cal_con_var(shu_osher_ic_1d(mesh_x).astype(dtype), simulator.material)
     con_var = simulator.run(con_var, end_time=end_time, progress=progress)
-    pri_var = cfd.cal_pri_var(con_var, simulator.material).asnumpy().astype(np.float64)
-    edges = np.asarray(simulator.mesh_info.cell_edges(0))
+    pri_var, edges = _common.final_primitives(con_var, simulator)
     return pri_var, edges, simulator.last_runtime.current_time
 
 
@@ -82,11 +85,10 @@ def main(nx=200, refine=8, end_time=None, tiny=False, out=None, plot=None, verbo
             f"{l1_rho:.3e}, rho in [{rho_range[0]:.4f}, {rho_range[1]:.4f}], "
             f"p in [{p_range[0]:.4f}, {p_range[1]:.4f}]"
         )
-    x = 0.5 * (edges[1:] + edges[:-1])
+    x = _common.centres(edges)
     if plot:
-        folder = pathlib.Path(out) if out else HERE / "shu_osher_out"
-        folder.mkdir(parents=True, exist_ok=True)
-        x_ref = 0.5 * (ref_edges[1:] + ref_edges[:-1])
+        folder = _common.out_folder(out, HERE, "shu_osher")
+        x_ref = _common.centres(ref_edges)
         vis_1d(
             pri_var,
             str(folder / "shu_osher.png"),

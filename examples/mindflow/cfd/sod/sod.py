@@ -12,25 +12,16 @@ writes ``sod_out/sod.png`` (density, velocity, pressure against the exact soluti
 
 import argparse
 import pathlib
-
-import numpy as np
+import sys
 
 import core
-from mindflow import cfd, load_yaml_config, vis_1d
-from mindflow.cfd import exact_riemann
-from mindflow.verify import l1_error
+from mindflow import cfd, load_yaml_config
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
+import _common  # noqa: E402
+
 LEFT, RIGHT = (1.0, 0.0, 1.0), (0.125, 0.0, 0.1)
-
-
-def sod_ic_1d(mesh_x):
-    """Primitive initial state ``[5, nx, 1, 1]`` from the cell centres ``[nx, 1, 1]``."""
-    x = mesh_x.asnumpy()
-    pri = np.zeros((5, *x.shape))
-    pri[0] = np.where(x < 0.5, LEFT[0], RIGHT[0])
-    pri[4] = np.where(x < 0.5, LEFT[2], RIGHT[2])
-    return core.tensor(pri)
 
 
 def main(
@@ -55,54 +46,32 @@ def main(
     """
     config = load_yaml_config(HERE / "sod.yaml")
     config["mesh"]["nx"] = nx
-    flux = config["space_solver"]["convective_flux"]
-    for key, value in (
-        ("reconstructor", reconstructor),
-        ("riemann_computer", riemann_computer),
-        ("reconstruction_variables", variables),
-    ):
-        if value is not None:
-            flux[key] = value
+    flux = _common.override_convective_flux(config, reconstructor, riemann_computer, variables)
 
     simulator = cfd.Simulator(config)
-    mesh_x, _, _ = simulator.mesh_info.mesh_xyz(dtype)
-    con_var = cfd.cal_con_var(sod_ic_1d(mesh_x).astype(dtype), simulator.material)
+    con_var = cfd.riemann_initial_state(
+        simulator.mesh_info, simulator.material, LEFT, RIGHT, 0.5, dtype=dtype
+    )
     con_var = simulator.run(con_var, progress=verbose)
-    pri_var = cfd.cal_pri_var(con_var, simulator.material).asnumpy().astype(np.float64)
+    pri_var, edges = _common.final_primitives(con_var, simulator)
 
     t = config["runtime"]["end_time"]
-    edges = np.asarray(simulator.mesh_info.cell_edges(0))
-
-    def exact(component):
-        return lambda x: exact_riemann(LEFT, RIGHT, 1.4, x, t, 0.5)[component]
-
-    errors = {
-        name: l1_error(pri_var[k, :, 0, 0], exact(j), edges)
-        for name, k, j in (("rho", 0, 0), ("u", 1, 1), ("p", 4, 2))
-    }
+    errors = _common.exact_l1_errors(pri_var, edges, LEFT, RIGHT, t)
     if verbose:
         print(
             f"Sod N={nx} {flux['reconstructor']} ({flux.get('reconstruction_variables')}) + "
             f"{flux['riemann_computer']}, {simulator.last_runtime.step} steps to t={t}: "
-            f"L1(rho) = {errors['rho']:.3e}, L1(u) = {errors['u']:.3e}, "
-            f"L1(p) = {errors['p']:.3e}"
+            f"{_common.format_l1(errors)}"
         )
+    x = _common.centres(edges)
     if plot:
-        folder = pathlib.Path(out) if out else HERE / "sod_out"
-        folder.mkdir(parents=True, exist_ok=True)
-        x_ref = np.linspace(0.0, 1.0, 2001)
-        rho_ref, u_ref, p_ref = exact_riemann(LEFT, RIGHT, 1.4, x_ref, t, 0.5)
-        vis_1d(
-            pri_var,
-            str(folder / "sod.png"),
-            x=0.5 * (edges[1:] + edges[:-1]),
-            reference=(x_ref, rho_ref, u_ref, p_ref),
-        )
+        folder = _common.out_folder(out, HERE, "sod")
+        _common.plot_against_exact(pri_var, folder / "sod.png", x, LEFT, RIGHT, t)
     return {
         "pri_var": pri_var,
         "errors": errors,
         "steps": simulator.last_runtime.step,
-        "x": 0.5 * (edges[1:] + edges[:-1]),
+        "x": x,
     }
 
 

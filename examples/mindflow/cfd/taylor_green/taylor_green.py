@@ -16,6 +16,7 @@ rate against 4 nu, and writes ``taylor_green_out/taylor_green.png`` (K(t) and th
 
 import argparse
 import pathlib
+import sys
 
 import numpy as np
 
@@ -23,6 +24,8 @@ import core
 from mindflow import cfd, load_yaml_config
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
+import _common  # noqa: E402
 
 
 def taylor_green_ic_2d(mesh_x, mesh_y, u0=1.0, rho0=1.0, p0=100.0):
@@ -90,13 +93,8 @@ def main(tiny=False, n=None, end_time=None, nu=None, samples=8, out=None, plot=T
             f"K decay rate {rate:.6f} vs 4 nu = {exact:.6f} (rel. error {rel:+.3%})"
         )
     if plot:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        folder = pathlib.Path(out) if out else HERE / "taylor_green_out"
-        folder.mkdir(parents=True, exist_ok=True)
+        plt = _common.pyplot()
+        folder = _common.out_folder(out, HERE, "taylor_green")
         pri = cfd.cal_pri_var(con_var, simulator.material).asnumpy()[:, :, :, 0]
         vort = np.gradient(pri[2], dx, axis=0) - np.gradient(pri[1], dy, axis=1)
         fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 4))

@@ -14,25 +14,18 @@ error of the density cell averages, and writes ``toro123_out/toro123.png``.
 
 import argparse
 import pathlib
+import sys
 
 import numpy as np
 
 import core
-from mindflow import cfd, load_yaml_config, vis_1d
-from mindflow.cfd import exact_riemann
-from mindflow.verify import l1_error
+from mindflow import cfd, load_yaml_config
 
 HERE = pathlib.Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
+import _common  # noqa: E402
+
 LEFT, RIGHT = (1.0, -2.0, 0.4), (1.0, 2.0, 0.4)
-
-
-def toro123_ic_1d(mesh_x):
-    """Primitive initial state ``[5, nx, 1, 1]`` from the cell centres ``[nx, 1, 1]``."""
-    x = mesh_x.asnumpy()
-    pri = np.zeros((5, *x.shape))
-    for k, j in ((0, 0), (1, 1), (4, 2)):
-        pri[k] = np.where(x < 0.5, LEFT[j], RIGHT[j])
-    return core.tensor(pri)
 
 
 def run_with_stage_minima(simulator, con_var, end_time=None, jit=True):
@@ -93,36 +86,25 @@ def main(
     config["mesh"]["nx"] = nx
     config["space_solver"]["convective_flux"]["positivity"] = positivity
     simulator = cfd.Simulator(config)
-    mesh_x, _, _ = simulator.mesh_info.mesh_xyz(dtype)
-    con_var = cfd.cal_con_var(toro123_ic_1d(mesh_x).astype(dtype), simulator.material)
+    con_var = cfd.riemann_initial_state(
+        simulator.mesh_info, simulator.material, LEFT, RIGHT, 0.5, dtype=dtype
+    )
     con_var, minima = run_with_stage_minima(simulator, con_var)
-    pri_var = cfd.cal_pri_var(con_var, simulator.material).asnumpy().astype(np.float64)
+    pri_var, edges = _common.final_primitives(con_var, simulator)
 
     t = config["runtime"]["end_time"]
-    edges = np.asarray(simulator.mesh_info.cell_edges(0))
-
-    def exact(component):
-        return lambda x: exact_riemann(LEFT, RIGHT, 1.4, x, t, 0.5)[component]
-
-    errors = {
-        name: l1_error(pri_var[k, :, 0, 0], exact(j), edges)
-        for name, k, j in (("rho", 0, 0), ("u", 1, 1), ("p", 4, 2))
-    }
+    errors = _common.exact_l1_errors(pri_var, edges, LEFT, RIGHT, t)
     min_rho, min_p = minima.min(axis=0)
     if verbose:
         print(
             f"Toro 123 N={nx} positivity={positivity}, {simulator.last_runtime.step} steps "
             f"({len(minima)} stages) to t={t}: min rho = {min_rho:.3e}, min p = {min_p:.3e} "
-            f"over all stages; L1(rho) = {errors['rho']:.3e}, L1(u) = {errors['u']:.3e}, "
-            f"L1(p) = {errors['p']:.3e}"
+            f"over all stages; {_common.format_l1(errors)}"
         )
-    x = 0.5 * (edges[1:] + edges[:-1])
+    x = _common.centres(edges)
     if plot:
-        folder = pathlib.Path(out) if out else HERE / "toro123_out"
-        folder.mkdir(parents=True, exist_ok=True)
-        x_ref = np.linspace(0.0, 1.0, 2001)
-        rho_ref, u_ref, p_ref = exact_riemann(LEFT, RIGHT, 1.4, x_ref, t, 0.5)
-        vis_1d(pri_var, str(folder / "toro123.png"), x=x, reference=(x_ref, rho_ref, u_ref, p_ref))
+        folder = _common.out_folder(out, HERE, "toro123")
+        _common.plot_against_exact(pri_var, folder / "toro123.png", x, LEFT, RIGHT, t)
     return {"pri_var": pri_var, "minima": minima, "errors": errors, "x": x}
 
 

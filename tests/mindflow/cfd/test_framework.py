@@ -16,6 +16,7 @@ from mindflow import cfd
 from mindflow.cfd.boundary_conditions import BoundaryManager
 from mindflow.cfd.material import IdealGas
 
+from ._helpers import space_solver
 from ._standin import FirstOrderRusanov
 
 MATERIAL = {"type": "IdealGas", "heat_ratio": 1.4, "specific_gas_constant": 1.0}
@@ -353,15 +354,7 @@ def test_fixed_timestep_runtime_loop_as_in_mindflow_scripts():
 
 def _real_config(dim, n, reconstructor, riemann, variables, bc="Periodic"):
     config = _config(dim=dim, n=n, bc=bc)
-    config["space_solver"] = {
-        "is_convective_flux": True,
-        "convective_flux": {
-            "reconstructor": reconstructor,
-            "riemann_computer": riemann,
-            "reconstruction_variables": variables,
-        },
-        "is_viscous_flux": False,
-    }
+    config["space_solver"] = space_solver(reconstructor, riemann, variables)
     return config
 
 

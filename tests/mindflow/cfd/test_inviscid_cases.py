@@ -10,8 +10,6 @@ from the face-state limiter; the flux limiter alone is the identity bit for bit)
 Riemann configuration 3 at 32^2: max |rho(x,y) - rho(y,x)| 6.7e-16.
 """
 
-import importlib.util
-import pathlib
 import warnings
 
 import numpy as np
@@ -20,15 +18,8 @@ import pytest
 import core
 from mindflow import cfd, load_yaml_config
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "examples/mindflow/cfd"
-
-
-def _example(name):
-    path = EXAMPLES / name / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from ._helpers import EXAMPLES
+from ._helpers import load_example as _example
 
 
 def test_lax_l1_and_characteristic_beats_component_wise():

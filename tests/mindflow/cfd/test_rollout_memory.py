@@ -14,6 +14,7 @@ import pytest
 import core
 from mindflow import cfd
 
+from ._helpers import space_solver
 from ._standin import FirstOrderRusanov
 
 N = 64
@@ -22,16 +23,7 @@ N = 64
 def _config(n=N, integrator="RungeKutta3", flux=None, bc="Periodic"):
     space = {"is_convective_flux": False, "is_viscous_flux": False}
     if flux is not None:
-        reconstructor, riemann, variables = flux
-        space = {
-            "is_convective_flux": True,
-            "convective_flux": {
-                "reconstructor": reconstructor,
-                "riemann_computer": riemann,
-                "reconstruction_variables": variables,
-            },
-            "is_viscous_flux": False,
-        }
+        space = space_solver(*flux)
     return {
         "mesh": {"dim": 1, "pad_size": 3, "nx": n, "x_range": [0.0, 1.0]},
         "material": {"type": "IdealGas", "heat_ratio": 1.4, "specific_gas_constant": 1.0},

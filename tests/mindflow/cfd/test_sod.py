@@ -5,9 +5,7 @@ float64. Measured: L1(rho) 5.13e-3 with characteristic WENO5 (spec <= 5.5e-3), 4
 characteristic WENO5-Z (spec <= 4.7e-3).
 """
 
-import importlib.util
 import itertools
-import pathlib
 
 import numpy as np
 import pytest
@@ -17,15 +15,13 @@ from mindflow.cfd import exact_riemann
 from mindflow.cfd.exact_riemann import star_state
 from mindflow.verify import convergence_order
 
-SOD = pathlib.Path(__file__).resolve().parents[3] / "examples/mindflow/cfd/sod/sod.py"
+from ._helpers import EXAMPLES, load_example
+
 P_STAR, U_STAR = 0.30313, 0.92745
 
 
 def _sod():
-    spec = importlib.util.spec_from_file_location("example_sod", SOD)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_example("sod")
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +87,7 @@ def test_mindflow_style_script_runs_with_swapped_imports():
     from mindflow.cfd.runtime import RunTime
     from mindflow.cfd.simulator import Simulator
 
-    config = load_yaml_config(SOD.parent / "sod.yaml")
+    config = load_yaml_config(EXAMPLES / "sod" / "sod.yaml")
     config["space_solver"]["convective_flux"]["riemann_computer"] = "Roe"
     simulator = Simulator(config)
     runtime = RunTime(config["runtime"], simulator.mesh_info, simulator.material)

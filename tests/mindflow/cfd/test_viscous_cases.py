@@ -5,24 +5,14 @@ The full-size runs are the examples (examples/mindflow/cfd/couette, taylor_green
 on smaller grids / shorter times so the module takes a few seconds.
 """
 
-import importlib.util
-import pathlib
-
 import numpy as np
 import pytest
 
 import core
 from mindflow import cfd
 
-EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "examples" / "mindflow" / "cfd"
-
-
-def _load(name):
-    path = EXAMPLES / name / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from ._helpers import load_example as _load
+from ._helpers import space_solver
 
 
 @pytest.fixture(scope="module")
@@ -87,15 +77,7 @@ def _poiseuille_config(nx, ny, mu):
         },
         "runtime": {"CFL": 0.5, "current_time": 0.0, "end_time": 1.0},
         "integrator": {"type": "RungeKutta3"},
-        "space_solver": {
-            "is_convective_flux": True,
-            "convective_flux": {
-                "reconstructor": "WENO5",
-                "riemann_computer": "HLLC",
-                "reconstruction_variables": "primitive",
-            },
-            "is_viscous_flux": True,
-        },
+        "space_solver": space_solver("WENO5", "HLLC", "primitive", viscous=True),
         "boundary_conditions": {
             "x_min": {"type": "Neumann"},
             "x_max": {"type": "Neumann"},

@@ -1,4 +1,4 @@
-# make demo   - create .venv, install diffsci, run the tour: examples/quickstart.py, a Burgers data set
+# make demo   - create .venv, install diffsci, run the tour: examples/quickstart.py, a Burgers data set, a shock tube
 # make test   - create .venv, install diffsci with test extras, run the whole suite (the torch
 #               parity tests among it skip when torch is absent)
 # make test-parity - install torch==2.13.0 and run the parity tests (pytest -m parity)
@@ -21,6 +21,7 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/python examples/quickstart.py
 	$(BIN)/python examples/datasets/burgers_dataset.py
+	$(BIN)/python examples/mindflow/cfd/sod/sod.py
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q

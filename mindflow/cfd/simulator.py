@@ -170,7 +170,12 @@ class Simulator:
         snapshots = [(runtime.current_time, con_var)] if save_every else None
         start = runtime.current_time
         total = max(runtime.end_time - start, 0.0)
-        with tqdm(total=total, disable=not progress, unit="t", leave=False) as bar:
+        with tqdm(
+            total=total,
+            disable=not progress,
+            leave=False,
+            bar_format="{l_bar}{bar}| t = {n:.4g} / {total:.4g} [{elapsed}<{remaining}]",
+        ) as bar:
             pri_var = cal_pri_var(con_var, self.material)
             while runtime.time_loop(pri_var):
                 runtime.compute_timestep(pri_var)

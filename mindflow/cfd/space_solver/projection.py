@@ -66,10 +66,13 @@ def _characteristic_faces(con_var, axis, gamma, reconstructor):
     # cells pad + f + s, s = -r .. r - 1: the union of the left and right stencils of face f
     cells = reconstructor.shifted(con_var, axis, range(-r, r))  # 2r x [5, n+1, ...]
     left_eig, right_eig = characteristic_matrices(cells[r - 1], cells[r], axis, gamma)
-    fields = [matvec(left_eig, cell) for cell in cells]  # 2r x [5, n+1, ...]
+    like = cells[r][0]
+    left_cols = matrix_columns(left_eig, like)
+    right_cols = matrix_columns(right_eig, like)
+    fields = [column_matvec(left_cols, cell) for cell in cells]  # 2r x [5, n+1, ...]
     w_left = reconstructor.face_value(fields[: 2 * r - 1])
     w_right = reconstructor.face_value(fields[2 * r - 1 : 0 : -1])
-    return matvec(right_eig, w_left), matvec(right_eig, w_right)
+    return column_matvec(right_cols, w_left), column_matvec(right_cols, w_right)
 
 
 def roe_average(con_left, con_right, gamma):
@@ -179,3 +182,41 @@ def matvec(matrix, var):
             acc = term if acc is None else acc + term
         rows.append(acc)
     return ops.stack(rows, axis=0)
+
+
+def matrix_columns(matrix, like):
+    """The columns of a 5 x 5 nested list as five [5, ...] tensors (floats broadcast to ``like``).
+
+    Args:
+        matrix (list[list]): entries tensors shaped like ``like`` or Python floats.
+        like (Tensor): [...], the shape and dtype of one entry.
+
+    Returns:
+        list[Tensor]: ``cols[j][i] == matrix[i][j]``, each [5, ...].
+    """
+    constants = {}
+
+    def entry(m):
+        if not isinstance(m, float):
+            return m
+        if m not in constants:
+            constants[m] = ops.full_like(like, m)
+        return constants[m]
+
+    return [ops.stack([entry(row[j]) for row in matrix], axis=0) for j in range(5)]
+
+
+def column_matvec(cols, var):
+    """``out = sum_j cols[j] * var[j]``: one [5, ...] expression (a single fused kernel under jit).
+
+    Args:
+        cols (list[Tensor]): the five columns of the matrix, each [5, ...].
+        var (Tensor): [5, ...].
+
+    Returns:
+        Tensor: [5, ...].
+    """
+    acc = cols[0] * var[0:1]
+    for j in range(1, 5):
+        acc = acc + cols[j] * var[j : j + 1]
+    return acc

@@ -25,8 +25,9 @@ def _normal(*shape, dtype=np.float32):
 CASES = {}
 
 # ---- elementwise (core/backend/cpu_impls/elementwise.py) ----------------------------------
-# native loops from 256 elements; threaded arithmetic from 2 * PARALLEL_GRAIN (65536)
-_BIG, _SMALL = (300, 257), (3, 5)
+# native loops from 256 elements (erf, logistic: 2048; tanh's backward: 2^18); threaded
+# arithmetic from 2 * PARALLEL_GRAIN (65536)
+_BIG, _HUGE, _SMALL = (300, 257), (512, 513), (3, 5)
 CASES.update(
     {
         "erf": [
@@ -54,12 +55,13 @@ CASES.update(
             ((_normal(*_SMALL), _normal(*_SMALL)), {}, 0),
         ],
         "tanh_backward": [
-            ((_normal(*_BIG), np.tanh(_normal(*_BIG))), {}, 0),  # bit-identical by design
-            ((_normal(*_BIG, dtype=np.float64), _normal(*_BIG, dtype=np.float64)), {}, 0),
+            ((_normal(*_HUGE), np.tanh(_normal(*_HUGE))), {}, 0),  # bit-identical by design
+            ((_normal(*_HUGE, dtype=np.float64), _normal(*_HUGE, dtype=np.float64)), {}, 0),
+            ((_normal(*_BIG), _normal(*_BIG)), {}, 0),  # below the native threshold
             ((_normal(*_SMALL), _normal(*_SMALL)), {}, 0),
         ],
         "tanh_backward_t": [
-            ((_normal(*_BIG), _normal(*_BIG), _normal(*_BIG)), {}, 0),
+            ((_normal(*_HUGE), _normal(*_HUGE), _normal(*_HUGE)), {}, 0),
             ((_normal(*_SMALL), _normal(*_SMALL), _normal(*_SMALL)), {}, 0),
         ],
     }

@@ -32,7 +32,12 @@ def _save(fig, file_name, permission):
 
 
 def vis_1d(
-    pri_var, file_name="vis.jpg", permission=stat.S_IREAD + stat.S_IWRITE, x=None, reference=None
+    pri_var,
+    file_name="vis.jpg",
+    permission=stat.S_IREAD + stat.S_IWRITE,
+    x=None,
+    reference=None,
+    reference_label="exact",
 ):
     """Plot density, velocity and pressure of a 1D state.
 
@@ -42,6 +47,7 @@ def vis_1d(
         permission (int): file mode set after writing.
         x (array): ``[nx]`` cell centres; default uniform on [0, 1].
         reference (tuple): optional ``(x_ref, rho_ref, u_ref, p_ref)`` drawn as lines.
+        reference_label (str): the legend of those lines ("exact", or e.g. "N=1600 run").
     """
     import matplotlib
 
@@ -57,7 +63,7 @@ def vis_1d(
         ax[k].set_title(name)
         ax[k].plot(x, data[i, :, 0, 0], "o", ms=3, label="mindflow.cfd")
         if reference is not None:
-            ax[k].plot(reference[0], reference[1 + k], "k-", lw=1, label="exact")
+            ax[k].plot(reference[0], reference[1 + k], "k-", lw=1, label=reference_label)
             ax[k].legend()
     fig.tight_layout()
     _save(fig, file_name, permission)

@@ -94,6 +94,7 @@ def main(nx=200, refine=8, end_time=None, tiny=False, out=None, plot=None, verbo
             str(folder / "shu_osher.png"),
             x=x,
             reference=(x_ref, ref[0, :, 0, 0], ref[1, :, 0, 0], ref[4, :, 0, 0]),
+            reference_label=f"reference run, N={ref.shape[1]}",
         )
     return {
         "pri_var": pri_var,

@@ -13,7 +13,7 @@ it back lazily and feed it through the pipeline.
 
     python examples/datasets/burgers_dataset.py                  # 32 samples, 1024 -> 256 points
     python examples/datasets/burgers_dataset.py --fno            # FNO's 8192 -> 1024, timed
-    python examples/datasets/burgers_dataset.py --tiny --out /tmp/burgers
+    python examples/datasets/burgers_dataset.py --tiny --out burgers_tiny_out
 """
 
 import argparse

@@ -162,6 +162,23 @@ def read_param(p):
     return Tensor._wrap(p._value)
 
 
+def split_operands(trace, args, first, second):
+    """Unwrap the operands ``args`` of a primitive as ``trace`` sees them: a tracer of
+    ``trace`` gives its attributes ``first`` and ``second`` (reverse mode: primal and the
+    tracer itself, ``second="self"``; forward mode: primal and tangent; vmap: value and batch
+    axis), any other value itself and None. Returns two tuples."""
+    own = trace.tracer_type
+    firsts, seconds = [], []
+    for a in args:
+        if type(a) is own and a._trace is trace:
+            firsts.append(getattr(a, first))
+            seconds.append(a if second == "self" else getattr(a, second))
+        else:
+            firsts.append(a)
+            seconds.append(None)
+    return tuple(firsts), tuple(seconds)
+
+
 def push_trace(trace):
     trace.level = len(_trace_stack)
     _trace_stack.append(trace)

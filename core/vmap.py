@@ -7,7 +7,7 @@ whole batch.
 """
 
 from . import tree as _tree
-from .primitive import ShapedArray, Trace, Tracer, bind, pop_trace, push_trace
+from .primitive import ShapedArray, Trace, Tracer, bind, pop_trace, push_trace, split_operands
 from .tensor import Tensor, resolve
 
 batch_rules = {}  # Primitive -> rule(args, bdims, **params) -> (out, out_bdim)
@@ -68,18 +68,8 @@ class BatchTrace(Trace):
 
 
 def split_batched(trace, args):
-    """``(values, batch axes)`` of the operands ``args`` as ``trace`` sees them: a tracer of
-    ``trace`` gives its value (with the batch axis) and that axis, any other value itself and
-    None (tuples)."""
-    vals, bdims = [], []
-    for a in args:
-        if type(a) is BatchTracer and a._trace is trace:
-            vals.append(a.val)
-            bdims.append(a.bdim)
-        else:
-            vals.append(a)
-            bdims.append(None)
-    return tuple(vals), tuple(bdims)
+    """``(values, batch axes)`` of ``args`` as ``trace`` sees them (see ``split_operands``)."""
+    return split_operands(trace, args, "val", "bdim")
 
 
 # ---- helpers for writing batching rules -------------------------------------------------------

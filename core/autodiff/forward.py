@@ -5,7 +5,7 @@ differentiated arguments) and return the output tangent, written with core ops.
 """
 
 from .. import dtypes as _dt
-from ..primitive import PrimalTracer, Trace, bind
+from ..primitive import PrimalTracer, Trace, bind, split_operands
 
 jvp_rules = {}  # Primitive -> rule(tangents, out, *primals, **params) -> tangent or None
 
@@ -45,17 +45,8 @@ class JVPTrace(Trace):
 
 
 def split_tangents(trace, args):
-    """``(primals, tangents)`` of the operands ``args`` as ``trace`` sees them: a tracer of
-    ``trace`` gives its primal and tangent, any other value itself and None (tuples)."""
-    primals, tangents = [], []
-    for a in args:
-        if type(a) is JVPTracer and a._trace is trace:
-            primals.append(a.primal)
-            tangents.append(a.tangent)
-        else:
-            primals.append(a)
-            tangents.append(None)
-    return tuple(primals), tuple(tangents)
+    """``(primals, tangents)`` of ``args`` as ``trace`` sees them (see ``split_operands``)."""
+    return split_operands(trace, args, "primal", "tangent")
 
 
 def fit_tangent(t, out):

@@ -15,7 +15,7 @@ import numpy as np
 from .. import dtypes as _dt
 from .. import primitive as _primitive
 from .. import tree as _tree
-from ..primitive import PrimalTracer, Trace, bind, eager, op_error
+from ..primitive import PrimalTracer, Trace, bind, eager, op_error, split_operands
 from ..tensor import Tensor, _alias_class, resolve
 
 _new = object.__new__
@@ -202,17 +202,8 @@ def unwrap(x, trace):
 
 
 def split_primals(trace, args):
-    """``(primals, parents)`` of the operands ``args`` as ``trace`` tapes them: a tracer of
-    ``trace`` gives its primal and itself, any other value itself and None (tuples)."""
-    primals, parents = [], []
-    for a in args:
-        if type(a) is VJPTracer and a._trace is trace:
-            primals.append(a.primal)
-            parents.append(a)
-        else:
-            primals.append(a)
-            parents.append(None)
-    return tuple(primals), tuple(parents)
+    """``(primals, parents)`` of ``args`` as ``trace`` tapes them (see ``split_operands``)."""
+    return split_operands(trace, args, "primal", "self")
 
 
 def toposort(roots):

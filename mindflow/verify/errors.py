@@ -1,11 +1,12 @@
-"""Verification helpers: errors of cell averages against exact solutions, observed orders.
+"""Verification helpers: errors of cell averages against exact solutions, observed orders,
+relative L2 errors of fields.
 
 Numpy float64 (results are reported, not differentiated).
 """
 
 import numpy as np
 
-__all__ = ["cell_averages", "convergence_order", "l1_error", "l2_error"]
+__all__ = ["cell_averages", "convergence_order", "l1_error", "l2_error", "relative_l2"]
 
 _GAUSS_POINTS = 4
 
@@ -83,3 +84,27 @@ def convergence_order(ns, errors, pairwise=False):
         return -np.diff(np.log(e)) / np.diff(np.log(n))
     slope = np.polyfit(np.log(n), np.log(e), 1)[0]
     return float(-slope)
+
+
+def relative_l2(pred, ref, axis=None):
+    """Relative L2 error ``||pred - ref||_2 / ||ref||_2`` (what MindFlow and DeepXDE report).
+
+    Args:
+        pred: prediction, any array-like (``core.Tensor`` included).
+        ref: reference of the same shape.
+        axis: None for one number over all entries; an axis (``0`` for ``[N, m]`` fields) for
+            one error per remaining index (per output component).
+
+    Returns:
+        A float (``axis=None``) or a float64 array.
+    """
+    p = np.asarray(pred, dtype=np.float64)
+    r = np.asarray(ref, dtype=np.float64)
+    if p.shape != r.shape:
+        raise ValueError(f"relative_l2: pred has shape {p.shape} but ref has shape {r.shape}")
+    num = np.sqrt(np.sum((p - r) ** 2, axis=axis))
+    den = np.sqrt(np.sum(r * r, axis=axis))
+    if np.any(den == 0):
+        raise ValueError("relative_l2: the reference is zero (relative error undefined)")
+    out = num / den
+    return float(out) if axis is None else out

@@ -34,6 +34,8 @@ from .autodiff.api import jvp as jvp  # noqa: E402
 from .autodiff.api import no_grad as no_grad  # noqa: E402
 from .autodiff.api import value_and_grad as value_and_grad  # noqa: E402
 from .autodiff.api import vjp as vjp  # noqa: E402
+from .autodiff.batched import batched_hessian as batched_hessian  # noqa: E402
+from .autodiff.batched import batched_jacobian as batched_jacobian  # noqa: E402
 from .backend import available_devices as available_devices  # noqa: E402
 from .backend import get_device as get_device  # noqa: E402
 from .backend import set_device as set_device  # noqa: E402
@@ -78,6 +80,7 @@ from .serialization import load_param_into_net as load_param_into_net  # noqa: E
 from .serialization import save_checkpoint as save_checkpoint  # noqa: E402
 from .tensor import Parameter as Parameter  # noqa: E402
 from .tensor import Tensor as Tensor  # noqa: E402
+from .train.data_sink import data_sink as data_sink  # noqa: E402  (mindspore.data_sink)
 from .vmap import vmap as vmap  # noqa: E402
 
 _tensor_module._initializer = nn.init.initializer  # Tensor(shape=, dtype=, init=)

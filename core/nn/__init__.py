@@ -57,12 +57,15 @@ from .loss import BCEWithLogitsLoss as BCEWithLogitsLoss
 from .loss import CrossEntropyLoss as CrossEntropyLoss
 from .loss import L1Loss as L1Loss
 from .loss import LossBase as LossBase
+from .loss import MAELoss as MAELoss
 from .loss import MSELoss as MSELoss
 from .loss import NLLLoss as NLLLoss
 from .loss import RelativeL2Loss as RelativeL2Loss
 from .loss import RMSELoss as RMSELoss
 from .loss import SmoothL1Loss as SmoothL1Loss
 from .loss import SoftmaxCrossEntropyWithLogits as SoftmaxCrossEntropyWithLogits
+from .loss_weighting import MTLWeightedLoss as MTLWeightedLoss
+from .loss_weighting import WeightedLossCell as WeightedLossCell
 from .optim import LBFGS as LBFGS
 from .optim import SGD as SGD
 from .optim import Adam as Adam

@@ -13,6 +13,7 @@ __all__ = [
     "CrossEntropyLoss",
     "L1Loss",
     "LossBase",
+    "MAELoss",
     "MSELoss",
     "NLLLoss",
     "RMSELoss",
@@ -75,6 +76,16 @@ class L1Loss(LossBase):
 
     def construct(self, logits, labels):
         logits, labels = _broadcast_pair("L1Loss", logits, labels)
+        return ops.l1_loss(logits, labels, reduction=self.reduction)
+
+
+class MAELoss(LossBase):
+    """Mean absolute error ``|logits - labels|`` (shapes broadcast); default reduction 'mean'.
+    MindSpore's ``nn.MAELoss``: the same values as ``L1Loss``, a separate name because
+    MindSpore (and MindFlow's ``get_loss_metric('mae')``) has both."""
+
+    def construct(self, logits, labels):
+        logits, labels = _broadcast_pair("MAELoss", logits, labels)
         return ops.l1_loss(logits, labels, reduction=self.reduction)
 
 

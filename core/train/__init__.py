@@ -9,5 +9,6 @@ from .callbacks import LossMonitor as LossMonitor
 from .callbacks import ProgressBar as ProgressBar
 from .callbacks import RunContext as RunContext
 from .callbacks import TimeMonitor as TimeMonitor
+from .data_sink import data_sink as data_sink
 from .model import Model as Model
 from .model import restore_checkpoint as restore_checkpoint

@@ -1,0 +1,129 @@
+"""MindFlow's learning-rate schedules (``mindflow/core/lr_scheduler.py``): each returns the
+learning rate of every step as a numpy float32 array, to pass to an optimizer as its
+``learning_rate`` (a per-step list, MindSpore's dynamic learning rate)."""
+
+import bisect
+
+import numpy as np
+
+from ..utils.check_func import check_lr_param, check_param_type
+
+__all__ = ["get_multi_step_lr", "get_poly_lr", "get_warmup_cosine_annealing_lr"]
+
+
+def get_poly_lr(global_step, lr_init, lr_end, lr_max, warmup_steps, total_steps, poly_power):
+    r"""Linear warm-up, then polynomial decay (MindFlow's ``get_poly_lr``).
+
+    For step ``i`` of ``total_steps``:
+
+    .. math::
+        lr_i = lr\_init + i \frac{lr\_max - lr\_init}{warmup\_steps}
+            \quad (i < warmup\_steps), \qquad
+        lr_i = lr\_end + (lr\_max - lr\_end)
+            \Big(1 - \frac{i - warmup\_steps}{total\_steps - warmup\_steps}\Big)^{poly\_power}
+
+    (negative values clipped to 0); the steps before ``global_step`` are dropped.
+
+    Args:
+        global_step: first step returned, int >= 0.
+        lr_init: learning rate at step 0 of the warm-up, float > 0.
+        lr_end: learning rate the decay tends to, float >= 0.
+        lr_max: learning rate at the end of the warm-up, float > 0.
+        warmup_steps: int >= 0.
+        total_steps: int > 0.
+        poly_power: float > 0.
+
+    Returns:
+        numpy float32 array ``[total_steps - global_step]``.
+    """
+    where = "get_poly_lr"
+    check_lr_param(global_step, "global_step", int, 0, False, where)
+    check_lr_param(lr_init, "lr_init", float, 0.0, True, where)
+    check_lr_param(lr_end, "lr_end", float, 0.0, False, where)
+    check_lr_param(lr_max, "lr_max", float, 0.0, True, where)
+    check_lr_param(warmup_steps, "warmup_steps", int, 0, False, where)
+    check_lr_param(total_steps, "total_steps", int, 0, True, where)
+    check_lr_param(poly_power, "poly_power", float, 0.0, True, where)
+    i = np.arange(total_steps, dtype=np.float64)
+    inc = (lr_max - lr_init) / warmup_steps if warmup_steps else 0.0
+    warm = lr_init + inc * i
+    with np.errstate(divide="ignore", invalid="ignore"):  # total_steps == warmup_steps
+        base = 1.0 - (i - warmup_steps) / (total_steps - warmup_steps)
+        decay = np.maximum((lr_max - lr_end) * base**poly_power + lr_end, 0.0)
+    lr = np.where(i < warmup_steps, warm, decay)
+    return lr.astype(np.float32)[global_step:]
+
+
+def get_multi_step_lr(lr_init, milestones, gamma, steps_per_epoch, last_epoch):
+    r"""Step decay (MindFlow's ``get_multi_step_lr``): ``lr_init`` until the first milestone
+    epoch, then multiplied by ``gamma`` at each milestone, for ``last_epoch`` epochs of
+    ``steps_per_epoch`` steps. With sorted milestones :math:`M_1 < M_2 < \dots`, the rate of
+    step ``s`` in epoch :math:`e = \lfloor s / steps\_per\_epoch \rfloor` is
+    :math:`lr\_init \cdot gamma^{\#\{t: M_t \le e\}}`; milestones at or past ``last_epoch``
+    are ignored.
+
+    Args:
+        lr_init: float > 0.
+        milestones: list or tuple of epoch indices (positive ints).
+        gamma: decay factor, float > 0.
+        steps_per_epoch: int > 0.
+        last_epoch: number of epochs, int > 0.
+
+    Returns:
+        numpy float32 array ``[last_epoch * steps_per_epoch]``.
+    """
+    where = "get_multi_step_lr"
+    check_lr_param(lr_init, "lr_init", float, 0.0, True, where)
+    check_lr_param(gamma, "gamma", float, 0.0, True, where)
+    check_lr_param(steps_per_epoch, "steps_per_epoch", int, 0, True, where)
+    check_lr_param(last_epoch, "last_epoch", int, 0, True, where)
+    check_param_type(milestones, f"{where}: milestones", (list, tuple))
+    for m in milestones:
+        check_lr_param(m, "each of milestones", int, 0, True, where)
+    ordered = sorted(milestones)
+    kept = ordered[: bisect.bisect_left(ordered, last_epoch)]
+    epoch = np.arange(last_epoch * steps_per_epoch) // steps_per_epoch
+    decays = np.searchsorted(np.asarray(kept, dtype=np.int64), epoch, side="right")
+    return (lr_init * np.float64(gamma) ** decays).astype(np.float32)
+
+
+def get_warmup_cosine_annealing_lr(
+    lr_init, steps_per_epoch, last_epoch, warmup_epochs=0, warmup_lr_init=0.0, eta_min=1e-6
+):
+    r"""Linear warm-up, then cosine annealing by epoch (MindFlow's
+    ``get_warmup_cosine_annealing_lr``; Loshchilov & Hutter 2017 without restarts).
+
+    With ``W = warmup_epochs * steps_per_epoch`` warm-up steps, step ``i`` gets
+
+    .. math::
+        lr_i = warmup\_lr\_init + (lr\_init - warmup\_lr\_init)\frac{i + 1}{W} \quad (i < W),
+        \qquad
+        lr_i = eta\_min + \tfrac12 (lr\_init - eta\_min)
+            \Big(1 + \cos\frac{\pi \lfloor i / steps\_per\_epoch \rfloor}{last\_epoch}\Big)
+
+    for ``i`` in ``[0, last_epoch * steps_per_epoch)``.
+
+    Args:
+        lr_init: float > 0.
+        steps_per_epoch: int > 0.
+        last_epoch: number of epochs, int > 0.
+        warmup_epochs: int >= 0. Default 0.
+        warmup_lr_init: float >= 0. Default 0.0.
+        eta_min: the final learning rate, float >= 0. Default 1e-6.
+
+    Returns:
+        numpy float32 array ``[max(last_epoch, warmup_epochs) * steps_per_epoch]``.
+    """
+    where = "get_warmup_cosine_annealing_lr"
+    check_lr_param(lr_init, "lr_init", float, 0.0, True, where)
+    check_lr_param(warmup_lr_init, "warmup_lr_init", float, 0.0, False, where)
+    check_lr_param(eta_min, "eta_min", float, 0.0, False, where)
+    check_lr_param(warmup_epochs, "warmup_epochs", int, 0, False, where)
+    check_lr_param(steps_per_epoch, "steps_per_epoch", int, 0, True, where)
+    check_lr_param(last_epoch, "last_epoch", int, 0, True, where)
+    warmup_steps = warmup_epochs * steps_per_epoch
+    step = np.arange(warmup_steps, dtype=np.float64)
+    warm = warmup_lr_init + (lr_init - warmup_lr_init) / max(warmup_steps, 1) * (step + 1)
+    epoch = np.arange(last_epoch * steps_per_epoch) // steps_per_epoch
+    cosine = eta_min + 0.5 * (lr_init - eta_min) * (1.0 + np.cos(np.pi * epoch / last_epoch))
+    return np.concatenate([warm, cosine[warmup_steps:]]).astype(np.float32)

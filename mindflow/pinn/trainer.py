@@ -292,9 +292,12 @@ class Trainer:
             pred = self.model(points).asnumpy()
         return relative_l2(pred.reshape(values.shape), values)
 
-    def _evaluate(self, bar, total, force=False):
+    def _evaluate(self, bar, total, before, force=False):
+        """Evaluate the reference when the steps ``(before, self.step]`` cross a multiple of
+        ``eval_every`` (or ``force``), and show the loss and the last error in the bar."""
         err = None
-        if self.reference is not None and (force or self.step % self.eval_every == 0):
+        crossed = self.step // self.eval_every > before // self.eval_every
+        if self.reference is not None and (force or crossed):
             if not self.history["error_step"] or self.history["error_step"][-1] != self.step:
                 err = self.error()
                 self.history["error_step"].append(self.step)
@@ -342,7 +345,7 @@ class Trainer:
                 total, terms = self._adam_step(self.batch, self.weighting.weights)
                 self.step += 1
                 loss = self._record(total, terms, "adam")
-                self._evaluate(bar, loss, force=self.step == self.adam_steps)
+                self._evaluate(bar, loss, s, force=self.step == self.adam_steps)
                 if bar is not None:
                     bar.update(1)
                 if self.checkpoint_every and self.step % self.checkpoint_every == 0:
@@ -355,7 +358,7 @@ class Trainer:
                 terms = self._terms_fn(self.batch)
                 total = self.weighting.combine(terms, self.weighting.weights)
                 loss = self._record(total, terms, "lbfgs")
-                self._evaluate(bar, loss, force=self.step == total_steps)
+                self._evaluate(bar, loss, before, force=self.step == total_steps)
                 if bar is not None:
                     bar.update(self.step - before)
                 every = self.checkpoint_every
@@ -365,7 +368,7 @@ class Trainer:
             if bar is not None:
                 bar.close()
         if self.reference is not None and self.history["error_step"][-1:] != [self.step]:
-            self._evaluate(None, 0.0, force=True)
+            self._evaluate(None, 0.0, self.step, force=True)
         if self.checkpoint_dir is not None:
             self.save()
         return self.history

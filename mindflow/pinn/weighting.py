@@ -6,7 +6,7 @@ orders of magnitude; how they are weighted decides whether training converges. T
 - :class:`FixedWeights`: ``L = sum_i w_i L_i`` with constant ``w_i``.
 - :class:`MTLWeights`: homoscedastic-uncertainty weighting (Kendall, Gal & Cipolla 2018,
   "Multi-task learning using uncertainty to weigh losses", CVPR, eq. (7)), in MindFlow's form
-  (``mindflow.core.MTLWeightedLoss``): trainable ``s_i`` and
+  (``mindflow.core.MTLWeightedLoss``, the engine's ``core.nn.MTLWeightedLoss``): trainable ``s_i`` and
   ``L = sum_i 0.5 L_i / s_i^2 + log(1 + s_i^2)``, so the effective weight of term ``i`` is
   ``0.5 / s_i^2``.
 - :class:`GradNormWeights`: learning-rate annealing (Wang, Teng & Perdikaris 2021,
@@ -109,42 +109,6 @@ class FixedWeights(LossWeighting):
         self.weights = core.tensor(w, dtype=dtype)
 
 
-def _mtl_class():
-    """The engine's ``core.nn.MTLWeightedLoss`` when it exists, else this module's own."""
-    cls = getattr(core.nn, "MTLWeightedLoss", None)
-    return cls if cls is not None else _MTLWeightedLoss
-
-
-class _MTLWeightedLoss(core.nn.Cell):
-    """MindFlow's ``MTLWeightedLoss(num_losses, bound_param=0.0)`` (Kendall et al. 2018):
-    ``sum_i 0.5 L_i / (s_i^2 + b^2) + log(s_i^2 + b^2)`` when bounded (``bound_param > 1e-6``),
-    else ``sum_i 0.5 L_i / s_i^2 + log(s_i^2 + 1)``; ``s`` starts at 1."""
-
-    def __init__(self, num_losses, bound_param=0.0, dtype=core.float32):
-        super().__init__()
-        if isinstance(num_losses, bool) or int(num_losses) <= 0:
-            raise ValueError(
-                f"MTLWeightedLoss: num_losses must be a positive int, got {num_losses}"
-            )
-        self.num_losses = int(num_losses)
-        self.bounded = bound_param > 1.0e-6
-        self.bound_param = float(bound_param) ** 2
-        self.params = core.Parameter(core.tensor(np.ones(self.num_losses), dtype=dtype), "params")
-
-    def construct(self, losses):
-        total = 0.0
-        sq = self.params**2
-        for i in range(self.num_losses):
-            if self.bounded:
-                weight = sq[i] + self.bound_param
-                reg = weight
-            else:
-                weight = sq[i]
-                reg = sq[i] + 1.0
-            total = total + 0.5 * losses[i] / weight + ops.log(reg)
-        return total
-
-
 class MTLWeights(LossWeighting):
     """Uncertainty weighting (module docstring); its ``s_i`` are trained with the network.
 
@@ -157,17 +121,9 @@ class MTLWeights(LossWeighting):
 
     def setup(self, names, dtype):
         super().setup(names, dtype)
-        cls = _mtl_class()
-        if cls is _MTLWeightedLoss:
-            self.cell = cls(len(self.names), bound_param=self.bound_param, dtype=dtype)
-        else:
-            self.cell = cls(len(self.names), bound_param=self.bound_param)
-            for p in self.cell.trainable_params():
-                if p.dtype != dtype:
-                    raise TypeError(
-                        f"MTLWeights: core.nn.MTLWeightedLoss made {p.dtype} parameters; the "
-                        f"network is {dtype}"
-                    )
+        self.cell = core.nn.MTLWeightedLoss(
+            len(self.names), bound_param=self.bound_param, dtype=dtype
+        )
 
     def parameters(self):
         return self.cell.trainable_params()

@@ -1,8 +1,9 @@
-"""Conversions between primitive and conservative variables; YAML config loading."""
-
-import yaml
+"""Conversions between primitive and conservative variables; YAML config loading
+(``load_yaml_config`` is ``mindflow.utils``'s, shared with the PINN examples)."""
 
 from core import ops
+
+from ..utils.load_config import load_yaml_config as load_yaml_config
 
 __all__ = ["cal_con_var", "cal_flux", "cal_pri_var", "load_yaml_config"]
 
@@ -47,9 +48,3 @@ def cal_flux(con_var, pri_var, axis):
     mom = [con_var[1] * un, con_var[2] * un, con_var[3] * un]
     mom[axis] = mom[axis] + pri_var[4]
     return ops.stack([con_var[axis + 1], *mom, un * (con_var[4] + pri_var[4])], axis=0)
-
-
-def load_yaml_config(file_path):
-    """Load a YAML config file into a dict (MindFlow's ``load_yaml_config``)."""
-    with open(file_path) as f:
-        return yaml.safe_load(f)

@@ -199,7 +199,7 @@ def test_weight_norm():
 def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match=r"in_channels must equal out_channels.*3.*4"):
         ResBlock(3, 4)
-    with pytest.raises(ValueError, match="layers .* must be >= 3, got 2"):
+    with pytest.raises(ValueError, match=r"layers .* must be >= 3, got 2"):
         FCSequential(2, 1, 2, 8)
     with pytest.raises(TypeError, match="layers must be int"):
         FCSequential(2, 1, 3.0, 8)

@@ -85,7 +85,7 @@ def test_warmup_cosine_annealing_lr():
 
 
 def test_lr_schedules_reject_bad_arguments():
-    with pytest.raises(ValueError, match="get_poly_lr: lr_init must be > 0.0, got 0.0"):
+    with pytest.raises(ValueError, match=r"get_poly_lr: lr_init must be > 0\.0, got 0\.0"):
         get_poly_lr(0, 0.0, 0.0, 0.1, 1, 10, 1.0)
     with pytest.raises(TypeError, match="get_poly_lr: total_steps must be int"):
         get_poly_lr(0, 0.1, 0.0, 0.1, 1, 10.0, 1.0)

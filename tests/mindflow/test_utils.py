@@ -13,8 +13,7 @@ import pytest
 import datasets
 from mindflow import data as mf_data
 from mindflow import geometry as mf_geometry
-from mindflow.utils import load_yaml_config, log_config, log_timer, print_log
-from mindflow.utils import log_utils
+from mindflow.utils import load_yaml_config, log_config, log_timer, log_utils, print_log
 
 
 @pytest.fixture
@@ -52,11 +51,11 @@ def test_load_yaml_config_makes_path_keys_absolute(tmp_path, monkeypatch):
 
 
 def test_load_yaml_config_errors(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no configuration file at .*missing.yaml"):
+    with pytest.raises(FileNotFoundError, match=r"no configuration file at .*missing\.yaml"):
         load_yaml_config(tmp_path / "missing.yaml")
     bad = tmp_path / "list.yaml"
     bad.write_text("- 1\n- 2\n")
-    with pytest.raises(ValueError, match="must hold a mapping .* got list"):
+    with pytest.raises(ValueError, match=r"must hold a mapping .* got list"):
         load_yaml_config(bad)
 
 

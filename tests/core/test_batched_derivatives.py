@@ -1,5 +1,5 @@
 """core.batched_jacobian / core.batched_hessian (MindFlow's layouts [m, N, d] and [m, d, N, d])
-against central finite differences, torch.func, and a closed form; core.data_sink."""
+against central finite differences, torch.autograd, and a closed form; core.data_sink."""
 
 import numpy as np
 import pytest
@@ -117,7 +117,7 @@ def test_bad_shapes_are_named():
 
 
 @pytest.mark.parity
-def test_matches_torch_func():
+def test_matches_torch_autograd():
     torch = pytest.importorskip("torch")
     net = _net()
     layers = [c for c in net.cells() if isinstance(c, nn.Dense)]
@@ -133,14 +133,24 @@ def test_matches_torch_func():
             theirs.weight.copy_(torch.tensor(ours.weight.asnumpy()))
             theirs.bias.copy_(torch.tensor(ours.bias.asnumpy()))
     x = RNG.uniform(-1, 1, (5, 3))
-    tx = torch.tensor(x)
-    # torch.func per point: jacrev / hessian of a single row, vmapped over the batch
-    tj = torch.func.vmap(torch.func.jacrev(tnet))(tx)  # [N, m, d]
-    th = torch.func.vmap(torch.func.jacrev(torch.func.jacrev(tnet)))(tx)  # [N, m, d, d]
+    tx = torch.tensor(x, requires_grad=True)
+    # torch's autograd: rows are independent, so grad of a column's sum is per point
+    u = tnet(tx)  # [N, m]
+    tj = torch.stack(
+        [torch.autograd.grad(u[:, i].sum(), tx, create_graph=True)[0] for i in range(2)]
+    )  # [m, N, d]
+    th = torch.stack(
+        [
+            torch.stack(
+                [torch.autograd.grad(tj[i, :, k].sum(), tx, retain_graph=True)[0] for k in range(3)]
+            )
+            for i in range(2)
+        ]
+    )  # [m, d_k, N, d_j]
     jac = core.batched_jacobian(net)(core.tensor(x)).asnumpy()
     hes = core.batched_hessian(net)(core.tensor(x)).asnumpy()
-    np.testing.assert_allclose(jac, tj.permute(1, 0, 2).detach().numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(hes, th.permute(1, 2, 0, 3).detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(jac, tj.detach().numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(hes, th.detach().numpy(), rtol=1e-10, atol=1e-12)
 
 
 # ---- core.data_sink ---------------------------------------------------------------------------

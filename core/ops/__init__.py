@@ -128,6 +128,7 @@ from .elementwise import tan as tan
 from .elementwise import tanh as tanh
 from .elementwise import where as where
 from .indexing import gather as gather
+from .kernel import kernel_call as kernel_call
 from .indexing import gather_elements as gather_elements
 from .indexing import getitem as getitem
 from .indexing import index_add as index_add

@@ -11,6 +11,7 @@ from . import conv as conv
 from . import decomp as decomp
 from . import elementwise as elementwise
 from . import fft as fft
+from . import kernel_call as kernel_call
 from . import indexing as indexing
 from . import linalg as linalg
 from . import normalize as normalize

@@ -55,6 +55,7 @@ LAYERS = {
     "core.amp": 8,
     "core.context": 8,
     "core.numpy": 8,
+    "core.native": 8,
     "core.testing": 8,
     # user-facing namespaces: they re-export from every layer
     "core": 8,

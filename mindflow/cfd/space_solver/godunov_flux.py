@@ -1,6 +1,7 @@
 """Godunov-type convective flux: reconstruct face states, then solve a Riemann problem."""
 
 import core
+from core import ops
 
 __all__ = ["GodunovFlux"]
 
@@ -22,9 +23,12 @@ class GodunovFlux:
         config (dict): ``convective_flux`` section: ``reconstructor``, ``riemann_computer``,
             ``reconstruction_variables``, ``positivity``.
         net_dict (dict): unused; MindFlow's slot for learnable Riemann solvers.
+        native (bool): let a native loop compute the flux's value where one exists
+            (characteristic WENO5/WENO5-Z with HLLC/Rusanov on the CPU; derivatives always
+            come from the composite); False: the composite only.
     """
 
-    def __init__(self, material, mesh_info, config, net_dict=None):
+    def __init__(self, material, mesh_info, config, net_dict=None, native=True):
         from .reconstructor import default_reconstruction_variables, define_reconstructor
         from .riemann_computer import define_riemann_computer
 
@@ -44,6 +48,10 @@ class GodunovFlux:
         self.riemann_solver = define_riemann_computer(config["riemann_computer"])(
             material, net_dict
         )
+        # the native loop (space_solver.native_flux) computes the value where it can; the
+        # composite below stays the definition that grad, vmap and other backends use
+        self.native = bool(native) and self.variables == "characteristic" and not self.positivity
+        self._kernels = {}  # (axis, gamma) -> kernel or None
 
     def compute_flux(self, con_var, axis):
         """Face fluxes along ``axis``.
@@ -55,6 +63,43 @@ class GodunovFlux:
         Returns:
             Tensor ``[5, ...]``: ``n + 1`` faces along ``axis``, interior cells elsewhere.
         """
+        kernel = self._native_kernel(axis)
+        if kernel is not None:
+            shape = [5]
+            for k in range(3):
+                n = int(self.mesh_info.number_of_cells[k])
+                shape.append(n + 1 if k == axis else n)
+            return ops.kernel_call(
+                lambda c: self._composite_flux(c, axis), kernel, con_var, shape=shape
+            )
+        return self._composite_flux(con_var, axis)
+
+    def _native_kernel(self, axis):
+        """The native kernel for ``axis`` at the material's current gamma, or None (a gamma
+        that is a tensor, e.g. one being differentiated, keeps the composite)."""
+        gamma = self.material.gamma
+        if not self.native or not isinstance(gamma, (int, float)):
+            return None
+        key = (axis, float(gamma))
+        if key not in self._kernels:
+            from .native_flux import face_flux_kernel
+            from .reconstructor import WENO5, WENO5Z
+            from .riemann_computer import HLLC, Rusanov
+
+            # exact classes only: a subclass may change the formulas the kernel hard-codes
+            schemes = {WENO5: "WENO5", WENO5Z: "WENO5-Z"}
+            solvers = {HLLC: "HLLC", Rusanov: "Rusanov"}
+            scheme = schemes.get(type(self.reconstructor))
+            solver = solvers.get(type(self.riemann_solver))
+            self._kernels[key] = (
+                face_flux_kernel(self.mesh_info, float(gamma), axis, scheme, solver)
+                if scheme and solver
+                else None
+            )
+        return self._kernels[key]
+
+    def _composite_flux(self, con_var, axis):
+        """``compute_flux`` written with core ops (the definition; see ``native``)."""
         from .projection import reconstruct_faces
 
         con_left, con_right = reconstruct_faces(

@@ -127,9 +127,9 @@ def _unit(like, col):
     """A ``like``-shaped cotangent ``[N, c]`` with ones in column ``col``, zeros elsewhere."""
     if like.shape[1] == 1:
         return core.ops.ones_like(like)
-    arr = np.zeros(tuple(like.shape), dtype=np.dtype(str(like.dtype)))
-    arr[:, col] = 1
-    return core.tensor(arr, dtype=like.dtype)
+    arr = np.zeros(tuple(like.shape))
+    arr[:, col] = 1.0
+    return core.tensor(arr, dtype=like.dtype)  # a constant on the current device
 
 
 def _as_columns(out, x, fn):

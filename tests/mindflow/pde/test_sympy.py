@@ -6,6 +6,7 @@ import math
 import numpy as np
 import pytest
 import sympy
+from scipy import special
 from sympy import Derivative, Function, diff, symbols
 
 import core
@@ -244,6 +245,14 @@ def test_functions_numbers_and_composite_derivatives():
         "pow": (
             u**3 + x ** sympy.Rational(3, 2) + w ** (-2) + 2**t + x**x,
             U**3 + X**1.5 + W**-2.0 + 2**T + X**X,
+        ),
+        "inverse": (
+            sympy.atan2(u, x) + sympy.asinh(w) + sympy.acos(u / 2) + sympy.erf(u),
+            np.arctan2(U, X) + np.arcsinh(W) + np.arccos(U / 2) + special.erf(U),
+        ),
+        "piecewise": (
+            sympy.Max(u, 0.1, x) - sympy.Min(w, t) + sympy.floor(3 * x),
+            np.maximum(np.maximum(U, 0.1), X) - np.minimum(W, T) + np.floor(3 * X),
         ),
         "numbers": (sympy.pi * u + sympy.E + sympy.Rational(1, 3), math.pi * U + math.e + 1 / 3),
         "constant": (sympy.Integer(7), np.full_like(X, 7.0)),

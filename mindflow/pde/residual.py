@@ -230,17 +230,20 @@ def derivatives(fn, x, *keys, in_vars=None, out_vars=None):
     Args:
         fn: a Cell or function, inputs ``[N, d]`` -> outputs ``[N, m]`` (or ``[N]``).
         x: the points, a float Tensor ``[N, d]``.
-        *keys: the derivatives wanted (``"u_xx"``, ``("u", "x", "x")``, ``(0, 0, 0)``).
+        *keys: the derivatives wanted (``"u_xx"``, ``("u", "x", "x")``, ``(0, 0, 0)``), or
+            one list of them.
         in_vars, out_vars: names of the input and output columns (a string of one-character
             names such as ``"xt"``, or a sequence).
 
     Returns:
-        One ``[N, 1]`` Tensor for one key, a tuple of them for several (all from one derivative
-        tower), or a lazy :class:`Derivatives` with no keys.
+        One ``[N, 1]`` Tensor for one key, a tuple of them for several or for a list (all from
+        one derivative tower), or a lazy :class:`Derivatives` with no keys.
     """
     d = Derivatives(fn, x, in_vars, out_vars)
     if not keys:
         return d
+    if len(keys) == 1 and isinstance(keys[0], list):  # derivatives(net, x, [k1, k2, ...])
+        return d.get(*keys[0])
     res = d.get(*keys)
     return res[0] if len(keys) == 1 else res
 

@@ -64,6 +64,8 @@ def test_keys_and_lazy_evaluation():
         model.exact(0, 2, 0, xs),
         rtol=1e-12,
     )
+    (w_t,) = derivatives(model, x, [(1, 1)])  # a list of keys gives a tuple
+    np.testing.assert_allclose(w_t.numpy()[:, 0], model.exact(1, 0, 1, xs), rtol=1e-12)
     np.testing.assert_allclose(
         grad(model, x, 1, (1, 1)).numpy()[:, 0], model.exact(1, 0, 2, xs), rtol=1e-12
     )

@@ -134,14 +134,28 @@ def test_jit_and_eager_give_the_same_losses():
     runs = {}
     for jit in (True, False):
         model = _poisson_model(seed=1, width=8)
+        base, calls = _poisson_terms(model), []
+
+        def terms(x, base=base, calls=calls):
+            calls.append(1)  # Python runs of the loss: traces under jit, evaluations without
+            return base(x)
+
         tr = Trainer(
-            _poisson_terms(model), model, lr=5e-3, adam_steps=8, lbfgs_steps=6, lbfgs_chunk=3,
-            jit=jit, progress=False,
+            terms, model, lr=5e-3, adam_steps=8, lbfgs_steps=6, lbfgs_chunk=3, jit=jit,
+            progress=False,
         )  # fmt: skip
-        h = tr.fit(X[::2])
+        tr.fit(X[::2], until=8)
+        adam_calls = len(calls)
+        h = tr.fit()
         runs[jit] = (np.array(h["total"]), _state(model))
         if jit:
             assert tr._adam_step.trace_count == 1  # one compiled Adam step, called 8 times
+            assert adam_calls == 2  # the first (checking) call and the one trace
+            # L-BFGS: one trace of loss + gradient per chunk, one of the terms for the history
+            assert len(calls) - adam_calls == 2 + 1
+        else:
+            assert adam_calls == 1 + 8
+            assert len(calls) - adam_calls > 6 + 2  # every line-search evaluation runs Python
     (lj, pj), (le, pe) = runs[True], runs[False]
     assert len(lj) == 8 + 2
     np.testing.assert_allclose(lj, le, rtol=1e-10, atol=0)

@@ -168,6 +168,7 @@ class Trainer:
         }
         self._ready = False
         self._pending = None
+        self._batch_restored = False  # after resume the checkpoint's batch wins over fit's
         self._compiled = {}
 
     # ---- set-up --------------------------------------------------------------------------------
@@ -216,8 +217,9 @@ class Trainer:
         )
 
     def _setup(self, batch):
-        if batch is not None:
+        if batch is not None and not self._batch_restored:
             self.batch = core.tree.tree_map(self._cast, batch)
+        self._batch_restored = False
         if self._ready:
             return
         if self._pending is not None and "batch.0" in self._pending:
@@ -316,7 +318,9 @@ class Trainer:
         Args:
             batch: the training data: a Tensor or a pytree of Tensors (tuple, dict) that
                 ``loss_terms_fn`` takes; numpy float arrays are converted. After
-                :meth:`resume` it may be None (the checkpoint holds the batch).
+                :meth:`resume` the checkpoint's batch (as adaptive resampling left it) is used:
+                pass a batch of the same structure (its values are replaced), or None for a
+                single Tensor or a tuple.
             until: stop after this many steps in total (for staged runs).
 
         Returns:
@@ -445,6 +449,7 @@ class Trainer:
                 raise ValueError("Trainer.resume: give a path or a checkpoint_dir")
             path = os.path.join(self.checkpoint_dir, CHECKPOINT_NAME)
         values = core.load_checkpoint(path)
+        self._batch_restored = any(k.startswith("batch.") for k in values)
         if self._ready:
             self._load_state(values)
         else:

@@ -101,3 +101,37 @@ def test_residual_map_per_term():
     np.testing.assert_allclose(maps["b"], (np.abs(pts[:, 0]) + np.abs(pts[:, 1])).reshape(5, 4))
     with pytest.raises(ValueError, match=r"returned shape \(1,\) for 7 points"):
         residual_map(lambda x: x.sum(axis=0, keepdims=True)[:1, 0], pts, batch_size=7)
+
+
+def test_resume_keeps_the_resampled_points(tmp_path):
+    line = Interval("line", 0.0, 1.0)
+    x0 = np.linspace(0, 1, 10)[:, None]
+
+    def build():
+        core.set_seed(0)
+        net = nn.SequentialCell(nn.Dense(1, 8, dtype=F64), nn.Tanh(), nn.Dense(8, 1, dtype=F64))
+
+        def terms(x):
+            return {"fit": ((net(x) - ops.sin(3.0 * x)) ** 2).mean()}
+
+        def residual(x):
+            return net(x) - ops.sin(3.0 * x)
+
+        hook = Resampler(line, residual, every=2, n_candidates=500, n_add=3, seed=5)
+        return net, Trainer(
+            terms, net, lr=1e-2, adam_steps=7, resample=hook, checkpoint_dir=str(tmp_path),
+            progress=False,
+        )  # fmt: skip
+
+    net, tr = build()
+    tr.fit(x0)
+    full = [p.asnumpy().copy() for p in net.trainable_params()], tr.batch.asnumpy()
+    net, tr = build()
+    tr.fit(x0, until=3)  # points added at step 2: 13 of them now
+    net, tr = build()
+    tr.resume()
+    tr.fit(x0)  # the checkpoint's 13 points win over x0
+    assert tr.batch.shape == (19, 1)
+    np.testing.assert_array_equal(tr.batch.asnumpy(), full[1])
+    for a, p in zip(full[0], net.trainable_params(), strict=True):
+        np.testing.assert_array_equal(a, p.asnumpy())

@@ -66,6 +66,10 @@ class PDEWithLoss:
 
     def __init__(self, model, in_vars, out_vars, params=None, params_val=None):
         self.model = model
+        # MindFlow's attributes: x [N, d] -> [m, N, d] and [m, d, N, d] (parse_node does not
+        # use them: it takes only the derivatives its equations read)
+        self.jacobian = core.batched_jacobian(model)
+        self.hessian = core.batched_hessian(model)
         self.in_vars = list(in_vars)
         self.out_vars = list(out_vars)
         self.params = list(params) if params is not None else None

@@ -74,6 +74,10 @@ def test_navier_stokes_taylor_green_residual_is_zero():
     for r in res:
         assert np.abs(r.numpy()).max() < 1e-14
     assert float(problem.get_loss(x).numpy()) < 1e-28
+    # MindFlow's attribute: the [m, N, d] Jacobian; continuity is its trace over (u, v), (x, y)
+    jac = problem.jacobian(x).numpy()
+    assert jac.shape == (3, 50, 3)
+    np.testing.assert_allclose(jac[0, :, 0] + jac[1, :, 1], res[2].numpy()[:, 0], atol=1e-14)
     wrong = NavierStokes(model, re=2 * re)
     assert np.abs(wrong.parse_node(wrong.pde_nodes, inputs=x)[0].numpy()).max() > 1e-3
 

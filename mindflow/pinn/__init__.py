@@ -3,6 +3,8 @@ adaptive resampling, diagnostics (``from mindflow.pinn import Trainer``)."""
 
 from .adaptive import Resampler as Resampler
 from .constraints import OutputTransform as OutputTransform
+from .constraints import ball_distance as ball_distance
+from .constraints import box_distance as box_distance
 from .constraints import hard_constraint as hard_constraint
 from .diagnostics import plot_history as plot_history
 from .diagnostics import plot_residual_map as plot_residual_map
@@ -22,6 +24,8 @@ __all__ = [
     "OutputTransform",
     "Resampler",
     "Trainer",
+    "ball_distance",
+    "box_distance",
     "hard_constraint",
     "make_weighting",
     "plot_history",

@@ -4,13 +4,65 @@ If ``g`` satisfies the boundary (or initial) condition and ``d`` vanishes exactl
 nowhere inside, every network output satisfies the condition exactly and the loss needs no
 boundary term (Lagaris, Likas & Fotiadis 1998, "Artificial neural networks for solving ordinary
 and partial differential equations", IEEE TNN 9(5), eq. (11); Lu et al. 2021, "Physics-informed
-neural networks with hard constraints for inverse design", SIAM J. Sci. Comput. 43(6)). A
-geometry's ``sdf`` (negative inside) gives ``d = -sdf`` for any ``datasets.geometry`` shape.
+neural networks with hard constraints for inverse design", SIAM J. Sci. Comput. 43(6)).
+``d`` must be written with core ops (it is differentiated with the network):
+:func:`box_distance` and :func:`ball_distance` build it for boxes and balls; for an initial
+condition at ``t = t0`` use ``d = t - t0``.
 """
+
+import numpy as np
 
 import core
 
-__all__ = ["OutputTransform", "hard_constraint"]
+__all__ = ["OutputTransform", "ball_distance", "box_distance", "hard_constraint"]
+
+
+def box_distance(coord_min, coord_max, axes=None):
+    """``d(x) = prod_i (x_i - a_i)(b_i - x_i) / ((b_i - a_i) / 2)^2`` over the box's axes:
+    positive inside, 1 at the centre, zero exactly on every face.
+
+    Args:
+        coord_min, coord_max: the box's corners ``a``, ``b`` (length ``k``).
+        axes: the input columns they bound (default ``0..k-1``; e.g. ``[0]`` for the spatial
+            axis of an ``(x, t)`` input).
+
+    Returns:
+        A callable ``[N, d_in] -> [N, 1]``.
+    """
+    lo = np.asarray(coord_min, dtype=np.float64).reshape(-1)
+    hi = np.asarray(coord_max, dtype=np.float64).reshape(-1)
+    if lo.shape != hi.shape or np.any(hi <= lo):
+        raise ValueError(f"box_distance: need coord_min < coord_max, got {lo} and {hi}")
+    axes = list(range(lo.size)) if axes is None else [int(a) for a in axes]
+    if len(axes) != lo.size:
+        raise ValueError(f"box_distance: {len(axes)} axes for a {lo.size}-d box")
+
+    def d(x):
+        out = None
+        for a, b, i in zip(lo.tolist(), hi.tolist(), axes, strict=True):
+            xi = x[:, i : i + 1]  # [N, 1]
+            part = (xi - a) * (b - xi) * (4.0 / (b - a) ** 2)
+            out = part if out is None else out * part
+        return out
+
+    return d
+
+
+def ball_distance(center, radius):
+    """``d(x) = 1 - |x - c|^2 / r^2`` (first ``len(center)`` columns): 1 at the centre, zero on
+    the sphere, positive inside. Returns a callable ``[N, d_in] -> [N, 1]``."""
+    c = np.asarray(center, dtype=np.float64).reshape(-1)
+    if not radius > 0:
+        raise ValueError(f"ball_distance: radius must be > 0, got {radius!r}")
+
+    def d(x):
+        r2 = None
+        for i, ci in enumerate(c.tolist()):
+            part = (x[:, i : i + 1] - ci) ** 2
+            r2 = part if r2 is None else r2 + part
+        return 1.0 - r2 / float(radius) ** 2
+
+    return d
 
 
 class OutputTransform(core.nn.Cell):

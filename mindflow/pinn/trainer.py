@@ -67,8 +67,10 @@ class Trainer:
         eval_every: evaluate the reference every this many steps (and at the end).
         lbfgs_options: keyword arguments of ``core.nn.LBFGS`` (``history_size``,
             ``tolerance_grad``, ``tolerance_change``, ``learning_rate``, ``line_search_fn``).
-        lbfgs_chunk: L-BFGS iterations per compiled ``minimize`` call (progress, history and
-            checkpoints are updated between chunks).
+        lbfgs_chunk: L-BFGS iterations per ``minimize`` call; progress, history and
+            checkpoints are updated between chunks, and each chunk traces its compiled loss and
+            gradient once. None: ``checkpoint_every`` when checkpointing, else
+            ``max(50, ceil(lbfgs_steps / 10))`` (at most about ten traces).
         resample: a hook (``mindflow.pinn.Resampler``) or a list of hooks ``hook(trainer, step,
             batch) -> batch`` run before every Adam step.
         progress: show a tqdm progress bar.
@@ -97,7 +99,7 @@ class Trainer:
         reference=None,
         eval_every=100,
         lbfgs_options=None,
-        lbfgs_chunk=50,
+        lbfgs_chunk=None,
         resample=None,
         progress=True,
     ):
@@ -149,6 +151,11 @@ class Trainer:
         self.reference = reference
         self.eval_every = int(eval_every)
         self.lbfgs_options = dict(lbfgs_options or {})
+        if lbfgs_chunk is None:
+            if self.checkpoint_every:
+                lbfgs_chunk = self.checkpoint_every
+            else:
+                lbfgs_chunk = max(50, -(-self.lbfgs_steps // 10))
         self.lbfgs_chunk = int(lbfgs_chunk)
         if self.lbfgs_chunk < 1:
             raise ValueError(f"Trainer: lbfgs_chunk must be >= 1, got {lbfgs_chunk}")

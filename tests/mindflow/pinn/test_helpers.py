@@ -135,3 +135,27 @@ def test_resume_keeps_the_resampled_points(tmp_path):
     np.testing.assert_array_equal(tr.batch.asnumpy(), full[1])
     for a, p in zip(full[0], net.trainable_params(), strict=True):
         np.testing.assert_array_equal(a, p.asnumpy())
+
+
+def test_distance_functions_vanish_on_the_boundary():
+    from mindflow.pinn import ball_distance, box_distance
+
+    rect = Rectangle("r", [0.0, -1.0], [2.0, 1.0])
+    bnd = np.asarray(rect.sample_boundary(50, seed=0)[0], dtype=np.float64)
+    inner = np.asarray(rect.sample_interior(50, seed=1), dtype=np.float64)
+    d = box_distance([0.0, -1.0], [2.0, 1.0])
+    np.testing.assert_allclose(d(core.tensor(bnd)).asnumpy(), 0.0, atol=1e-6)
+    assert (d(core.tensor(inner)).asnumpy() > 0).all()
+    assert d(core.tensor(np.array([[1.0, 0.0]]))).asnumpy()[0, 0] == pytest.approx(1.0)
+    # (x, t) input: only the x axis is bounded
+    dx = box_distance([-1.0], [1.0], axes=[0])
+    np.testing.assert_allclose(
+        dx(core.tensor(np.array([[-1.0, 0.3], [1.0, 0.9], [0.0, 0.5]]))).asnumpy()[:, 0],
+        [0.0, 0.0, 1.0],
+    )
+    ball = ball_distance([0.5, 0.5], 0.5)
+    theta = np.linspace(0, 2 * np.pi, 9)
+    circle = np.c_[0.5 + 0.5 * np.cos(theta), 0.5 + 0.5 * np.sin(theta)]
+    np.testing.assert_allclose(ball(core.tensor(circle)).asnumpy(), 0.0, atol=1e-15)
+    with pytest.raises(ValueError, match="coord_min < coord_max"):
+        box_distance([1.0], [0.0])

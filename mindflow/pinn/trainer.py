@@ -47,6 +47,8 @@ class Trainer:
             ops only, no Python branching on tensor values).
         params: the model as a ``core.nn.Cell`` (its trainable parameters are trained and
             named in checkpoints), or a list of Parameters.
+        extra_params: more Parameters trained with the model (an inverse problem's unknown
+            coefficients, e.g. ``PDEWithLoss.trainable_params()``); any dtype.
         optimizer: ``"adam"``, ``"adamw"``, or ``factory(params) -> Optimizer``.
         lr: Adam's learning rate: a float, a per-step list or a core LR schedule.
         adam_steps: Adam steps.
@@ -85,6 +87,7 @@ class Trainer:
         self,
         loss_terms_fn,
         params,
+        extra_params=None,
         optimizer="adam",
         lr=1e-3,
         adam_steps=1000,
@@ -117,11 +120,20 @@ class Trainer:
         for name, p in named:
             if not isinstance(p, core.Parameter):
                 raise TypeError(f"Trainer: {name} is a {type(p).__name__}, not a core.Parameter")
-        self.named_params = named
         self.net_params = [p for _, p in named]
+        extra = [] if extra_params is None else list(extra_params)
+        for i, p in enumerate(extra):
+            if not isinstance(p, core.Parameter):
+                raise TypeError(
+                    f"Trainer: extra_params[{i}] is a {type(p).__name__}, not a Parameter"
+                )
+            if any(p is q for q in self.net_params):
+                raise ValueError(f"Trainer: extra_params[{i}] is already one of the model's")
+        self.extra_params = extra
+        self.named_params = named + [(f"extra{i}", p) for i, p in enumerate(extra)]
         if dtype is None:
             dtype = self.net_params[0].dtype
-        for name, p in named:
+        for name, p in named:  # the model's; extra parameters may differ (float32 PDE params)
             if p.dtype != dtype:
                 raise TypeError(
                     f"Trainer: parameter {name!r} is {p.dtype} but dtype is {dtype}; build the "
@@ -235,7 +247,7 @@ class Trainer:
         self._check_terms(terms, "first call")
         self.names = tuple(terms)
         self.weighting.setup(self.names, self.dtype)
-        train_params = self.net_params + list(self.weighting.parameters())
+        train_params = self.net_params + self.extra_params + list(self.weighting.parameters())
         self.train_params = train_params
         self.adam = self._make_optimizer(train_params)
         self.lbfgs = None

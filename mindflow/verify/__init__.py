@@ -4,11 +4,14 @@
 - :mod:`.burgers`: Burgers' equation by Cole-Hopf with Gauss-Hermite quadrature.
 - :mod:`.poisson`: MindFlow's Poisson problems (``Delta u = -prod sin(4 pi x_i)``).
 - :mod:`.navier_stokes`: Kovasznay flow and the 2-D Taylor-Green vortex.
+- :mod:`.darcy`: MindFlow's 2-D Darcy problem.
 """
 
 from .burgers import BURGERS_NU as BURGERS_NU
 from .burgers import burgers_cole_hopf as burgers_cole_hopf
 from .burgers import burgers_cole_hopf_grid as burgers_cole_hopf_grid
+from .darcy import darcy_2d as darcy_2d
+from .darcy import darcy_source as darcy_source
 from .errors import cell_averages as cell_averages
 from .errors import convergence_order as convergence_order
 from .errors import l1_error as l1_error
@@ -28,6 +31,8 @@ __all__ = [
     "burgers_cole_hopf_grid",
     "cell_averages",
     "convergence_order",
+    "darcy_2d",
+    "darcy_source",
     "kovasznay",
     "kovasznay_lambda",
     "l1_error",

@@ -164,3 +164,21 @@ def test_relative_l2():
         verify.relative_l2(pred, ref[:1])
     with pytest.raises(ValueError, match="zero"):
         verify.relative_l2(pred, np.zeros_like(ref))
+
+
+def test_darcy_satisfies_mixed_darcy():
+    rng = np.random.default_rng(2)
+    x, y = rng.uniform(0, 1, 40), rng.uniform(0, 1, 40)
+    h = 1e-5
+
+    def d(i, dx, dy):
+        return (verify.darcy_2d(x + dx, y + dy)[i] - verify.darcy_2d(x - dx, y - dy)[i]) / (2 * h)
+
+    u, v, _ = verify.darcy_2d(x, y)
+    np.testing.assert_allclose(d(0, h, 0) + d(1, 0, h), verify.darcy_source(x, y), atol=1e-5)
+    np.testing.assert_allclose(u + d(2, h, 0), 0.0, atol=1e-8)
+    np.testing.assert_allclose(v + d(2, 0, h), 0.0, atol=1e-8)
+    # MindFlow's Dirichlet data for p
+    assert verify.darcy_2d(0.125, 0.1)[2] == pytest.approx(
+        math.sin(math.pi / 4) * math.cos(0.2 * math.pi)
+    )

@@ -2,7 +2,8 @@
 
 ``FCSequential`` and ``MultiScaleFCSequential`` (fully connected, residual, multi-scale),
 their blocks ``LinearBlock``, ``ResBlock``, ``InputScale``, ``DropPath``, and activations by
-name (``get_activation``). Neural operators (FNO, KNO, ...) will sit beside them.
+name (``get_activation``); and the neural operators of ``mindflow.cell.neural_operators``
+(``FNO1D/2D/3D``, ``FNOBlocks``, ``SpectralConv1d/2d/3d``, ``KNO1D/2D``, ...).
 """
 
 from .activation import get_activation as get_activation
@@ -12,3 +13,12 @@ from .basic_block import InputScale as InputScale
 from .basic_block import LinearBlock as LinearBlock
 from .basic_block import MultiScaleFCSequential as MultiScaleFCSequential
 from .basic_block import ResBlock as ResBlock
+from .neural_operators import FNO1D as FNO1D
+from .neural_operators import FNO2D as FNO2D
+from .neural_operators import FNO3D as FNO3D
+from .neural_operators import KNO1D as KNO1D
+from .neural_operators import KNO2D as KNO2D
+from .neural_operators import FNOBlocks as FNOBlocks
+from .neural_operators import SpectralConv1d as SpectralConv1d
+from .neural_operators import SpectralConv2d as SpectralConv2d
+from .neural_operators import SpectralConv3d as SpectralConv3d

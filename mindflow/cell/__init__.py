@@ -22,3 +22,13 @@ from .neural_operators import FNOBlocks as FNOBlocks
 from .neural_operators import SpectralConv1d as SpectralConv1d
 from .neural_operators import SpectralConv2d as SpectralConv2d
 from .neural_operators import SpectralConv3d as SpectralConv3d
+from .neural_operators.deeponet import DeepONet as DeepONet
+from .neural_operators.sno import SNO as SNO
+from .neural_operators.sno import SNO1D as SNO1D
+from .neural_operators.sno import SNO2D as SNO2D
+from .neural_operators.sno import SNO3D as SNO3D
+from .neural_operators.sno_utils import get_poly_transform as get_poly_transform
+from .neural_operators.sno_utils import interpolate_1d_dataset as interpolate_1d_dataset
+from .neural_operators.sno_utils import interpolate_2d_dataset as interpolate_2d_dataset
+from .neural_operators.sno_utils import poly_data as poly_data
+from .neural_operators.unet import UNet2D as UNet2D

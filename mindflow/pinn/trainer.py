@@ -235,9 +235,12 @@ class Trainer:
             f"Trainer: optimizer must be 'adam', 'adamw' or a factory, got {self.optimizer!r}"
         )
 
+    def _cast_batch(self, batch):
+        return core.tree.tree_map(self._cast, batch)
+
     def _setup(self, batch):
         if batch is not None and not self._batch_restored:
-            self.batch = core.tree.tree_map(self._cast, batch)
+            self.batch = self._cast_batch(batch)
         self._batch_restored = False
         if self._ready:
             return
@@ -327,11 +330,11 @@ class Trainer:
             post = {"loss": f"{total:.3e}"}
             if self.history["error"]:
                 post["err"] = f"{self.history['error'][-1]:.3e}"
-            bar.set_postfix(post, refresh=False)
+            bar.set_postfix(post, refresh=err is not None)  # show each new error at once
         return err
 
     # ---- training ------------------------------------------------------------------------------
-    def fit(self, batch=None, until=None):
+    def fit(self, batch=None, until=None, lbfgs_batch=None):
         """Train from the current step to ``adam_steps + lbfgs_steps`` (or to step ``until``).
 
         Args:
@@ -339,12 +342,25 @@ class Trainer:
                 ``loss_terms_fn`` takes; numpy float arrays are converted. After
                 :meth:`resume` the checkpoint's batch (as adaptive resampling left it) is used:
                 pass a batch of the same structure (its values are replaced), or None for a
-                single Tensor or a tuple.
+                single Tensor or a tuple. Or a function ``batch(step) -> batch`` for
+                mini-batches: Adam step ``s`` trains on ``batch(s)`` (make it a deterministic
+                function of ``s``, e.g. seeded by it, and keep the shapes fixed so that the
+                step compiles once; resumed runs then repeat it exactly). Not with resampling.
             until: stop after this many steps in total (for staged runs).
+            lbfgs_batch: the full batch L-BFGS minimizes on (default: the current batch, or
+                ``batch(adam_steps)`` for a function).
 
         Returns:
             ``history``.
         """
+        batch_fn = None
+        if callable(batch) and not isinstance(batch, (core.Tensor, dict, tuple, list)):
+            if self.resample:
+                raise ValueError(
+                    "Trainer.fit: adaptive resampling needs a fixed batch to refine, not a "
+                    "batch function"
+                )
+            batch_fn, batch = batch, batch(self.step)
         if (
             batch is None
             and self.batch is None
@@ -362,6 +378,8 @@ class Trainer:
         try:
             while self.step < min(stop, self.adam_steps):
                 s = self.step
+                if batch_fn is not None:
+                    self.batch = self._cast_batch(batch_fn(s))
                 for hook in self.resample:
                     self.batch = hook(self, s, self.batch)
                 self.weighting.update(self, s, self.batch)
@@ -373,8 +391,16 @@ class Trainer:
                     bar.update(1)
                 if self.checkpoint_every and self.step % self.checkpoint_every == 0:
                     self.save()
+            if self.step < stop:
+                if lbfgs_batch is not None:
+                    self.batch = self._cast_batch(lbfgs_batch)
+                elif batch_fn is not None:
+                    self.batch = self._cast_batch(batch_fn(self.adam_steps))
             while self.step < stop:
-                n = min(self.lbfgs_chunk, stop - self.step)
+                # chunks start at fixed steps (adam_steps + j * lbfgs_chunk), so a run resumed
+                # from any checkpoint meets the same boundaries as an uninterrupted one
+                into = (self.step - self.adam_steps) % self.lbfgs_chunk
+                n = min(self.lbfgs_chunk - into, stop - self.step)
                 done = self._lbfgs_chunk(n)
                 before = self.step
                 self.step = self.step + n if done == n else total_steps  # converged: finished

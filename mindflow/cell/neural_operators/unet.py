@@ -242,21 +242,29 @@ class UNet2D(nn.Cell):
             )
         return x
 
+    def _check_depth(self, spatial):
+        """Every pooling level must have at least one kernel's worth of pixels."""
+        k, st = _pair(self.kernel_size), _pair(self.stride)
+        size = spatial
+        for i in range(self.n_layers):
+            if any(n < kk for n, kk in zip(size, k)):
+                raise ValueError(
+                    f"UNet2D: the input's spatial size {spatial} is too small for "
+                    f"n_layers={self.n_layers} (level {i} has {size}, below the pooling kernel "
+                    f"{self.kernel_size}); lower n_layers or enlarge the input"
+                )
+            size = tuple((n - kk) // ss + 1 for n, kk, ss in zip(size, k, st))
+
     def construct(self, x):
         x0 = self._to_nchw(x)  # [..., C_in, H, W]
         lead = tuple(x0.shape[:-3])
         if len(lead) != 1:
             x0 = ops.reshape(x0, (-1, *x0.shape[-3:]))  # [N, C_in, H, W]
+        self._check_depth(tuple(x0.shape[-2:]))
         x = self.inc(x0)  # [N, base, H, W]
         skips = [x]
-        for i, layer in enumerate(self.layers_down):
-            if min(x.shape[-2:]) < max(_pair(self.kernel_size)):
-                raise ValueError(
-                    f"UNet2D: the input's spatial size {tuple(x0.shape[-2:])} is too small for "
-                    f"n_layers={self.n_layers} (level {i} has {tuple(x.shape[-2:])}, below the "
-                    f"pooling kernel {self.kernel_size}); lower n_layers or enlarge the input"
-                )
-            x = layer(x)  # [N, base * 2**(i+1), H / s**(i+1), W / s**(i+1)]
+        for layer in self.layers_down:
+            x = layer(x)  # level i: [N, base * 2**(i+1), H / s**(i+1), W / s**(i+1)]
             skips.append(x)
         for i, layer in enumerate(self.layers_up):
             x = layer(x, skips[-i - 2])  # [N, base * 2**(n-1-i), ...]

@@ -65,7 +65,7 @@ class _KNO(nn.Cell):
         self.modes = modes
         self.depths = depths
         self.resolution = resolution
-        check_modes_fit([modes] * d, [resolution] * d, where, what="resolution")
+        check_modes_fit([modes] * d, [resolution] * d, where, "resolution", "modes")
         pdt = param_dtype_for(core.dtypes.canonical(compute_dtype))
         self.enc = nn.Dense(in_channels, channels, has_bias=True, dtype=pdt)
         self.dec = nn.Dense(channels, in_channels, has_bias=True, dtype=pdt)
@@ -84,6 +84,7 @@ class _KNO(nn.Cell):
                 f"{where}: input of shape {tuple(x.shape)} is not [batch, *grid ({d} axes), "
                 f"in_channels={self.in_channels}] (channels last){hint}"
             )
+        check_modes_fit([self.modes] * d, x.shape[1:-1], where, "input grid", "modes")
         x_reconstruct = self.dec(ops.tanh(self.enc(x)))  # [B, *grid, C_in]
         x = ops.tanh(self.enc(x))  # [B, *grid, channels]
         x = ops.moveaxis(x, -1, 1)  # [B, channels, *grid]

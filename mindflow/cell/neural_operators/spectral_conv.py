@@ -62,25 +62,28 @@ def as_dim_list(value, ndim, name, where):
     return list(value)
 
 
-def check_modes_fit(n_modes, sizes, where, what="resolutions"):
+def check_modes_fit(n_modes, sizes, where, what="resolutions", modes_name="n_modes"):
     """Raise ValueError unless the grid ``sizes`` holds ``n_modes`` without overlap.
 
     A leading axis keeps ``m`` modes of each sign, so it needs ``size >= 2 * m``; the last
-    axis keeps ``0..m-1`` of the real FFT's ``size // 2 + 1`` frequencies.
+    axis keeps ``0..m-1`` of the real FFT's ``size // 2 + 1`` frequencies. The message names
+    ``what`` (the grid) and ``modes_name`` (the argument to lower; ``'modes'``: one int for
+    every axis, as in KNO).
     """
     d = len(n_modes)
     for k, (m, n) in enumerate(zip(n_modes, sizes)):
+        arg = modes_name if modes_name == "modes" else f"{modes_name}[{k}]"
         if k < d - 1 and n < 2 * m:
             raise ValueError(
                 f"{where}: {what} {list(sizes)} has {n} points on spatial axis {k}, fewer than "
-                f"2 * n_modes[{k}] = {2 * m} (modes of both signs are kept on this axis); lower "
-                f"n_modes[{k}] to at most {n // 2} or use a finer grid"
+                f"2 * {arg} = {2 * m} (modes of both signs are kept on this axis); lower "
+                f"{arg} to at most {n // 2} or use a finer grid"
             )
         if k == d - 1 and m > n // 2 + 1:
             raise ValueError(
                 f"{where}: {what} {list(sizes)} has {n} points on spatial axis {k} (the last), "
-                f"whose real FFT has only {n // 2 + 1} frequencies, fewer than n_modes[{k}] = "
-                f"{m}; lower n_modes[{k}] to at most {n // 2 + 1} or use a finer grid"
+                f"whose real FFT has only {n // 2 + 1} frequencies, fewer than {arg} = {m}; "
+                f"lower {arg} to at most {n // 2 + 1} or use a finer grid"
             )
 
 

@@ -277,3 +277,76 @@ def test_sno_jit_equals_eager():
     net = SNO2D(1, 2, 4, 2, transforms=_pairs(8, 4, dim=2), kernel_size=3, num_usno_layers=1)
     x = core.tensor(RNG.standard_normal((2, 1, 8, 8)).astype(np.float32))
     np.testing.assert_allclose(core.jit(net)(x).asnumpy(), net(x).asnumpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_sno_compute_dtype_float16():
+    t = get_poly_transform(16, 6)
+    pairs = [[t["analysis"], t["synthesis"]]]  # numpy matrices are accepted too
+    half = SNO1D(1, 1, 8, 1, transforms=pairs, compute_dtype=core.float16)
+    ref = SNO1D(1, 1, 8, 1, transforms=pairs)
+    core.load_param_into_net(ref, dict(half.parameters_and_names()))
+    x = core.tensor(RNG.standard_normal((2, 1, 16)).astype(np.float32))
+    y = half(x)
+    assert y.dtype == core.float16 and half.encoder[0].conv.weight.dtype == core.float32
+    scale = np.abs(ref(x).asnumpy()).max()
+    np.testing.assert_allclose(y.asnumpy().astype(np.float32), ref(x).asnumpy(), atol=5e-3 * scale)
+
+
+@pytest.mark.parity
+def test_usno2d_matches_torch():
+    """SNO2D with one SNO and one U-SNO layer against the same computation in PyTorch: einsum
+    transforms on both axes, padded convolutions, and the U-Net skip (max pooling, transposed
+    convolution, concatenation) written with torch.nn.functional."""
+    torch = pytest.importorskip("torch")
+    fn = torch.nn.functional
+    nx, ny, m = 8, 6, 4
+    tx, ty = get_poly_transform(nx, m, "Legendre"), get_poly_transform(ny, m, "Legendre")
+    pairs = [
+        [core.tensor(tx["analysis"]), core.tensor(tx["synthesis"])],
+        [core.tensor(ty["analysis"]), core.tensor(ty["synthesis"])],
+    ]
+    net = SNO2D(
+        2,
+        1,
+        3,
+        1,
+        transforms=pairs,
+        kernel_size=3,
+        num_usno_layers=1,
+        num_unet_strides=1,
+        dtype=F64,
+        compute_dtype=F64,
+    )
+    p = {k: torch.tensor(v.asnumpy()) for k, v in net.parameters_and_names()}
+    ax, sx = torch.tensor(tx["analysis"]), torch.tensor(tx["synthesis"])
+    ay, sy = torch.tensor(ty["analysis"]), torch.tensor(ty["synthesis"])
+    act = lambda v: fn.gelu(v, approximate="tanh")  # noqa: E731
+
+    def conv(v, name, pad=0):
+        return fn.conv2d(v, p[name], padding=pad)
+
+    def spectral(v, name):
+        c = torch.einsum("ih,bchw,jw->bcij", ax, v, ay)
+        return torch.einsum("hi,bcij,wj->bchw", sx, conv(c, name, 1), sy)
+
+    def double(v, pre):
+        return act(
+            conv(act(conv(v, pre + ".double_conv.0.weight", 1)), pre + ".double_conv.2.weight", 1)
+        )
+
+    def unet(v, pre):
+        h0 = double(v, pre + ".inc")
+        h1 = double(fn.max_pool2d(h0, 2, 2), pre + ".layers_down.0.conv")
+        up = fn.conv_transpose2d(h1, p[pre + ".layers_up.0.up.weight"], stride=2)
+        h = double(torch.cat([h0, up], 1), pre + ".layers_up.0.conv")
+        return conv(torch.cat([h, v], 1), pre + ".outc.weight", 1)
+
+    x = np.random.default_rng(9).standard_normal((2, 2, nx, ny))
+    h = act(conv(torch.tensor(x), "encoder.0.conv.weight"))
+    h = act(
+        spectral(h, "sno_kernel.0.linear_conv.conv.weight")
+        + conv(h, "sno_kernel.0.skip_conv.conv.weight")
+    )
+    h = act(spectral(h, "sno_kernel.1.linear_conv.conv.weight") + unet(h, "sno_kernel.1.unet"))
+    ref = conv(act(conv(h, "decoder.0.conv.weight")), "decoder.2.conv.weight")
+    np.testing.assert_allclose(net(core.tensor(x)).asnumpy(), ref.numpy(), atol=1e-12)

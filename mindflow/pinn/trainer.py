@@ -441,6 +441,17 @@ class Trainer:
             core.set_context(mode=mode)
         return int(self.lbfgs.global_step) - before
 
+    @property
+    def lbfgs_iterations(self):
+        """L-BFGS iterations actually run (fewer than ``lbfgs_steps`` when it converged: the
+        step count then jumps to the end)."""
+        return 0 if getattr(self, "lbfgs", None) is None else int(self.lbfgs.global_step)
+
+    @property
+    def lbfgs_evaluations(self):
+        """Loss-and-gradient evaluations spent by L-BFGS (line searches included)."""
+        return 0 if getattr(self, "lbfgs", None) is None else int(self.lbfgs.lbfgs_func_evals)
+
     # ---- checkpoints -----------------------------------------------------------------------------
     def _state(self):
         state = {}

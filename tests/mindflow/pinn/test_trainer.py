@@ -69,6 +69,7 @@ def test_poisson_1d_hard_constraint_converges():
     assert h["error_step"][-1] == 300 and h["step"][-1] == 300
     assert h["total"][-1] < 1e-3 * h["total"][0]
     assert len(h["terms"]["pde"]) == len(h["step"]) == 200 + 4
+    assert tr.lbfgs_iterations == 100 and tr.lbfgs_evaluations >= 100
 
 
 def _state(model):
@@ -316,3 +317,23 @@ def test_minibatch_function_and_resume(tmp_path):
         Trainer(_poisson_terms(model), model, resample=lambda tr, s, b: b, progress=False).fit(
             batch_fn
         )
+
+
+def test_lbfgs_converged_finishes_early():
+    w = core.Parameter(core.tensor([3.0, -1.0], dtype=F64), name="w")
+
+    def terms(batch):  # a quadratic: L-BFGS reaches the minimum in a few iterations
+        return {"q": ((w - batch) ** 2).sum() + 0.5 * (w[0] * w[1]) ** 2}
+
+    tr = Trainer(terms, [w], adam_steps=2, lbfgs_steps=500, lbfgs_chunk=50, progress=False)
+    h = tr.fit(core.tensor([1.0, 2.0], dtype=F64))
+    assert 0 < tr.lbfgs_iterations < 50
+    assert tr.step == 502 and h["step"] == [1, 2, 502]
+    from scipy.optimize import minimize
+
+    best = minimize(
+        lambda v: ((v - [1.0, 2.0]) ** 2).sum() + 0.5 * (v[0] * v[1]) ** 2, [3.0, -1.0],
+        method="BFGS", options={"gtol": 1e-12},
+    )  # fmt: skip
+    assert h["total"][-1] == pytest.approx(best.fun, rel=1e-10)
+    np.testing.assert_allclose(w.asnumpy(), best.x, rtol=1e-6)

@@ -166,16 +166,20 @@ def test_fno1d_linear_is_exactly_resolution_independent():
     np.testing.assert_allclose(yf[:, ::8], yc, rtol=1e-10, atol=1e-12)
 
 
-def test_fno1d_built_at_256_evaluates_at_1024():
-    """The full model (gelu, grid embedding regenerated for the input's grid): the output on
-    1024 points agrees with the one on 256 at the shared points to within the aliasing of the
-    nonlinearities (a fraction of a percent for a smooth input)."""
-    net = FNO1D(1, 1, 16, 256, hidden_channels=8, projection_channels=16)
+@pytest.mark.parametrize("embedding, tol", [(False, 1e-5), (True, 1e-2)])
+def test_fno1d_built_at_256_evaluates_at_1024(embedding, tol):
+    """The full model (gelu) built for 256 points runs on 1024: at the shared points the
+    outputs agree to float32 rounding without the grid embedding (gelu of a smooth input
+    aliases very little), and to a fraction of a percent with it (MindFlow's linspace(0, 1, n)
+    grid, regenerated per input, is not periodic and its points j/255, 4j/1023 differ)."""
+    net = FNO1D(
+        1, 1, 16, 256, hidden_channels=8, projection_channels=16, positional_embedding=embedding
+    )
     yc = net(_t(_band_limited(256).astype(np.float32))).asnumpy()
     yf = net(_t(_band_limited(1024).astype(np.float32))).asnumpy()
     assert yf.shape == (1, 1024, 1)
     rel = np.linalg.norm(yf[:, ::4] - yc) / np.linalg.norm(yc)
-    assert rel < 1e-2, rel
+    assert rel < tol, rel
 
 
 def _swap_params(net, values):

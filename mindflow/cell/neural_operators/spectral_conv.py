@@ -171,9 +171,14 @@ class _SpectralConvNd(nn.Cell):
         axes = tuple(range(-d, 0))
         cdt = self.compute_dtype
         x = ops.astype(x, cdt) if x.dtype != cdt else x
-        x_ft = ops.fft.rfftn(x, axes=axes)  # [..., C_in, n_1, ..., n_d // 2 + 1] complex
-        rdt = ops.real(x_ft).dtype
         m = self.n_modes
+        # rfftn, pruned: the last axis first, cut to its m_d kept frequencies, so that the
+        # leading axes transform m_d columns instead of n_d // 2 + 1 (the FFTs commute)
+        x_ft = ops.fft.rfft(x, axis=-1)  # [..., C_in, n_1, ..., n_d // 2 + 1] complex
+        x_ft = ops.slice_axis(x_ft, -1, 0, m[d - 1])  # [..., C_in, n_1, ..., n_{d-1}, m_d]
+        for k in range(d - 1):
+            x_ft = ops.fft.fft(x_ft, axis=axes[k])
+        rdt = ops.real(x_ft).dtype
         lead = tuple(x_ft.shape[: x_ft.ndim - d - 1])
         letters = "xyz"[:d]
         eq = f"...i{letters},io{letters}->...o{letters}"
@@ -182,7 +187,6 @@ class _SpectralConvNd(nn.Cell):
             index = [slice(None)] * (d + 1)  # channel axis, then the spatial axes
             for k, neg in enumerate(signs):
                 index[1 + k] = slice(sizes[k] - m[k], sizes[k]) if neg else slice(0, m[k])
-            index[d] = slice(0, m[d - 1])
             corner = x_ft[(Ellipsis, *index)]  # [..., C_in, m_1, ..., m_d]
             w = ops.complex(ops.astype(w_re, rdt), ops.astype(w_im, rdt))  # [C_in, C_out, *m]
             blocks[signs] = ops.einsum(eq, corner, w)  # [..., C_out, m_1, ..., m_d]
@@ -203,8 +207,11 @@ class _SpectralConvNd(nn.Cell):
                 merged[signs[1:]] = ops.concat(parts, axis=len(lead) + 1 + k)  # n_k on axis k
             blocks = merged
         out_ft = blocks[()]  # [..., C_out, n_1, ..., n_{d-1}, m_d]
-        # irfftn zero-pads the last axis from m_d to n_d // 2 + 1 frequencies
-        y = ops.fft.irfftn(out_ft, s=sizes, axes=axes)  # [..., C_out, n_1, ..., n_d]
+        # irfftn, pruned the same way: the leading axes on m_d columns, then the last axis,
+        # which irfft zero-pads from m_d to n_d // 2 + 1 frequencies
+        for k in range(d - 1):
+            out_ft = ops.fft.ifft(out_ft, axis=axes[k])
+        y = ops.fft.irfft(out_ft, n=sizes[-1], axis=-1)  # [..., C_out, n_1, ..., n_d]
         return ops.astype(y, cdt) if y.dtype != cdt else y
 
     def extend_repr(self):

@@ -13,7 +13,8 @@ so a ``d``-dimensional layer has ``2**(d-1)`` corner blocks of weights.
 
 MindFlow (``mindflow/cell/neural_operators/dft.py``, ``SpectralConv{1,2,3}dDft``) computes
 the transform as matrix products with truncated DFT matrices built for one resolution; here
-the FFT (``core.ops.fft.rfftn``/``irfftn``) does it, so the same weights act on any grid
+the FFT (``core.ops.fft``: ``rfftn``/``irfftn``, pruned: the last axis is transformed first and
+cut to its kept modes before the other axes are) does it, so the same weights act on any grid
 that holds the modes: a layer built with ``resolutions=256`` evaluates at 1024 points. The
 normalisation is the same as MindFlow's (its "sqrtn" DFT both ways equals numpy's default
 forward/backward pair), so MindFlow checkpoints map one to one: the weights are real and

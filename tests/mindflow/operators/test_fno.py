@@ -2,6 +2,9 @@
 and MindFlow's DFT-matrix form), analytic single-mode cases, resolution independence, finite
 differences in float64, jit, recompute, PyTorch (parity) and bad input."""
 
+import gc
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -289,6 +292,36 @@ def test_recompute_gives_the_same_gradients_and_tags_the_ir():
         .as_text()
     )
     assert "recompute" in text
+
+
+def _peak_bytes(fn):
+    """Peak array memory (numpy reports its buffers to tracemalloc) while ``fn()`` runs."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        fn()
+        return tracemalloc.get_traced_memory()[1] - base
+    finally:
+        tracemalloc.stop()
+
+
+def test_recompute_cuts_the_peak_memory_of_a_gradient():
+    """8 Fourier layers: keeping only each block's input instead of its activations cuts the
+    gradient's peak at least in half, eagerly and under jit (measured: about 3x and 4x)."""
+    x = _t(np.random.default_rng(0).standard_normal((4, 256, 1)).astype(np.float32))
+    peaks = {}
+    for rc in (False, True):
+        net = FNO1D(
+            1, 1, 8, 256, hidden_channels=16, projection_channels=16, n_layers=8, recompute=rc
+        )
+        g = core.grad(lambda x, net=net: (net(x) ** 2).mean(), None, net.trainable_params())
+        jg = core.jit(g)
+        g(x), jg(x)  # warm up (the first jit call traces)
+        peaks[rc] = (_peak_bytes(lambda g=g: g(x)), _peak_bytes(lambda jg=jg: jg(x)))
+    for mode, plain, cut in zip(("eager", "jit"), peaks[False], peaks[True]):
+        assert cut <= 0.5 * plain, f"{mode}: recompute peak {cut} vs {plain}"
 
 
 def test_data_format_channels_first_matches_channels_last():

@@ -408,6 +408,43 @@ def test_spectral_conv_2d_and_block_match_torch():
     np.testing.assert_allclose(blk(_t(x)).asnumpy(), ref.numpy(), rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parity
+def test_fno1d_matches_torch_reference():
+    """The whole FNO1D (two-layer lifting with the linspace grid, residual Fourier layers,
+    gelu projection) rebuilt in PyTorch from our weights."""
+    torch = pytest.importorskip("torch")
+    net = FNO1D(
+        2,
+        3,
+        5,
+        24,
+        hidden_channels=4,
+        lifting_channels=6,
+        projection_channels=7,
+        n_layers=2,
+        add_residual=True,
+        dft_compute_dtype=F64,
+        fno_compute_dtype=F64,
+    )
+    p = {n: torch.tensor(v.asnumpy()) for n, v in net.parameters_and_names()}
+    x = np.random.default_rng(5).standard_normal((3, 24, 2))
+    tx = torch.tensor(x)
+    grid = torch.linspace(0, 1, 24, dtype=torch.float64).reshape(1, 24, 1).expand(3, 24, 1)
+    h = torch.cat([tx, grid], -1) @ p["_lifting.0.weight"].T @ p["_lifting.1.weight"].T
+    h = h.permute(0, 2, 1)
+    for i in range(2):
+        w = torch.complex(p[f"_fno_blocks.{i}._convs._w_re"], p[f"_fno_blocks.{i}._convs._w_im"])
+        h_ft = torch.fft.rfft(h)
+        out_ft = torch.zeros(3, 4, 13, dtype=torch.complex128)
+        out_ft[..., :5] = torch.einsum("bix,iox->box", h_ft[..., :5], w)
+        spec = torch.fft.irfft(out_ft, n=24)
+        skip = torch.nn.functional.conv1d(h, p[f"_fno_blocks.{i}._fno_skips.weight"])
+        h = torch.nn.functional.gelu(spec + skip, approximate="tanh") + h
+    h = h.permute(0, 2, 1) @ p["_projection.0.weight"].T
+    ref = torch.nn.functional.gelu(h, approximate="tanh") @ p["_projection.2.weight"].T
+    np.testing.assert_allclose(net(_t(x)).asnumpy(), ref.numpy(), rtol=1e-10, atol=1e-12)
+
+
 def test_bad_input_names_shapes_and_arguments():
     with pytest.raises(ValueError, match=r"fewer than 2 \* n_modes\[0\] = 18.*n_modes\[0\]"):
         FNO2D(1, 1, [9, 4], [16, 16])

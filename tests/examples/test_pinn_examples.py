@@ -154,10 +154,12 @@ def test_taylor_green_terms_vanish_on_exact_solution():
 @pytest.mark.parametrize(("geom_name", "bc"), [("disk", "dirichlet"), ("lshape", "robin")])
 def test_poisson_pinn_tiny(geom_name, bc, tmp_path, capsys):
     pp = _load("poisson/poisson_pinn.py", "poisson_pinn")
-    out = pp.main(geom_name, bc, tiny=True, out=tmp_path, progress=False)
+    plot = geom_name == "disk"  # one figure is enough (matplotlib costs seconds)
+    out = pp.main(geom_name, bc, tiny=True, out=tmp_path if plot else None, progress=False)
     history = out["trainer"].history
     assert history["total"][-1] < 0.5 * history["total"][0]
-    assert np.isfinite(out["error"]) and pathlib.Path(out["plot"]).stat().st_size > 0
+    assert np.isfinite(out["error"])
+    assert not plot or pathlib.Path(out["plot"]).stat().st_size > 0
     assert f"poisson {geom_name} 2-D {bc}" in capsys.readouterr().out
     with pytest.raises(ValueError, match="unknown geometry 'moon'"):
         pp.main("moon", tiny=True, progress=False)
@@ -179,11 +181,11 @@ def test_kovasznay_and_darcy_pinn_tiny(tmp_path, capsys):
 @pytest.mark.parametrize("mode", ["forward", "inverse"])
 def test_taylor_green_pinn_tiny(mode, tmp_path):
     tg = _load("taylor_green/taylor_green_pinn.py", "taylor_green_pinn")
-    out = tg.main(mode, tiny=True, out=tmp_path, progress=False, verbose=False)
+    out = tg.main(mode, tiny=True, out=tmp_path if mode == "forward" else None, progress=False)
     history = out["trainer"].history
     assert history["total"][-1] < history["total"][0]
-    assert (tmp_path / f"taylor_green_{mode}.png").stat().st_size > 0
-    if mode == "inverse":  # nu moved from its start (0.5) toward 1
+    assert mode == "inverse" or (tmp_path / "taylor_green_forward.png").stat().st_size > 0
+    if mode == "inverse":  # nu moved from its start (0.5)
         assert out["nu"] != 0.5 and np.isfinite(out["nu"])
 
 

@@ -21,12 +21,12 @@ EXAMPLE = ROOT / "examples" / "mindflow" / "pinn" / "burgers"
 # The CI budget: float64, hard constraints, 1300 Sobol' points, Adam then L-BFGS.
 BUDGET = {
     "adam_steps": 200,
-    "lbfgs_steps": 1000,
+    "lbfgs_steps": 2300,
     "n_domain": 1000,
     "n_shock": 300,
     "layers": 4,
     "neurons": 20,
-    "eval_every": 600,
+    "eval_every": 500,
 }
 
 

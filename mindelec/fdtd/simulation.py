@@ -1,0 +1,195 @@
+"""``Simulation``: the FDTD time loop, compiled with ``core.jit`` and staged as one scan.
+
+    sim = Simulation(grid, Materials(eps_r=eps), boundaries={"x": CPML(10)},
+                     sources=[PointSource("ez", (20,), Gaussian(3e9))],
+                     monitors=[PointProbe("ez", (40,))])
+    state, results = sim.run(1000)          # results["probe"]: Tensor [1000]
+
+One step is ``yee.update_h``, the sources' ``inject_h``, ``yee.update_e``, the sources'
+``inject`` and the monitors (the order and the times are in ``sources``' docstring). ``run``
+stages all its steps as one ``core.ops.scan`` inside ``core.jit`` (one compiled graph per step
+count; the fused step is a handful of passes over the fields). Under ``core.grad`` the scan's
+reverse pass stores only checkpoints of the carry (``checkpoint=None``: about ``2 sqrt(N)``
+states; an int ``k``: every k-th; ``core.ops.CheckpointPolicy(budget=B)``: about ``B``) and
+recomputes the rest, so the gradient of a long run has bounded memory. Material maps,
+amplitudes and waveform parameters that are Tensors get gradients through the update
+coefficients and the injections.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import core
+from core import ops
+
+from .boundaries import Boundaries
+from .grid import AXES
+from .state import FieldState
+from .yee import Materials, psi_keys, update_coefficients, update_e, update_h
+
+__all__ = ["Simulation"]
+
+
+class Simulation:
+    """An FDTD problem: grid, materials, boundaries, sources and monitors.
+
+    Args:
+        grid: the ``Grid``.
+        materials: ``Materials`` (default: vacuum).
+        boundaries: see ``boundaries`` (default: PEC on every face).
+        sources: objects with the ``sources.Source`` interface.
+        monitors: objects with the ``monitors.Monitor`` interface; their ``name`` keys the
+            results (names must be unique).
+
+    Raises:
+        ValueError: a source or monitor outside the grid or inside a PML, a material map of
+            the wrong shape, duplicate monitor names.
+    """
+
+    def __init__(self, grid, materials=None, boundaries=None, sources=(), monitors=()):
+        self.grid = grid
+        self.materials = (materials if materials is not None else Materials()).checked(grid)
+        self.boundaries = (
+            boundaries if isinstance(boundaries, Boundaries) else Boundaries(grid, boundaries)
+        )
+        self.sources = list(sources)
+        self.monitors = list(monitors)
+        names = [m.name for m in self.monitors]
+        if len(set(names)) != len(names):
+            raise ValueError(f"monitor names must be unique, got {names}")
+        for item in (*self.sources, *self.monitors):
+            item.check(grid, self.boundaries)
+        coeffs = update_coefficients(grid, self.materials, self.boundaries)
+        for source in self.sources:
+            coeffs = source.prepare(coeffs, grid, self.boundaries)
+        self.coeffs = coeffs
+        self.psi_keys = psi_keys(grid, self.boundaries)
+        self._step_jit = core.jit(self._step)
+        self._run_jit = core.jit(self._run, static_argnames=("steps", "checkpoint"))
+
+    # ---- state ----------------------------------------------------------------------------
+    def initial_state(self, **fields) -> FieldState:
+        """Zero fields and psi terms, the sources' aux state; ``fields`` overrides components
+        (arrays of ``grid.shape``, converted to ``grid.dtype``)."""
+        state = FieldState.zeros(self.grid, self.psi_keys)
+        for name, value in fields.items():
+            state.get(name)  # KeyError naming the present components
+            if not isinstance(value, core.Tensor):
+                value = core.tensor(np.asarray(value), dtype=self.grid.dtype)
+            if tuple(value.shape) != self.grid.shape:
+                raise ValueError(
+                    f"initial {name} has shape {tuple(value.shape)}; the grid is {self.grid.shape}"
+                )
+            state = state.replace(**{name: value})
+        aux = {}
+        for source in self.sources:
+            extra = source.init_aux(self.grid)
+            if extra is not None:
+                aux[source.name] = extra
+        return state.replace(aux=aux)
+
+    # ---- one step -------------------------------------------------------------------------
+    def _step(self, coeffs, state, step):
+        grid, boundaries = self.grid, self.boundaries
+        state = update_h(state, coeffs, grid, boundaries)
+        for source in self.sources:
+            state = source.inject_h(state, step, grid)
+        state = update_e(state, coeffs, grid, boundaries)
+        for source in self.sources:
+            state = source.inject(state, step, grid)
+        return state
+
+    def step(self, state: FieldState, step=0) -> FieldState:
+        """One step, eagerly: ``(E^n, H^{n-1/2}) -> (E^{n+1}, H^{n+1/2})`` (``step`` = n)."""
+        return self._step(self.coeffs, state, _step_tensor(step))
+
+    def compiled_step(self, state: FieldState, step=0) -> FieldState:
+        """``step`` compiled with ``core.jit`` (the coefficients are a graph input)."""
+        return self._step_jit(self.coeffs, state, _step_tensor(step))
+
+    # ---- the loop -------------------------------------------------------------------------
+    def _run(self, coeffs, state, start, steps, checkpoint):
+        grid = self.grid
+        carries0 = [m.init_carry(grid, state) for m in self.monitors]
+
+        def body(carry, n):
+            state, carries = carry
+            state = self._step(coeffs, state, n)
+            new_carries, values = [], {}
+            for monitor, mc in zip(self.monitors, carries, strict=True):
+                mc, value = monitor.update(mc, state, n)
+                new_carries.append(mc)
+                values[monitor.name] = value
+            return (state, new_carries), values
+
+        steps_index = start + ops.arange(steps, dtype=core.int64)
+        (state, carries), values = ops.scan(
+            body, (state, carries0), xs=steps_index, checkpoint=checkpoint
+        )
+        results = {
+            m.name: m.finalize(mc, values[m.name])
+            for m, mc in zip(self.monitors, carries, strict=True)
+        }
+        return state, results
+
+    def run(self, steps: int, state: FieldState | None = None, start: int = 0, checkpoint=None):
+        """Advance ``steps`` steps from ``state`` (default: ``initial_state()``).
+
+        Args:
+            steps: number of steps (>= 1).
+            state: the ``FieldState`` to start from (``E^start``, ``H^{start-1/2}``).
+            start: index of the first step (the sources' time origin: ``t = (n + 1) dt``).
+            checkpoint: the scan's checkpointing under ``core.grad`` (None: ~2 sqrt(steps)
+                stored states; int ``k``: every k-th; False: all; ``CheckpointPolicy``).
+
+        Returns:
+            ``(state, results)``: the final ``FieldState`` and ``{monitor.name: result}``
+            (a point probe: Tensor ``[steps]``).
+
+        Raises:
+            FloatingPointError: the fields became NaN/inf (names the first step and cell).
+        """
+        steps = int(steps)
+        if steps < 1:
+            raise ValueError(f"steps must be >= 1, got {steps}")
+        state = self.initial_state() if state is None else state
+        start_t = core.tensor(int(start), dtype=core.int64)
+        out, results = self._run_jit(
+            self.coeffs, state, start_t, steps=steps, checkpoint=checkpoint
+        )
+        if _non_finite(out):
+            self._locate_non_finite(state, int(start), steps)
+        return out, results
+
+    def _locate_non_finite(self, state, start, steps):
+        """Replay the run step by step to name the first step and cell with a NaN/inf."""
+        for n in range(start, start + steps):
+            state = self.compiled_step(state, n)
+            for name, field in (*state.components().items(), *state.psi.items()):
+                data = field.asnumpy()
+                bad = ~np.isfinite(data)
+                if bad.any():
+                    cell = tuple(int(i) for i in np.argwhere(bad)[0])
+                    where = ", ".join(f"{a}={i}" for a, i in zip(AXES, cell))
+                    raise FloatingPointError(
+                        f"non-finite {name} = {data[cell]} at step {n} (t = {(n + 1) * self.grid.dt:.6g}"
+                        f" s), cell ({where}) of {self.grid.shape}; check the Courant number, "
+                        "the materials (eps_r, mu_r > 0) and the sources"
+                    )
+        raise FloatingPointError("the run produced non-finite fields (the replay did not)")
+
+
+def _step_tensor(step):
+    return step if isinstance(step, core.Tensor) else core.tensor(int(step), dtype=core.int64)
+
+
+def _non_finite(state) -> bool:
+    """Whether any concrete field of ``state`` holds NaN/inf (False for tracers)."""
+    try:
+        for field in (*state.components().values(), *state.psi.values()):
+            if not np.all(np.isfinite(field.asnumpy())):
+                return True
+    except Exception:  # symbolic values under jit: nothing to check
+        return False
+    return False

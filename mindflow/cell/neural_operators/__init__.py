@@ -2,7 +2,8 @@
 
 Fourier neural operators (``FNO1D``, ``FNO2D``, ``FNO3D``, their layer ``FNOBlocks`` and the
 spectral convolutions ``SpectralConv1d/2d/3d``) and Koopman neural operators (``KNO1D``,
-``KNO2D``); one module per model family.
+``KNO2D``); one module per model family. ``dft`` holds MindFlow's truncated DFT cells
+(``dft1/2/3``, ``idft1/2/3``) that some of its applications import directly.
 """
 
 from .deeponet import DeepONet as DeepONet

@@ -498,3 +498,16 @@ def test_positional_embedding_is_mindflow_grid():
     gx, gy = np.meshgrid(np.linspace(0, 1, 4), np.linspace(0, 1, 6), indexing="ij")
     np.testing.assert_allclose(y[..., 0], gx, atol=1e-12)
     np.testing.assert_allclose(y[..., 1], gy, atol=1e-12)
+
+
+def test_checkpoint_round_trip_and_architecture_mismatch(tmp_path):
+    net = FNO1D(1, 1, 8, 32, hidden_channels=4, projection_channels=8, n_layers=2)
+    path = str(tmp_path / "fno.ckpt.h5")
+    core.save_checkpoint(net, path)
+    same = FNO1D(1, 1, 8, 32, hidden_channels=4, projection_channels=8, n_layers=2)
+    core.load_param_into_net(same, core.load_checkpoint(path))
+    x = _t(_band_limited(32).astype(np.float32))
+    np.testing.assert_array_equal(same(x).asnumpy(), net(x).asnumpy())
+    other = FNO1D(1, 1, 6, 32, hidden_channels=4, projection_channels=8, n_layers=2)
+    with pytest.raises(ValueError, match=r"_fno_blocks.0._convs._w_re.*\(4, 4, 6\).*\(4, 4, 8\)"):
+        core.load_param_into_net(other, core.load_checkpoint(path))

@@ -96,7 +96,7 @@ class TrajectorySource:
             parts = [c[..., None] if c.ndim == 1 + n_spatial else c for c in cols]
             return np.concatenate(parts, axis=-1)  # [T, *spatial, C]
 
-        n_time = first[0] if time_indices is None else len(range(first[0])[_as_index(time_indices)])
+        n_time = first[0] if time_indices is None else _count(first[0], time_indices)
         out = cls(read, len(src), channels, n_spatial, spatial, n_time, dtype, time_indices)
         out.source = src
         return out
@@ -125,9 +125,7 @@ class TrajectorySource:
             fields = ("u",) if c == 1 else tuple(f"u{k}" for k in range(c))
         if len(fields) != c:
             raise ValueError(f"TrajectorySource.from_arrays: {len(fields)} names for {c} channels")
-        n_time = (
-            u.shape[1] if time_indices is None else len(range(u.shape[1])[_as_index(time_indices)])
-        )
+        n_time = u.shape[1] if time_indices is None else _count(u.shape[1], time_indices)
         return cls(
             lambda i: u[i],
             u.shape[0],
@@ -164,6 +162,12 @@ class TrajectorySource:
             f"TrajectorySource({self._n} trajectories, spatial={self.spatial_shape}, "
             f"T={self.n_time}, fields={list(self.fields)})"
         )
+
+
+def _count(n_time, time_indices):
+    """Frames kept of ``n_time`` by ``time_indices`` (checking they exist)."""
+    idx = np.arange(n_time)[_as_index(time_indices)]
+    return int(idx.size)
 
 
 def _as_index(time_indices):

@@ -180,6 +180,7 @@ class OursPinn:
             return loss_pde + loss_bc + loss_ic
 
         self.loss_fn = loss_fn
+        self.residual = residual
         self.adam = nn.Adam(self.params, learning_rate=LR)
         grad_fn = core.value_and_grad(loss_fn, None, self.params)
         adam = self.adam
@@ -262,6 +263,7 @@ class DeepXDEPinn:
             dy_xx = dde.grad.hessian(y, x, i=0, j=0)
             return dy_t + y * dy_x - NU * dy_xx
 
+        self.pde = pde
         geom = dde.geometry.Interval(-1, 1)
         geomtime = dde.geometry.GeometryXTime(geom, dde.geometry.TimeDomain(0, 1))
         bc = dde.icbc.DirichletBC(geomtime, lambda x: 0, lambda _, on_boundary: on_boundary)

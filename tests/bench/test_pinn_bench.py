@@ -49,3 +49,18 @@ def test_pinn_bench_points_and_reference():
     # t = 0 rows are the initial condition -sin(pi x)
     at0 = x[:, 1] == 0.0
     np.testing.assert_allclose(u[at0, 0], -np.sin(np.pi * x[at0, 0]), atol=1e-14)
+
+
+def test_pinn_bench_deepxde_solves_the_same_problem():
+    pytest.importorskip("torch")
+    pytest.importorskip("deepxde")
+    sizes = pinn.TINY
+    points = pinn.training_points(sizes)
+    params = pinn.glorot_params(sizes)
+    ours = pinn.OursPinn(params, points, core.float64)
+    theirs = pinn.DeepXDEPinn(params, points, core.float64)
+    x = np.concatenate([points["domain"], points["boundary"], points["initial"]])
+    np.testing.assert_allclose(theirs.predict(x), ours.predict(x), rtol=1e-12, atol=1e-14)
+    r_theirs = theirs.model.predict(x, operator=theirs.pde)
+    r_ours = ours.residual(core.tensor(x, dtype=core.float64)).asnumpy()
+    np.testing.assert_allclose(r_theirs, r_ours, rtol=1e-10, atol=1e-12)

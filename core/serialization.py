@@ -339,6 +339,16 @@ def load_checkpoint(
     return out if target is None else _restore(path, target, out)
 
 
+def _mindspore_conv1d_layout(ckpt_shape, param_shape):
+    """True for a MindSpore Conv1d/Conv1dTranspose kernel ``[a, b, 1, k]`` loading into our
+    ``[a, b, k]``: the same numbers, an extra unit axis."""
+    return (
+        len(param_shape) == 3
+        and len(ckpt_shape) == 4
+        and ckpt_shape == (*param_shape[:2], 1, param_shape[2])
+    )
+
+
 def load_param_into_net(net, parameter_dict, strict_load=False):
     """Copy checkpoint values into ``net``'s Parameters (a network or an optimizer), by name.
 
@@ -357,7 +367,8 @@ def load_param_into_net(net, parameter_dict, strict_load=False):
 
     Raises:
         ValueError: a shape or dtype mismatch (naming the parameter and both shapes/dtypes),
-            or a missing parameter with ``strict_load``.
+            or a missing parameter with ``strict_load``. One layout difference is accepted:
+            MindSpore's Conv1d kernels ``[out, in, 1, k]`` load into our ``[out, in, k]``.
     """
     from .nn.cell import Cell
 
@@ -377,6 +388,9 @@ def load_param_into_net(net, parameter_dict, strict_load=False):
         used.add(name)
         if not isinstance(value, Tensor):
             value = Tensor(np.asarray(value))
+        if _mindspore_conv1d_layout(tuple(value.shape), tuple(p.shape)):
+            # MindSpore runs Conv1d as a Conv2d and stores its kernel as [out, in, 1, k]
+            value = value.reshape(tuple(p.shape))
         if tuple(value.shape) != tuple(p.shape):
             raise ValueError(
                 f"load_param_into_net: parameter {name!r} has shape {tuple(p.shape)} in the network "

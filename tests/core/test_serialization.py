@@ -364,3 +364,14 @@ def test_overwrite_replaces_file(tmp_path):
     core.save_checkpoint({"b": core.tensor([2.0])}, path)
     assert list(core.load_checkpoint(path)) == ["b"]
     assert sorted(os.listdir(tmp_path)) == ["o.h5"]
+
+
+def test_mindspore_conv1d_kernels_load_with_their_unit_axis():
+    """MindSpore stores Conv1d kernels as [out, in, 1, k]; ours are [out, in, k]. The same
+    numbers load (and the conv computes with them); any other shape difference stays an error."""
+    conv = nn.Conv1d(2, 3, 5, has_bias=False)
+    kernel = np.arange(30, dtype=np.float32).reshape(3, 2, 1, 5) / 30.0
+    core.load_param_into_net(conv, {"weight": core.tensor(kernel)})
+    np.testing.assert_array_equal(conv.weight.asnumpy(), kernel[:, :, 0, :])
+    with pytest.raises(ValueError, match=r"'weight'.*\(3, 2, 5\).*\(3, 2, 5, 1\)"):
+        core.load_param_into_net(conv, {"weight": core.tensor(kernel.reshape(3, 2, 5, 1))})

@@ -30,6 +30,8 @@ import numpy as np
 import core
 from core import ops
 
+from .constants import C0
+
 __all__ = [
     "C0",
     "ContinuousWave",
@@ -41,9 +43,6 @@ __all__ = [
     "check_resolution",
     "numerical_spectrum",
 ]
-
-C0 = 299_792_458.0
-"""Speed of light in vacuum, m/s (exact, SI 2019)."""
 
 
 class ResolutionWarning(UserWarning):

@@ -128,7 +128,8 @@ def plot(pred, ref, x, t, path, error):
     )
     for k, (title, field, cmap) in enumerate(panels):
         ax = fig.add_subplot(grid[0, k])
-        im = ax.imshow(field, origin="lower", aspect="auto", extent=extent, cmap=cmap)
+        limits = {"vmin": -1.0, "vmax": 1.0} if k < 2 else {}  # one colour scale for u
+        im = ax.imshow(field, origin="lower", aspect="auto", extent=extent, cmap=cmap, **limits)
         ax.set(title=title, xlabel="t", ylabel="x")
         fig.colorbar(im, ax=ax)
     for k, tc in enumerate((0.25, 0.5, 0.75)):

@@ -15,3 +15,6 @@ from .losses import get_loss_metric as get_loss_metric
 from .lr_scheduler import get_multi_step_lr as get_multi_step_lr
 from .lr_scheduler import get_poly_lr as get_poly_lr
 from .lr_scheduler import get_warmup_cosine_annealing_lr as get_warmup_cosine_annealing_lr
+from .math import get_grid_1d as get_grid_1d
+from .math import get_grid_2d as get_grid_2d
+from .math import get_grid_3d as get_grid_3d

@@ -23,7 +23,6 @@ Names, constructor arguments, defaults and parameter names are MindFlow's
   training and long rollouts.
 """
 
-import numpy as np
 
 import core
 from core import nn, ops
@@ -122,8 +121,9 @@ def grid_embedding(sizes, dtype=core.float32):
     """MindFlow's positional embedding (``mindflow.core.math.get_grid_{1,2,3}d``) for a grid
     of ``sizes``: ``linspace(0, 1, n)`` along each axis, as a Tensor ``[1, *sizes, d]``
     (channel ``k`` is the coordinate along spatial axis ``k``)."""
-    axes = [np.linspace(0.0, 1.0, n) for n in sizes]
-    grid = np.stack(np.meshgrid(*axes, indexing="ij"), axis=-1)[None]  # [1, *sizes, d]
+    from ...core.math import get_grid_1d, get_grid_2d, get_grid_3d
+
+    grid = (get_grid_1d, get_grid_2d, get_grid_3d)[len(sizes) - 1](tuple(sizes))
     return core.tensor(grid, dtype=dtype)
 
 

@@ -228,13 +228,17 @@ class WindowSource:
 
 class PairSource:
     """Steady input -> output pairs (Darcy's coefficient -> pressure): ``(inputs [*spatial,
-    C_in], labels [*spatial, C_out])`` per index, from two arrays.
+    C_in], labels [*spatial, C_out])`` per index, from two arrays or, lazily, from a
+    PDEBench ``darcy`` file (:meth:`from_pdebench`).
 
     Args:
         inputs: ``[N, *spatial]`` or ``[N, *spatial, C_in]``.
         labels: ``[N, *spatial]`` or ``[N, *spatial, C_out]``.
         n_spatial: the number of spatial axes.
         dtype: the dtype returned (default float32).
+
+    Attributes:
+        in_channels, out_channels: C_in, C_out. spatial_shape: the grid.
     """
 
     def __init__(self, inputs, labels, n_spatial, dtype=np.float32):
@@ -249,23 +253,68 @@ class PairSource:
                 )
             return a
 
-        self.inputs = channels(inputs, "inputs")
-        self.labels = channels(labels, "labels")
-        if self.inputs.shape[:-1] != self.labels.shape[:-1]:
+        inputs, labels = channels(inputs, "inputs"), channels(labels, "labels")
+        if inputs.shape[:-1] != labels.shape[:-1]:
             raise ValueError(
-                f"PairSource: inputs {self.inputs.shape} and labels {self.labels.shape} differ "
+                f"PairSource: inputs {inputs.shape} and labels {labels.shape} differ "
                 "in samples or grid"
             )
-        self.n_spatial = int(n_spatial)
-        self.spatial_shape = self.inputs.shape[1:-1]
+        self._setup(
+            lambda i: (inputs[i], labels[i]),
+            inputs.shape[0],
+            inputs.shape[1:-1],
+            inputs.shape[-1],
+            labels.shape[-1],
+            dtype,
+        )
+
+    def _setup(self, read, n, spatial_shape, in_channels, out_channels, dtype):
+        self._read = read
+        self._n = int(n)
+        self.spatial_shape = tuple(int(k) for k in spatial_shape)
+        self.n_spatial = len(self.spatial_shape)
+        self.in_channels, self.out_channels = int(in_channels), int(out_channels)
         self.dtype = np.dtype(dtype)
         self.column_names = ["inputs", "labels"]
 
+    @classmethod
+    def from_pdebench(cls, path, indices=None, dtype=np.float32):
+        """Pairs ``nu [*spatial, 1] -> tensor [*spatial, 1]`` from a PDEBench ``darcy`` file
+        (coefficient -> solution), read lazily one sample at a time.
+
+        Args:
+            path: the file. indices: the samples to expose (a split). dtype: as returned.
+        """
+        path = os.fspath(path)
+        with open_pdebench(path) as f:
+            layout, shapes = f.layout, dict(f.sample_shapes)
+        if layout != "darcy":
+            raise ValueError(
+                f"PairSource.from_pdebench: {path} has layout {layout!r}, expected 'darcy' "
+                "(use TrajectorySource for time-dependent data)"
+            )
+        src = PDEBenchSource(path, fields=["nu", "tensor"], indices=indices, dtype=dtype)
+
+        def read(i):
+            nu, u = src[i]  # [*spatial], [1, *spatial]
+            return nu[..., None], np.moveaxis(u, 0, -1)  # [*spatial, 1], [*spatial, 1]
+
+        out = cls.__new__(cls)
+        out._setup(read, len(src), shapes["nu"], 1, shapes["tensor"][0], dtype)
+        out.source = src
+        return out
+
     def __len__(self):
-        return self.inputs.shape[0]
+        return self._n
 
     def __getitem__(self, i):
+        if not -self._n <= i < self._n:
+            raise IndexError(f"PairSource: index {int(i)} out of range for {self._n}")
+        x, y = self._read(int(i) % self._n)
+        return np.asarray(x, dtype=self.dtype), np.asarray(y, dtype=self.dtype)
+
+    def __repr__(self):
         return (
-            np.asarray(self.inputs[i], dtype=self.dtype),
-            np.asarray(self.labels[i], dtype=self.dtype),
+            f"PairSource({self._n} pairs, spatial={self.spatial_shape}, "
+            f"C_in={self.in_channels}, C_out={self.out_channels})"
         )

@@ -252,7 +252,7 @@ class OperatorTrainer:
             want_in, want_out = self.t_in * c, c
             what = f"{name} has C={c} channel(s) {list(data.fields)} x t_in={self.t_in} frames"
         else:
-            want_in, want_out = data.inputs.shape[-1], data.labels.shape[-1]
+            want_in, want_out = data.in_channels, data.out_channels
             what = (
                 f"{name} has inputs with C_in={want_in} and labels with C_out={want_out} channels"
             )

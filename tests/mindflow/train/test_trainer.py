@@ -11,7 +11,7 @@ import pytest
 
 import core
 from core import nn
-from datasets.pde.generators import generate_burgers, generate_navier_stokes
+from datasets.pde.generators import generate_burgers, generate_darcy, generate_navier_stokes
 from mindflow.cell import FNO1D, FNO2D
 from mindflow.train import OperatorTrainer, PairSource, TrajectorySource, WindowSource
 
@@ -90,6 +90,7 @@ def test_burgers_fno1d_loss_falls_and_evaluates(burgers_file, tmp_path):
         lr=5e-3,
         schedule="step",
         step_size=8,
+        eval_every=6,
         progress=False,
     )
     before = trainer.evaluate()
@@ -290,3 +291,57 @@ def test_recompute_per_fno_block_cuts_peak_memory_of_a_rollout_step(ns_file):
         losses[rec] = float(trainer._train_step(x, y).asnumpy())
     assert losses["block"] == pytest.approx(losses[None], rel=1e-5)
     assert peaks["block"] < 0.75 * peaks[None], peaks
+
+
+def test_darcy_pairs_from_pdebench_and_fno2d_loss_falls(tmp_path):
+    path = tmp_path / "darcy.h5"
+    d = generate_darcy(6, resolution=16, path=path, dtype=np.float32, progress=False)
+    train = PairSource.from_pdebench(path, indices=range(4))
+    test = PairSource.from_pdebench(path, indices=[4, 5])
+    assert (train.in_channels, train.out_channels, train.spatial_shape) == (1, 1, (16, 16))
+    x, y = test[1]
+    np.testing.assert_array_equal(x[..., 0], d["nu"][5].astype(np.float32))
+    np.testing.assert_array_equal(y[..., 0], d["tensor"][5, 0].astype(np.float32))
+    core.set_seed(0)
+    net = FNO2D(
+        1, 1, n_modes=4, resolutions=16, hidden_channels=6, projection_channels=8, n_layers=1
+    )
+    trainer = OperatorTrainer(
+        net, train, test, epochs=8, batch_size=2, lr=1e-2, eval_every=3, progress=True
+    )
+    trainer.fit()
+    assert trainer.history["epoch_loss"][-1] < 0.5 * trainer.history["epoch_loss"][0]
+    assert trainer.history["test_epoch"] == [3, 6, 8]  # every 3 epochs and the last
+    assert "relative L2" in str(trainer.last_report)
+
+
+def test_jit_step_equals_eager_step(ns_file):
+    train, test = _ns(ns_file)
+    runs = {}
+    for jit in (True, False):
+        net, trainer = _dense_trainer(train, test, jit=jit, epochs=2, eval_every=0)
+        trainer.fit()
+        runs[jit] = (trainer.history["loss"], net.weight.asnumpy())
+    np.testing.assert_allclose(runs[True][0], runs[False][0], rtol=1e-5)
+    np.testing.assert_allclose(runs[True][1], runs[False][1], rtol=1e-5, atol=1e-7)
+
+
+def test_recompute_per_rollout_step_keeps_the_loss_and_gradients(ns_file):
+    train, _ = _ns(ns_file)
+    out = {}
+    for rec in (None, "step"):
+        core.set_seed(0)
+        net = FNO2D(
+            2, 1, n_modes=4, resolutions=16, hidden_channels=8, projection_channels=8, n_layers=2
+        )
+        trainer = OperatorTrainer(
+            net, train, t_in=2, t_out=3, batch_size=4, epochs=1, recompute=rec, progress=False
+        )
+        inputs, labels = next(trainer._batches(trainer.windows, 0, 4, False, False))
+        loss = trainer._train_step(core.Tensor(inputs), core.Tensor(labels))
+        out[rec] = (float(loss.asnumpy()), [p.asnumpy() for p in net.trainable_params()])
+    assert out["step"][0] == pytest.approx(out[None][0], rel=1e-6)
+    for a, b in zip(out["step"][1], out[None][1], strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    with pytest.raises(ValueError, match="found no FNOBlocks"):
+        OperatorTrainer(nn.Dense(2, 1), train, t_in=2, recompute="block", progress=False)

@@ -160,7 +160,8 @@ class Boundaries:
             per_axis = list(spec)
             if len(per_axis) != ndim:
                 raise ValueError(
-                    f"boundaries needs one entry per axis ({ndim}), got {len(per_axis)}"
+                    f"boundaries needs one entry per axis ({ndim}), got {len(per_axis)}; "
+                    "give a (low, high) pair of one axis as {'x': (low, high)}"
                 )
         self.sides = []
         for a, entry in enumerate(per_axis):

@@ -71,7 +71,7 @@ class Simulation:
     # ---- state ----------------------------------------------------------------------------
     def initial_state(self, **fields) -> FieldState:
         """Zero fields and psi terms, the sources' aux state; ``fields`` overrides components
-        (arrays of ``grid.shape``, converted to ``grid.dtype``)."""
+        (arrays of ``grid.shape``, converted to ``grid.dtype``; zeroed on PEC/PMC walls)."""
         state = FieldState.zeros(self.grid, self.psi_keys)
         for name, value in fields.items():
             state.get(name)  # KeyError naming the present components
@@ -81,6 +81,9 @@ class Simulation:
                 raise ValueError(
                     f"initial {name} has shape {tuple(value.shape)}; the grid is {self.grid.shape}"
                 )
+            mask = self.boundaries.mask(name)
+            if mask is not None:  # the walls hold tangential E (PEC) / H (PMC) at zero
+                value = value * core.tensor(mask, dtype=self.grid.dtype)
             state = state.replace(**{name: value})
         aux = {}
         for source in self.sources:

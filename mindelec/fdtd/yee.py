@@ -115,7 +115,13 @@ def _check_values(name, value):
 
 
 def _loss_pair(sigma, eps, dt):
-    """``((1 - s) / (1 + s), (dt / eps) / (1 + s))`` with ``s = sigma dt / (2 eps)``."""
+    """``((1 - s) / (1 + s), (dt / eps) / (1 + s))`` with ``s = sigma dt / (2 eps)``.
+
+    A lossless medium (``sigma`` the number 0) gives the number 1.0 and ``dt / eps``, so the
+    update skips the multiplication.
+    """
+    if isinstance(sigma, float) and sigma == 0.0:
+        return 1.0, dt / eps
     s = sigma * (dt / 2) / eps
     return (1 - s) / (1 + s), (dt / eps) / (1 + s)
 
@@ -140,7 +146,8 @@ def update_coefficients(grid, materials: Materials, boundaries) -> dict:
     Returns:
         dict with ``"ca_<e>"``, ``"cb_<e>"`` (dimensionless, s m/F) for each E component,
         ``"da_<h>"``, ``"db_<h>"`` (dimensionless, s m/H) for each H component, maps of
-        ``grid.shape`` or numbers; ``"inv_d"``: ``1/d`` per axis (1/m, floats); and for every
+        ``grid.shape``, 0-d Tensors or Python floats (uniform; broadcast one before writing
+        single cells); ``cb``/``db`` are zero on PEC/PMC walls; and for every
         CPML axis ``u``: ``"pml_<kind>_<u>"`` with ``kind`` in ``b, a, ik`` (``ik = 1/(kappa d)``,
         ``a`` divided by ``d``) for ``e`` and ``h``, broadcastable along ``u``.
     """
@@ -148,14 +155,14 @@ def update_coefficients(grid, materials: Materials, boundaries) -> dict:
     ca, cb = _loss_pair(m.sigma, EPS0 * m.eps_r, grid.dt)
     da, db = _loss_pair(m.sigma_m, MU0 * m.mu_r, grid.dt)
     coeffs = {}
+    # walls: only Cb (Db) is masked; the field there starts at zero (``initial_state``) and
+    # Ca (Da) keeps it there, so a lossless Ca stays the number 1.0
     for name in grid.e_components:
-        mask = boundaries.mask(name)
-        coeffs[f"ca_{name}"] = _as_coefficient(ca, mask, grid)
-        coeffs[f"cb_{name}"] = _as_coefficient(cb, mask, grid)
+        coeffs[f"ca_{name}"] = _as_coefficient(ca, None, grid)
+        coeffs[f"cb_{name}"] = _as_coefficient(cb, boundaries.mask(name), grid)
     for name in grid.h_components:
-        mask = boundaries.mask(name)
-        coeffs[f"da_{name}"] = _as_coefficient(da, mask, grid)
-        coeffs[f"db_{name}"] = _as_coefficient(db, mask, grid)
+        coeffs[f"da_{name}"] = _as_coefficient(da, None, grid)
+        coeffs[f"db_{name}"] = _as_coefficient(db, boundaries.mask(name), grid)
     for axis in range(grid.ndim):
         profiles = boundaries.cpml_profiles(axis)
         if profiles is None:
@@ -240,6 +247,13 @@ def _curl(name, state, coeffs, grid, boundaries, psi, kind):
     return total
 
 
+def _scaled(coefficient, field):
+    """``coefficient * field``, skipped for the number 1.0 (lossless)."""
+    if isinstance(coefficient, float) and coefficient == 1.0:
+        return field
+    return coefficient * field
+
+
 def update_h(state, coeffs: dict, grid, boundaries):
     """One H half step: ``H^{n-1/2} -> H^{n+1/2}`` from ``E^n`` (with CPML psi terms).
 
@@ -254,7 +268,7 @@ def update_h(state, coeffs: dict, grid, boundaries):
     new = {}
     for name in grid.h_components:
         curl = _curl(name, state, coeffs, grid, boundaries, psi, "h")
-        new[name] = coeffs[f"da_{name}"] * state.get(name) - coeffs[f"db_{name}"] * curl
+        new[name] = _scaled(coeffs[f"da_{name}"], state.get(name)) - coeffs[f"db_{name}"] * curl
     return state.replace(psi=psi, **new)
 
 
@@ -272,5 +286,5 @@ def update_e(state, coeffs: dict, grid, boundaries):
     new = {}
     for name in grid.e_components:
         curl = _curl(name, state, coeffs, grid, boundaries, psi, "e")
-        new[name] = coeffs[f"ca_{name}"] * state.get(name) + coeffs[f"cb_{name}"] * curl
+        new[name] = _scaled(coeffs[f"ca_{name}"], state.get(name)) + coeffs[f"cb_{name}"] * curl
     return state.replace(psi=psi, **new)

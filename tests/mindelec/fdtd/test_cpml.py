@@ -1,0 +1,109 @@
+"""CFS-CPML: reflection at normal incidence against a large reference domain, no late-time
+growth, and the profile of Roden & Gedney / MindElec's CFSParameters."""
+
+import numpy as np
+import pytest
+
+from mindelec import fdtd
+from mindelec.fdtd.waveforms import Gaussian
+
+D = 1e-3
+FMAX = fdtd.C0 / (20 * D)  # 20 cells per wavelength at the top of the band
+
+
+def _probe(shape, source, probe, boundaries, steps, courant, mode=None):
+    grid = fdtd.Grid(shape, D, courant=courant, dtype="float64", mode=mode)
+    sim = fdtd.Simulation(
+        grid,
+        boundaries=boundaries,
+        sources=[fdtd.PointSource("ez", source, Gaussian(FMAX))],
+        monitors=[fdtd.PointProbe("ez", probe)],
+    )
+    return sim.run(steps)[1]["probe"].asnumpy(), grid
+
+
+def _reflection_db(field, reference, dt):
+    """(time-domain peak, worst in-band) of |field - reference| / |reference|, dB."""
+    err = field - reference
+    n = 4 * len(err)
+    freqs = np.fft.rfftfreq(n, dt)
+    band = (freqs > 0) & (freqs <= FMAX)
+    ratio = np.abs(np.fft.rfft(err, n))[band] / np.abs(np.fft.rfft(reference, n))[band]
+    peak = np.abs(err).max() / np.abs(reference).max()
+    return 20 * np.log10(peak), 20 * np.log10(ratio.max())
+
+
+@pytest.mark.parametrize(
+    ("courant", "pml"),
+    [
+        (0.99, fdtd.CPML(10)),  # MindElec's defaults: order 4, sigma 1.5 sigma_opt, kappa 11
+        (0.5, fdtd.CPML(10)),
+        (0.99, fdtd.CPML(10, order=3, sigma_factor=1.0, kappa_max=5.0, alpha_max=0.05)),
+    ],
+)
+def test_1d_normal_incidence_reflection_below_60db(courant, pml):
+    n, cells, pad, steps = 100, 10, 400, 600
+    source, probe = 40, n - cells - 5
+    field, grid = _probe((n,), (source,), (probe,), pml, steps, courant)
+    # the reference's walls are 400 cells further: their echo reaches the probe after the window
+    reference, _ = _probe(
+        (n + 2 * pad,), (source + pad,), (probe + pad,), fdtd.PEC(), steps, courant
+    )
+    peak_db, band_db = _reflection_db(field, reference, grid.dt)
+    assert peak_db < -60 and band_db < -60, (peak_db, band_db)
+    # a PEC wall instead of the PML reflects everything: the measurement can fail
+    pec, _ = _probe((n,), (source,), (probe,), fdtd.PEC(), steps, courant)
+    assert _reflection_db(pec, reference, grid.dt)[0] > -3
+
+
+def test_2d_normal_incidence_reflection_below_60db():
+    n, cells, pad, steps = 50, 10, 110, 170
+    source, probe = (25, 25), (n - cells - 3, 25)
+    field, grid = _probe((n, n), source, probe, fdtd.CPML(cells), steps, 0.7)
+    shift = lambda p: tuple(i + pad for i in p)  # noqa: E731
+    reference, _ = _probe(
+        (n + 2 * pad, n + 2 * pad), shift(source), shift(probe), fdtd.PEC(), steps, 0.7
+    )
+    peak_db, band_db = _reflection_db(field, reference, grid.dt)
+    assert peak_db < -60 and band_db < -60, (peak_db, band_db)
+
+
+def test_no_late_time_growth():
+    # 2D TMz box closed by CPML on every side, lossy nowhere else: after the pulse has left,
+    # the fields decay and stay down (no growth of the psi recursion)
+    grid = fdtd.Grid((30, 30), D, dtype="float64")
+    sim = fdtd.Simulation(
+        grid,
+        boundaries=fdtd.CPML(8, alpha_max=0.05),
+        sources=[fdtd.PointSource("ez", (15, 15), Gaussian(FMAX))],
+        monitors=[fdtd.EnergyMonitor(grid, fdtd.Materials())],
+    )
+    _, out = sim.run(6000, checkpoint=False)
+    energy = out["energy"].asnumpy()
+    peak = energy.max()
+    # the Gaussian's DC part leaves a slowly decaying 2D static tail (~1e-7 of the peak at
+    # step 1000); a growing late-time instability would grow exponentially instead
+    assert np.abs(energy[1000:]).max() < 1e-6 * peak
+    assert np.abs(energy[-1000:]).max() < 0.1 * np.abs(energy[1000:2000]).max()
+
+
+def test_profile_matches_roden_gedney():
+    # b = exp(-(sigma/kappa + alpha) dt/eps0), a = sigma (b - 1) / (sigma kappa + kappa^2 alpha)
+    grid = fdtd.Grid((40,), D, dtype="float64")
+    pml = fdtd.CPML(10, order=3, sigma_factor=1.2, kappa_max=7, alpha_max=0.2, alpha_min=0.01)
+    bounds = fdtd.Boundaries(grid, {"x": (fdtd.PEC(), pml)})
+    prof = bounds.cpml_profiles(0)
+    b, a, kappa = prof["h"]
+    x = np.arange(40) + 0.5
+    rho = np.clip((x - 30) / 10, 0, 1)
+    sigma = 1.2 * 4 / (150 * np.pi * D) * rho**3
+    kap = 1 + 6 * rho**3
+    alpha = 0.01 + 0.19 * (1 - rho)
+    bb = np.exp(-(sigma / kap + alpha) * grid.dt / fdtd.EPS0)
+    aa = sigma * (bb - 1) / (sigma * kap + kap**2 * alpha)
+    inside = rho > 0
+    np.testing.assert_allclose(b[inside], bb[inside], rtol=1e-14)
+    np.testing.assert_allclose(a[inside], aa[inside], rtol=1e-14)
+    np.testing.assert_allclose(kappa[inside], kap[inside], rtol=1e-14)
+    assert np.all(a[~inside] == 0) and np.all(kappa[~inside] == 1)
+    assert not bounds.has_cpml(0) or bounds.pml_cells(0) == (0, 10)

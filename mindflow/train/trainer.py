@@ -242,6 +242,7 @@ class OperatorTrainer:
         self._predict = core.jit(self._forward) if self.jit else self._forward
         self.epoch = 0
         self.step = 0
+        self._partial = (0, 0.0, 0)  # (batches used, loss sum, samples) of the open epoch
         self.history = {"loss": [], "epoch_loss": [], "test_epoch": [], "test_rel_l2": []}
         self.last_report = None
 
@@ -313,13 +314,20 @@ class OperatorTrainer:
         ds = GeneratorDataset(
             source, column_names=["inputs", "labels"], shuffle=shuffle, seed=seed
         ).batch(batch_size, drop_remainder=drop_remainder)
-        yield from ds.create_tuple_iterator(num_epochs=1, output_numpy=True)
+        it = ds.create_tuple_iterator(num_epochs=1, output_numpy=True)
+        try:
+            yield from it
+        finally:
+            it.stop()
 
     # ---- training -------------------------------------------------------------------------
-    def fit(self, until=None):
-        """Train until epoch ``until`` (default ``epochs``); returns the history.
+    def fit(self, until=None, max_steps=None):
+        """Train until epoch ``until`` (default ``epochs``) or, when given, until the global
+        step ``max_steps`` (which may fall inside an epoch); returns the history.
 
-        Epochs already done (after :meth:`resume`) are skipped.
+        Work already done (after :meth:`resume`) is skipped: a run stopped by ``max_steps``
+        writes a checkpoint (with a ``checkpoint_dir``) from which :meth:`resume` continues
+        inside the epoch with the batches the uninterrupted run would have drawn.
         """
         until = self.epochs if until is None else min(int(until), self.epochs)
         from tqdm import tqdm
@@ -334,11 +342,18 @@ class OperatorTrainer:
         try:
             while self.epoch < until:
                 self.model.set_train(True)
-                total, count = 0.0, 0
+                done, total, count = self._partial  # batches of this epoch already used
+                stopped = False
                 batches = self._batches(
                     self.windows, self.epoch, self.batch_size, True, self.drop_remainder
                 )
-                for inputs, labels in batches:
+                for j, (inputs, labels) in enumerate(batches):
+                    if j < done:
+                        continue
+                    if max_steps is not None and self.step >= max_steps:
+                        self._partial = (j, total, count)
+                        stopped = True
+                        break
                     loss = self._train_step(core.Tensor(inputs), core.Tensor(labels))
                     value = float(loss.asnumpy())
                     if not math.isfinite(value):
@@ -351,6 +366,12 @@ class OperatorTrainer:
                     self.step += 1
                     bar.update(1)
                     bar.set_postfix_str(self._postfix(value))
+                batches.close()  # stops the pipeline's reader when we left early
+                if stopped:
+                    if self.checkpoint_dir is not None:
+                        self.save()
+                    break
+                self._partial = (0, 0.0, 0)
                 self.epoch += 1
                 self.history["epoch_loss"].append(total / count)
                 if (
@@ -368,6 +389,8 @@ class OperatorTrainer:
                     and (self.epoch % self.checkpoint_every == 0 or self.epoch == self.epochs)
                 ):
                     self.save()
+                if max_steps is not None and self.step >= max_steps:
+                    break
         finally:
             bar.close()
         return self.history
@@ -474,6 +497,10 @@ class OperatorTrainer:
             state[f"opt.{name}"] = p
         state["epoch"] = np.asarray(self.epoch, np.int64)
         state["step"] = np.asarray(self.step, np.int64)
+        done, total, count = self._partial
+        state["epoch_partial.batches"] = np.asarray(done, np.int64)
+        state["epoch_partial.loss_sum"] = np.asarray(total, np.float64)
+        state["epoch_partial.samples"] = np.asarray(count, np.int64)
         state["history.loss"] = np.asarray(self.history["loss"], np.float64)
         state["history.epoch_loss"] = np.asarray(self.history["epoch_loss"], np.float64)
         state["history.test_epoch"] = np.asarray(self.history["test_epoch"], np.int64)
@@ -493,7 +520,8 @@ class OperatorTrainer:
 
     def resume(self, path=None):
         """Load a checkpoint written by :meth:`save`; :meth:`fit` then continues from its
-        epoch exactly as the uninterrupted run would have. Returns the epoch reached.
+        step (at an epoch boundary or inside an epoch) exactly as the uninterrupted run would
+        have. Returns the epoch reached (complete epochs).
 
         Raises:
             ValueError: the checkpoint's parameters do not match the model's (a different
@@ -514,6 +542,11 @@ class OperatorTrainer:
         _put(path, "opt.", list(self.optimizer.parameters_and_names()), values, "optimizer")
         self.epoch = int(values["epoch"].asnumpy())
         self.step = int(values["step"].asnumpy())
+        self._partial = (
+            int(values["epoch_partial.batches"].asnumpy()),
+            float(values["epoch_partial.loss_sum"].asnumpy()),
+            int(values["epoch_partial.samples"].asnumpy()),
+        )
         h = self.history
         h["loss"] = values["history.loss"].asnumpy().tolist()
         h["epoch_loss"] = values["history.epoch_loss"].asnumpy().tolist()

@@ -163,17 +163,19 @@ def test_resume_equals_uninterrupted_run(ns_file, tmp_path):
     train, test = _ns(ns_file)
     net_a, full = _dense_trainer(train, test, checkpoint_dir=tmp_path / "a", checkpoint_every=1)
     full.fit()
-    _, first = _dense_trainer(train, test, checkpoint_dir=tmp_path / "b", checkpoint_every=1)
-    first.fit(until=2)
-    net_c, second = _dense_trainer(train, test, checkpoint_dir=tmp_path / "b", checkpoint_every=1)
-    assert second.resume() == 2
-    second.fit()
-    for (name, p), (_, q) in zip(
-        net_a.parameters_and_names(), net_c.parameters_and_names(), strict=True
-    ):
-        np.testing.assert_array_equal(p.asnumpy(), q.asnumpy(), err_msg=name)
-    assert second.history == full.history
-    assert len(full.history["loss"]) == 4 * full.steps_per_epoch
+    assert full.steps_per_epoch == 4 and len(full.history["loss"]) == 16
+    # stopped at an epoch boundary (epoch 2) and inside an epoch (step 6: epoch 1, batch 2)
+    for name, stop in (("epoch", {"until": 2}), ("step", {"max_steps": 6})):
+        ckpt = tmp_path / name
+        _, first = _dense_trainer(train, test, checkpoint_dir=ckpt, checkpoint_every=1)
+        first.fit(**stop)
+        net_c, second = _dense_trainer(train, test, checkpoint_dir=ckpt, checkpoint_every=1)
+        assert second.resume() == (2 if name == "epoch" else 1)
+        second.fit()
+        pairs = zip(net_a.parameters_and_names(), net_c.parameters_and_names(), strict=True)
+        for (pname, p), (_, q) in pairs:
+            np.testing.assert_array_equal(p.asnumpy(), q.asnumpy(), err_msg=f"{name}: {pname}")
+        assert second.history == full.history, name
     # a different seed draws other batches: the check above could fail
     net_d, other = _dense_trainer(train, test, seed=1)
     other.fit()

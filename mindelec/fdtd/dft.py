@@ -14,7 +14,8 @@ continuous transform ``integral u(t) exp(-i w t) dt`` to the aliasing error of t
 Real and imaginary parts are kept as two real tensors (``DFTState.re``, ``DFTState.im``) of
 the field's dtype, updated with core ops: the update is differentiable with respect to the
 field (and to ``t`` when it is a tensor), and runs inside ``core.jit`` and ``ops.scan`` bodies.
-``dft_update`` is the pure function for a loop body; ``RunningDFT`` wraps it for eager use.
+``dft_update`` is the pure function for a loop body; ``RunningDFT`` wraps it for eager use;
+``DFTMonitor`` is the ``Simulation`` monitor (the carry of the time loop is the accumulator).
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ import numpy as np
 import core
 from core import ops
 
-__all__ = ["DFTState", "RunningDFT", "dft_init", "dft_update", "dft_value"]
+from .monitors import Monitor
+
+__all__ = ["DFTMonitor", "DFTState", "RunningDFT", "dft_init", "dft_update", "dft_value"]
 
 
 @core.tree.register_dataclass
@@ -58,9 +61,9 @@ def dft_update(state: DFTState, field, t, freqs, dt: float) -> DFTState:
     Args:
         state: the accumulator, ``[nf, *S]``.
         field: ``u(t)``, a Tensor ``[*S]`` (or anything ``core.tensor`` takes).
-        t: the field's time (s): a Python float (phase computed in float64 here) or a 0-d
-            Tensor (inside a traced loop; the phase is then computed in the field's dtype, so
-            use float64 fields for long runs at high frequency).
+        t: the field's time (s): a Python float or a 0-d Tensor (inside a traced loop). The
+            phase ``2 pi f t`` is formed in float64 and reduced modulo ``2 pi`` before the cosine
+            and sine, so the weights stay accurate late in long runs of float32 fields.
         freqs: ``[nf]`` frequencies (Hz).
         dt: the time step (s), the quadrature weight.
 
@@ -78,9 +81,10 @@ def dft_update(state: DFTState, field, t, freqs, dt: float) -> DFTState:
         )
     bshape = (nf,) + (1,) * len(field.shape)
     if isinstance(t, core.Tensor):
-        w = core.tensor((2.0 * math.pi * freqs).reshape(bshape), dtype=field.dtype)
-        phase = w * ops.astype(t, field.dtype)
-        c, s = ops.cos(phase) * dt, ops.sin(phase) * dt
+        w = core.tensor((2.0 * math.pi * freqs).reshape(bshape), dtype=core.float64)
+        phase = ops.mod(w * ops.astype(t, core.float64), 2.0 * math.pi)
+        c = ops.astype(ops.cos(phase) * dt, field.dtype)
+        s = ops.astype(ops.sin(phase) * dt, field.dtype)
     else:
         # float64 phase and a reduction of w t modulo 2 pi keep the weights exact for late t
         phase = np.mod(2.0 * math.pi * freqs * float(t), 2.0 * math.pi).reshape(bshape)
@@ -137,3 +141,73 @@ class RunningDFT:
     def reset(self) -> None:
         """Start again from zero."""
         self.state = self.init()
+
+
+class DFTMonitor(Monitor):
+    """Running DFT (1) of one field component over a region, as a ``Simulation`` monitor.
+
+    The accumulator is the loop's carry (memory ``2 nf`` region-sized arrays whatever the step
+    count); E samples are taken at ``t = (step + 1) dt`` and H samples at ``(step + 1/2) dt``,
+    the times ``Simulation`` gives them (``sources.e_time``/``h_time``).
+
+    Args:
+        component: ``"ez"``, ``"hy"`` ... (a component of the grid).
+        freqs: ``[nf]`` frequencies (Hz).
+        region: ``None`` (the whole array) or one entry per axis, each an int index or a
+            ``slice`` (a plane: ``(slice(None), 12)``).
+        name: key of the result: a complex Tensor ``[nf, *region_shape]`` (field unit x s).
+        allow_pml: whether the region may reach into a PML.
+    """
+
+    def __init__(self, component, freqs, region=None, name="dft", allow_pml=False):
+        self.component = component
+        self.freqs = _as_freqs(freqs)
+        self.region = region
+        self.name = name
+        self.allow_pml = allow_pml
+        self._dt = None
+
+    def _index(self, ndim):
+        if self.region is None:
+            return (slice(None),) * ndim
+        region = tuple(self.region)
+        if len(region) != ndim:
+            raise ValueError(f"{self.name}: region {self.region} needs {ndim} entries")
+        return tuple(r if isinstance(r, slice) else int(r) for r in region)
+
+    def check(self, grid, boundaries) -> None:
+        if self.component not in grid.components:
+            raise ValueError(
+                f"{self.name}: component {self.component!r} is not in this grid ({grid.components})"
+            )
+        index = self._index(grid.ndim)
+        corners = []
+        for r, n in zip(index, grid.shape):
+            if isinstance(r, slice):
+                idx = np.arange(n)[r]
+                if idx.size == 0:
+                    raise ValueError(f"{self.name}: region {self.region} is empty on {grid.shape}")
+                corners.append((int(idx.min()), int(idx.max())))
+            else:
+                corners.append((r, r))
+        pml = None if self.allow_pml else boundaries.pml
+        for corner in zip(*corners):
+            grid.check_index(corner, what=f"{self.name} region {self.region}", pml=pml)
+
+    def init_carry(self, grid, state):
+        self._dt = float(grid.dt)
+        self._h = self.component.startswith("h")
+        field = state.get(self.component)[self._index(grid.ndim)]
+        return dft_init(self.freqs.shape[0], tuple(field.shape), field.dtype)
+
+    def update(self, carry, state, step):
+        field = state.get(self.component)[self._index(len(state.get(self.component).shape))]
+        shift = 0.5 if self._h else 1.0
+        if isinstance(step, core.Tensor):
+            t = (ops.astype(step, core.float64) + shift) * self._dt
+        else:
+            t = (step + shift) * self._dt
+        return dft_update(carry, field, t, self.freqs, self._dt), None
+
+    def finalize(self, carry, values):
+        return dft_value(carry)

@@ -114,3 +114,53 @@ def test_bad_input():
     dft = RunningDFT([1.0, 2.0], 1e-12, field_shape=(3,))
     with pytest.raises(ValueError, match=r"accumulator shape \(2, 3\)"):
         dft.update(np.zeros(4), 0.0)
+
+
+def test_dft_monitor_in_a_simulation():
+    """The monitor's carry equals the DFT of a probe's history taken at the E/H sample times."""
+    from mindelec import fdtd
+    from mindelec.fdtd.dft import DFTMonitor
+    from mindelec.fdtd.waveforms import Gaussian
+
+    grid = fdtd.Grid((60,), 1e-3, dtype="float64", courant=0.9)
+    g = Gaussian(20e9)
+    freqs = np.array([2e9, 5e9, 9e9])
+    sim = fdtd.Simulation(
+        grid,
+        boundaries=fdtd.CPML(10),
+        sources=[fdtd.PointSource("ez", (20,), g)],
+        monitors=[
+            fdtd.PointProbe("ez", (35,), name="ez_probe"),
+            fdtd.PointProbe("hy", (35,), name="hy_probe"),
+            DFTMonitor("ez", freqs, region=(slice(15, 45),), name="ez_dft"),
+            DFTMonitor("hy", freqs, region=(35,), name="hy_dft"),
+        ],
+    )
+    steps = 150
+    _, res = sim.run(steps)
+    n = np.arange(steps)
+    for comp, shift in (("ez", 1.0), ("hy", 0.5)):
+        hist = res[f"{comp}_probe"].numpy()
+        ref = (hist[None] * np.exp(-2j * np.pi * freqs[:, None] * (n + shift) * grid.dt)).sum(1)
+        got = res[f"{comp}_dft"].numpy()
+        got = got[:, 35 - 15] if comp == "ez" else got
+        assert np.allclose(got, ref * grid.dt, rtol=1e-12, atol=1e-12 * np.abs(ref).max() * grid.dt)
+    assert res["ez_dft"].shape == (3, 30)
+    with pytest.raises(ValueError, match="PML"):
+        fdtd.Simulation(grid, boundaries=fdtd.CPML(10), monitors=[DFTMonitor("ez", freqs)])
+
+    # differentiable through the loop: |DFT|^2 is quadratic in the source amplitude
+    def power(amp):
+        sim = fdtd.Simulation(
+            grid,
+            boundaries=fdtd.CPML(10),
+            sources=[fdtd.PointSource("ez", (20,), g, amplitude=amp)],
+            monitors=[DFTMonitor("ez", freqs, region=(35,), name="d")],
+        )
+        v = sim.run(60)[1]["d"]
+        return (ops.real(v) ** 2 + ops.imag(v) ** 2).sum()
+
+    amp = core.tensor(1.5, dtype=core.float64)
+    value, grad = core.value_and_grad(power)(amp)
+    assert float(value.numpy()) > 0
+    assert float(grad.numpy()) == pytest.approx(2 * float(value.numpy()) / 1.5, rel=1e-10)

@@ -35,8 +35,10 @@ from .constants import C0
 __all__ = [
     "C0",
     "ContinuousWave",
+    "CosineGaussian",
     "Gaussian",
     "ModulatedGaussian",
+    "NormDGaussian",
     "ResolutionWarning",
     "Ricker",
     "Waveform",
@@ -146,6 +148,36 @@ class Gaussian(Waveform):
         return 4.0 / float(self.tau)
 
 
+class NormDGaussian(Waveform):
+    """Normalised derivative of a Gaussian (MindElec's ``NormDGaussian``), no DC content.
+
+    ``w(t) = -sqrt(2 e) (t - t0) / tau exp(-((t - t0) / tau)^2)``, peak value 1 at
+    ``t0 -+ tau / sqrt(2)``; ``tau = 0.5 / fmax`` and ``t0 = 4.5 tau`` as in ``Gaussian``.
+
+    Spectrum: ``w = (sqrt(2 e) tau / 2) dg/dt`` for the Gaussian ``g``, so
+    ``W(f) = (sqrt(2 e) tau / 2) (i 2 pi f) sqrt(pi) tau exp(-(pi f tau)^2) exp(-i 2 pi f t0)``.
+    """
+
+    def __init__(self, fmax: float | None = None, *, tau=None, t0=None):
+        self._g = Gaussian(fmax, tau=tau, t0=t0)
+        self.tau, self.t0 = self._g.tau, self._g.t0
+
+    def _params(self):
+        return (self.tau, self.t0)
+
+    def _value(self, t, xp):
+        s = (t - self.t0) / self.tau
+        return -math.sqrt(2.0 * math.e) * s * xp.exp(-(s**2))
+
+    def spectrum(self, f):
+        f = np.asarray(f, dtype=np.float64)
+        scale = 0.5 * math.sqrt(2.0 * math.e) * float(self.tau)
+        return scale * 2j * math.pi * f * self._g.spectrum(f)
+
+    def _fmax_search(self):
+        return 5.0 / float(self.tau)
+
+
 class ModulatedGaussian(Waveform):
     """Cosine-modulated Gaussian ``w(t) = cos(2 pi fc (t - t0)) exp(-((t - t0) / tau)^2)``.
 
@@ -186,6 +218,10 @@ class ModulatedGaussian(Waveform):
 
     def _fmax_search(self):
         return float(self.fc) + 4.0 / float(self.tau)
+
+
+CosineGaussian = ModulatedGaussian
+"""MindElec's name for the cosine-modulated Gaussian (same arguments ``fc, df``)."""
 
 
 class Ricker(Waveform):

@@ -10,8 +10,10 @@ import core
 from mindelec.fdtd.waveforms import (
     C0,
     ContinuousWave,
+    CosineGaussian,
     Gaussian,
     ModulatedGaussian,
+    NormDGaussian,
     ResolutionWarning,
     Ricker,
     check_resolution,
@@ -22,6 +24,7 @@ WAVEFORMS = [
     Gaussian(10e9),
     ModulatedGaussian(5e9, 4e9),
     Ricker(3e9),
+    NormDGaussian(8e9),
 ]
 
 
@@ -56,6 +59,14 @@ def test_mindelec_parameters():
     r = Ricker(3e9)
     f = np.linspace(1e9, 5e9, 40001)
     assert f[np.argmax(np.abs(r.spectrum(f)))] == pytest.approx(3e9, rel=1e-4)
+
+
+def test_norm_d_gaussian_and_alias():
+    w = NormDGaussian(10e9)
+    peak_t = w.t0 - w.tau / math.sqrt(2.0)
+    assert w(peak_t) == pytest.approx(1.0, rel=1e-14)
+    assert abs(w.spectrum(0.0)) == 0.0
+    assert CosineGaussian is ModulatedGaussian
 
 
 def test_ricker_and_cw_values():

@@ -4,6 +4,7 @@ resume equals the uninterrupted run bit for bit, mismatched checkpoints and chan
 errors naming both sides, and recompute per FNO block lowers the step's peak memory."""
 
 import gc
+import math
 import tracemalloc
 
 import numpy as np
@@ -347,3 +348,35 @@ def test_recompute_per_rollout_step_keeps_the_loss_and_gradients(ns_file):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     with pytest.raises(ValueError, match="found no FNOBlocks"):
         OperatorTrainer(nn.Dense(2, 1), train, t_in=2, recompute="block", progress=False)
+
+
+def test_cfd_fields_become_channels_in_order_and_train_a_rollout(tmp_path):
+    rng = np.random.default_rng(4)
+    n, t, x = 3, 5, 8
+    fields = {
+        k: rng.normal(size=(n, t, x)).astype(np.float32) for k in ("density", "pressure", "Vx")
+    }
+    path = tmp_path / "cfd.h5"
+    from datasets.pde import write_pdebench
+
+    coords = {"x-coordinate": np.arange(x) / x, "t-coordinate": np.arange(t, dtype=float)}
+    write_pdebench(path, "cfd", {**fields, **coords})
+    src = TrajectorySource.from_pdebench(path, fields=["Vx", "density"])
+    assert src.fields == ("Vx", "density") and src[2].shape == (x, t, 2)
+    np.testing.assert_array_equal(src[2][..., 0], fields["Vx"][2].T)
+    np.testing.assert_array_equal(src[2][..., 1], fields["density"][2].T)
+    # two channels, two frames in: frame-major channels [f0c0, f0c1, f1c0, f1c1]
+    core.set_seed(0)
+    net = nn.Dense(4, 2)
+    trainer = OperatorTrainer(
+        net, src, src, t_in=2, t_out=2, batch_size=2, epochs=1, eval_every=0, progress=False
+    )
+    w, b = net.weight.asnumpy().astype(np.float64), net.bias.asnumpy().astype(np.float64)
+    u = src[0][None].astype(np.float64)  # [1, x, T, 2]
+    window = u[..., :2, :]
+    for _ in range(2, t):
+        pred = window.reshape(1, x, 4) @ w.T + b  # [1, x, 2]
+        window = np.concatenate([window[..., 1:, :], pred[..., None, :]], axis=-2)
+    np.testing.assert_allclose(trainer.rollout(u[..., :2, :], t - 2)[..., -1, :], pred, rtol=1e-5)
+    trainer.fit()
+    assert len(trainer.history["loss"]) == math.ceil(3 * 2 / 2)

@@ -25,8 +25,9 @@ from core import ops
 
 from .boundaries import Boundaries
 from .grid import AXES
+from .native_yee import HalfStep
 from .state import FieldState
-from .yee import Materials, psi_keys, update_coefficients, update_e, update_h
+from .yee import Materials, curl_terms, psi_keys, update_coefficients, update_e, update_h
 
 __all__ = ["Simulation"]
 
@@ -41,13 +42,16 @@ class Simulation:
         sources: objects with the ``sources.Source`` interface.
         monitors: objects with the ``monitors.Monitor`` interface; their ``name`` keys the
             results (names must be unique).
+        native: run each half step as one native C loop on the CPU (``native_yee``; values
+            only: derivatives and other backends use the composite ``yee`` update); False
+            always runs the composite.
 
     Raises:
         ValueError: a source or monitor outside the grid or inside a PML, a material map of
             the wrong shape, duplicate monitor names.
     """
 
-    def __init__(self, grid, materials=None, boundaries=None, sources=(), monitors=()):
+    def __init__(self, grid, materials=None, boundaries=None, sources=(), monitors=(), native=True):
         self.grid = grid
         self.materials = (materials if materials is not None else Materials()).checked(grid)
         self.boundaries = (
@@ -65,6 +69,15 @@ class Simulation:
             coeffs = source.prepare(coeffs, grid, self.boundaries)
         self.coeffs = coeffs
         self.psi_keys = psi_keys(grid, self.boundaries)
+        self._plans = {}
+        if native:
+            for kind, names in (("h", grid.h_components), ("e", grid.e_components)):
+                terms = {name: curl_terms(name, grid) for name in names}
+                keys = [k for k in self.psi_keys if k[0] == kind]
+                plan = HalfStep(kind, terms, grid, self.boundaries, coeffs, keys)
+                kernel = plan.kernel()
+                if kernel is not None:
+                    self._plans[kind] = (plan, kernel)
         self._step_jit = core.jit(self._step)
         self._run_jit = core.jit(self._run, static_argnames=("steps", "checkpoint"))
 
@@ -93,12 +106,26 @@ class Simulation:
         return state.replace(aux=aux)
 
     # ---- one step -------------------------------------------------------------------------
+    def _half_step(self, kind, coeffs, state):
+        if kind not in self._plans:
+            update = update_h if kind == "h" else update_e
+            return update(state, coeffs, self.grid, self.boundaries)
+        plan, kernel = self._plans[kind]
+        n_out = len(plan.terms) + len(plan.psi_keys)
+        out = ops.kernel_call(
+            plan.reference, kernel, *plan.operands(state, coeffs), shape=(n_out, *self.grid.shape)
+        )  # [n_out, *grid.shape]: the new components, then the new psi terms
+        new = {name: out[o] for o, name in enumerate(plan.terms)}
+        psi = dict(state.psi)
+        psi.update({key: out[len(plan.terms) + m] for m, key in enumerate(plan.psi_keys)})
+        return state.replace(psi=psi, **new)
+
     def _step(self, coeffs, state, step):
-        grid, boundaries = self.grid, self.boundaries
-        state = update_h(state, coeffs, grid, boundaries)
+        grid = self.grid
+        state = self._half_step("h", coeffs, state)
         for source in self.sources:
             state = source.inject_h(state, step, grid)
-        state = update_e(state, coeffs, grid, boundaries)
+        state = self._half_step("e", coeffs, state)
         for source in self.sources:
             state = source.inject(state, step, grid)
         return state

@@ -39,6 +39,7 @@ from .grid import AXES
 
 __all__ = [
     "Materials",
+    "curl_terms",
     "diff_backward",
     "diff_forward",
     "update_coefficients",
@@ -182,13 +183,13 @@ def psi_keys(grid, boundaries) -> tuple[str, ...]:
     """Names of the CPML ``psi`` terms the state carries: ``"<component>_<axis>"``."""
     keys = []
     for name in grid.components:
-        for j, _k, _s in _curl_terms(name, grid):
+        for j, _k, _s in curl_terms(name, grid):
             if boundaries.has_cpml(j):
                 keys.append(f"{name}_{AXES[j]}")
     return tuple(keys)
 
 
-def _curl_terms(name: str, grid):
+def curl_terms(name: str, grid):
     """``(j, k, sign)``: the curl of the other field feeding ``name`` is sum sign d_j F_k."""
     i = AXES.index(name[1])
     other = grid.h_components if name[0] == "e" else grid.e_components
@@ -229,7 +230,7 @@ def _curl(name, state, coeffs, grid, boundaries, psi, kind):
     """``sum sign (stretched d_j F_k)`` for component ``name``; updates ``psi`` in place."""
     diff = diff_forward if kind == "h" else diff_backward
     total = None
-    for j, k, sign in _curl_terms(name, grid):
+    for j, k, sign in curl_terms(name, grid):
         source = state.get(("e" if kind == "h" else "h") + AXES[k])
         delta = diff(source, j, boundaries.periodic(j))
         key = f"{name}_{AXES[j]}"

@@ -15,6 +15,7 @@ bar, plots, and an :class:`EvaluationReport` of one-step and rollout errors per 
 """
 
 from .data import PairSource as PairSource
+from .data import SpaceTimeSource as SpaceTimeSource
 from .data import TrajectorySource as TrajectorySource
 from .data import WindowSource as WindowSource
 from .plots import plot_history as plot_history

@@ -15,7 +15,7 @@ import numpy as np
 
 from datasets.pde import PDEBenchSource, open_pdebench
 
-__all__ = ["PairSource", "TrajectorySource", "WindowSource"]
+__all__ = ["PairSource", "SpaceTimeSource", "TrajectorySource", "WindowSource"]
 
 _SPACE_COORDS = ("x-coordinate", "y-coordinate", "z-coordinate")
 
@@ -241,6 +241,8 @@ class PairSource:
         in_channels, out_channels: C_in, C_out. spatial_shape: the grid.
     """
 
+    space_time = False  # labels have a time axis (-2) to report errors along
+
     def __init__(self, inputs, labels, n_spatial, dtype=np.float32):
         def channels(a, name):
             a = np.asarray(a)
@@ -317,4 +319,51 @@ class PairSource:
         return (
             f"PairSource({self._n} pairs, spatial={self.spatial_shape}, "
             f"C_in={self.in_channels}, C_out={self.out_channels})"
+        )
+
+
+class SpaceTimeSource(PairSource):
+    """FNO-3D's space-time pairs (Li et al. 2021, Section 5.3; MindFlow's ``fno3d`` Navier-
+    Stokes case): the model sees the first ``t_in`` frames, repeated along a time axis of
+    length ``t_out``, and predicts the next ``t_out`` frames at once.
+
+    Pair i (trajectory i):
+
+    - inputs ``[*spatial, t_out, t_in * C]``: frames ``0 .. t_in - 1`` as channels
+      (frame-major), the same at every output time;
+    - labels ``[*spatial, t_out, C]``: frames ``t_in .. t_in + t_out - 1``.
+
+    The time axis counts as a spatial axis for the model (``FNO3D(in_channels=t_in * C,
+    out_channels=C, resolutions=[*spatial, t_out])``); :meth:`OperatorTrainer.evaluate` reports
+    its errors per output frame.
+
+    Args:
+        trajectories: a :class:`TrajectorySource`.
+        t_in: input frames (10 in the paper). t_out: predicted frames (40, 20 or 10).
+    """
+
+    space_time = True
+
+    def __init__(self, trajectories, t_in, t_out):
+        if t_in < 1 or t_out < 1 or t_in + t_out > trajectories.n_time:
+            raise ValueError(
+                f"SpaceTimeSource: t_in={t_in} + t_out={t_out} frames do not fit trajectories "
+                f"of T={trajectories.n_time} frames"
+            )
+        c = trajectories.n_channels
+        self.trajectories, self.t_in, self.t_out = trajectories, int(t_in), int(t_out)
+
+        def read(i):
+            u = trajectories[i]  # [*spatial, T, C]
+            first = u[..., :t_in, :].reshape(*u.shape[:-2], 1, t_in * c)  # [*spatial, 1, t_in*C]
+            inputs = np.repeat(first, t_out, axis=-2)  # [*spatial, t_out, t_in*C]
+            return inputs, u[..., t_in : t_in + t_out, :]  # labels [*spatial, t_out, C]
+
+        self._setup(
+            read,
+            len(trajectories),
+            (*trajectories.spatial_shape, t_out),
+            t_in * c,
+            c,
+            trajectories.dtype,
         )

@@ -14,7 +14,9 @@ class EvaluationReport:
     For trajectories, per predicted frame ``k = t_in, t_in + 1, ...`` (arrays ``[T - t_in]``):
     ``one_step_relative_l2`` / ``one_step_nrmse`` (each frame from the true previous frames)
     and ``rollout_relative_l2`` / ``rollout_nrmse`` (autoregressive from the first ``t_in``
-    frames). For steady pairs: ``relative_l2`` and ``nrmse`` (floats).
+    frames). For steady pairs: ``relative_l2`` and ``nrmse`` (floats); for space-time pairs
+    (:class:`~mindflow.train.SpaceTimeSource`: FNO-3D predicting frames ``t_in ...`` at once)
+    also ``relative_l2_per_step`` and ``nrmse_per_step`` (``[t_out]``).
 
     The relative L2 error is ``RelativeRMSELoss`` per sample, ``||pred - true|| / ||true||``
     over space and channels, averaged over the samples; nRMSE is ``datasets.metrics.nrmse``
@@ -29,6 +31,8 @@ class EvaluationReport:
     rollout_nrmse: np.ndarray | None = None
     relative_l2: float | None = None
     nrmse: float | None = None
+    relative_l2_per_step: np.ndarray | None = None
+    nrmse_per_step: np.ndarray | None = None
 
     @property
     def unsteady(self):
@@ -57,14 +61,25 @@ class EvaluationReport:
         else:
             out["relative_l2"] = float(self.relative_l2)
             out["nrmse"] = float(self.nrmse)
+            if self.relative_l2_per_step is not None:
+                out["relative_l2_per_step"] = np.asarray(self.relative_l2_per_step).tolist()
+                out["nrmse_per_step"] = np.asarray(self.nrmse_per_step).tolist()
         return out
 
     def __str__(self):
         if not self.unsteady:
-            return (
+            text = (
                 f"test samples: {self.n_samples}\n"
                 f"relative L2: {self.relative_l2:.4e}\nnRMSE: {self.nrmse:.4e}"
             )
+            if self.relative_l2_per_step is not None:
+                rows = [f"{'frame':>6} {'relative L2':>12} {'nRMSE':>11}"]
+                for k, (r, e) in enumerate(
+                    zip(self.relative_l2_per_step, self.nrmse_per_step, strict=True)
+                ):
+                    rows.append(f"{self.t_in + k:>6} {r:>12.4e} {e:>11.4e}")
+                text += "\n" + "\n".join(rows)
+            return text
         lines = [
             f"test trajectories: {self.n_samples}, input frames: {self.t_in}",
             f"{'frame':>6} {'one-step relative L2':>21} {'rollout relative L2':>20} "

@@ -4,8 +4,9 @@ The recipe of the FNO paper (Li et al., ICLR 2021, arXiv 2010.08895) and MindFlo
 ``applications/data_driven`` scripts, on the core engine:
 
 - data: a :class:`~mindflow.train.TrajectorySource` (time-dependent: cut into windows of
-  ``t_in`` input frames and ``t_out`` label frames) or a :class:`~mindflow.train.PairSource`
-  (steady input -> output pairs); ``datasets.GeneratorDataset`` shuffles and batches them
+  ``t_in`` input frames and ``t_out`` label frames), a :class:`~mindflow.train.PairSource`
+  (steady input -> output pairs) or a :class:`~mindflow.train.SpaceTimeSource` (FNO-3D's
+  first ``t_in`` frames -> next ``t_out`` frames at once); ``datasets.GeneratorDataset`` shuffles and batches them
   each epoch (a fresh pipeline per epoch, seeded by ``(seed, epoch)``, so a resumed run draws
   the same batches as an uninterrupted one);
 - loss: one-step (``t_out=1``) or autoregressive rollout (``t_out > 1``: the model sees the
@@ -71,7 +72,8 @@ class OperatorTrainer:
             -> [N, *spatial, C]`` for trajectories (frame-major channels, as
             ``UnsteadyFlowWithLoss``'s ``"NHWTC"``), ``[N, *spatial, C_in] -> [N, *spatial,
             C_out]`` for pairs. ``FNO1D/2D/3D(in_channels=t_in * C, out_channels=C, ...)``.
-        train_data: a :class:`TrajectorySource` or a :class:`PairSource`.
+        train_data: a :class:`TrajectorySource`, a :class:`PairSource` or a
+            :class:`SpaceTimeSource` (a PairSource whose errors are also reported per frame).
         test_data: the same kind (optional): evaluated every ``eval_every`` epochs; for
             trajectories the whole trajectory after the first ``t_in`` frames is rolled out.
         t_in: input frames (trajectories only). Default 1.
@@ -150,7 +152,7 @@ class OperatorTrainer:
                 "OperatorTrainer: train_data must be a TrajectorySource or a PairSource, got "
                 f"{type(train_data).__name__}"
             )
-        if test_data is not None and type(test_data) is not type(train_data):
+        if test_data is not None and isinstance(test_data, TrajectorySource) != self.unsteady:
             raise TypeError(
                 f"OperatorTrainer: test_data is a {type(test_data).__name__} but train_data a "
                 f"{type(train_data).__name__}"
@@ -453,14 +455,32 @@ class OperatorTrainer:
             sums[key] = sums.get(key, 0.0) + np.asarray(values, dtype=np.float64)
 
         if not self.unsteady:
+            space_time = getattr(data, "space_time", False)
             for inputs, labels in self._batches(data, 0, bs, False, False):
                 pred = self.predict(inputs)
                 add("rel", rel(core.Tensor(pred), core.Tensor(labels)).asnumpy().sum())
-                nr = _metrics.nrmse(pred[..., None, :], labels[..., None, :], reduce="none")
-                add("nrmse", nr.mean() * len(inputs))
+                if space_time:  # [B, *spatial, t_out, C]: per output frame too
+                    per_step = [
+                        rel(core.Tensor(pred[..., k, :]), core.Tensor(labels[..., k, :]))
+                        .asnumpy()
+                        .sum()
+                        for k in range(labels.shape[-2])
+                    ]
+                    add("rel_step", per_step)
+                    nr = _metrics.nrmse(pred, labels, reduce="time")  # [t_out]
+                    add("nrmse_step", nr * len(inputs))
+                    add("nrmse", nr.mean() * len(inputs))
+                else:
+                    nr = _metrics.nrmse(pred[..., None, :], labels[..., None, :], reduce="none")
+                    add("nrmse", nr.mean() * len(inputs))
                 n += len(inputs)
             return EvaluationReport(
-                relative_l2=float(sums["rel"] / n), nrmse=float(sums["nrmse"] / n), n_samples=n
+                relative_l2=float(sums["rel"] / n),
+                nrmse=float(sums["nrmse"] / n),
+                n_samples=n,
+                t_in=getattr(data, "t_in", 0),
+                relative_l2_per_step=sums["rel_step"] / n if space_time else None,
+                nrmse_per_step=sums["nrmse_step"] / n if space_time else None,
             )
 
         ids = _Indexed(data)
@@ -582,10 +602,12 @@ class OperatorTrainer:
             u = data[index][None]  # [1, *spatial, T, C]
             true = u[0, ..., self.t_in :, :]
             pred = self.rollout(u[..., : self.t_in, :], true.shape[-2])[0]
-        else:
-            x, true = data[index]
-            pred = self.predict(x[None])[0]
-        return plot_sample(true, pred, path, unsteady=self.unsteady, t_in=self.t_in)
+            return plot_sample(true, pred, path, unsteady=True, t_in=self.t_in)
+        x, true = data[index]
+        pred = self.predict(x[None])[0]
+        if getattr(data, "space_time", False):  # [*spatial, t_out, C]: frames from t_in
+            return plot_sample(true, pred, path, unsteady=True, t_in=data.t_in)
+        return plot_sample(true, pred, path, unsteady=False)
 
 
 class _Indexed:

@@ -13,8 +13,14 @@ import pytest
 import core
 from core import nn
 from datasets.pde.generators import generate_burgers, generate_darcy, generate_navier_stokes
-from mindflow.cell import FNO1D, FNO2D
-from mindflow.train import OperatorTrainer, PairSource, TrajectorySource, WindowSource
+from mindflow.cell import FNO1D, FNO2D, FNO3D
+from mindflow.train import (
+    OperatorTrainer,
+    PairSource,
+    SpaceTimeSource,
+    TrajectorySource,
+    WindowSource,
+)
 
 
 @pytest.fixture(scope="module")
@@ -380,3 +386,53 @@ def test_cfd_fields_become_channels_in_order_and_train_a_rollout(tmp_path):
     np.testing.assert_allclose(trainer.rollout(u[..., :2, :], t - 2)[..., -1, :], pred, rtol=1e-5)
     trainer.fit()
     assert len(trainer.history["loss"]) == math.ceil(3 * 2 / 2)
+
+
+def test_space_time_pairs_fno3d_style_report_per_frame(ns_file, tmp_path):
+    train, test = _ns(ns_file)
+    st_train, st_test = SpaceTimeSource(train, 2, 4), SpaceTimeSource(test, 2, 4)
+    x, y = st_test[1]
+    u = test[1]  # [16, 16, 7, 1]
+    assert x.shape == (16, 16, 4, 2) and y.shape == (16, 16, 4, 1)
+    for k in range(4):  # the first two frames at every output time; labels frames 2..5
+        np.testing.assert_array_equal(x[..., k, :], u[..., :2, 0])
+    np.testing.assert_array_equal(y, u[..., 2:6, :])
+    core.set_seed(0)
+    net = nn.Dense(2, 1)
+    trainer = OperatorTrainer(
+        net, st_train, st_test, epochs=3, batch_size=2, lr=1e-2, progress=False
+    )
+    w, b = net.weight.asnumpy().astype(np.float64), net.bias.asnumpy().astype(np.float64)
+    report = trainer.evaluate(batch_size=1)
+    xs = np.stack([st_test[i][0] for i in range(2)]).astype(np.float64)
+    ys = np.stack([st_test[i][1] for i in range(2)]).astype(np.float64)
+    pred = xs @ w.T + b  # [2, 16, 16, 4, 1]
+    per = [
+        np.mean(
+            np.linalg.norm((pred[..., k, :] - ys[..., k, :]).reshape(2, -1), axis=1)
+            / np.linalg.norm(ys[..., k, :].reshape(2, -1), axis=1)
+        )
+        for k in range(4)
+    ]
+    np.testing.assert_allclose(report.relative_l2_per_step, per, rtol=1e-4)
+    whole = np.linalg.norm((pred - ys).reshape(2, -1), axis=1) / np.linalg.norm(
+        ys.reshape(2, -1), axis=1
+    )
+    assert report.relative_l2 == pytest.approx(whole.mean(), rel=1e-4)
+    assert "frame" in str(report) and len(report.as_dict()["relative_l2_per_step"]) == 4
+    trainer.fit()
+    assert trainer.history["epoch_loss"][-1] < trainer.history["epoch_loss"][0]
+    assert trainer.plot_sample(tmp_path / "st.png").exists()
+    # FNO3D over (x, y, t) takes the same pairs
+    fno = FNO3D(
+        2,
+        1,
+        n_modes=[4, 4, 2],
+        resolutions=[16, 16, 4],
+        hidden_channels=4,
+        projection_channels=8,
+        n_layers=1,
+    )
+    fno_trainer = OperatorTrainer(fno, st_train, epochs=1, batch_size=2, progress=False)
+    fno_trainer.fit()
+    assert len(fno_trainer.history["loss"]) == 2

@@ -18,6 +18,7 @@ from .data import PairSource as PairSource
 from .data import SpaceTimeSource as SpaceTimeSource
 from .data import TrajectorySource as TrajectorySource
 from .data import WindowSource as WindowSource
+from .normalizer import UnitGaussianNormalizer as UnitGaussianNormalizer
 from .plots import plot_history as plot_history
 from .plots import plot_sample as plot_sample
 from .report import EvaluationReport as EvaluationReport

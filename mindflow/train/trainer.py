@@ -43,6 +43,7 @@ from ..core import (
 )
 from ..pde.flow_with_loss import UnsteadyFlowWithLoss
 from .data import PairSource, TrajectorySource, WindowSource
+from .normalizer import UnitGaussianNormalizer
 from .report import EvaluationReport
 
 __all__ = ["OperatorTrainer"]
@@ -91,10 +92,14 @@ class OperatorTrainer:
         seed: shuffling seed (epoch e is shuffled with ``SeedSequence([seed, e])``).
         jit: compile the training step and the evaluation forward with ``core.jit``.
         recompute: None, ``"block"`` (every ``FNOBlocks`` in the model) or ``"step"``.
-        checkpoint_dir: where :meth:`save` writes ``operator.ckpt.h5``; with
-            ``checkpoint_every`` > 0 it is saved every that many epochs and at the end.
+        checkpoint_dir: where :meth:`save` writes ``operator.ckpt.h5``: at the end of each
+            :meth:`fit` and, with ``checkpoint_every`` > 0, every that many epochs.
         eval_every: evaluate ``test_data`` every this many epochs (0: never during fit).
         progress: show a tqdm bar.
+        normalize: pairs only: scale inputs and labels per grid point to zero mean and unit
+            variance over the training set (FNO's ``UnitGaussianNormalizer``); the model
+            learns in the scaled variables, the loss and every reported error are in the
+            original ones. The statistics are saved in checkpoints.
 
     Raises:
         ValueError: the data's channels do not fit the model's (the message names both), an
@@ -130,6 +135,7 @@ class OperatorTrainer:
         checkpoint_every=0,
         eval_every=1,
         progress=True,
+        normalize=False,
     ):
         if not isinstance(model, nn.Cell):
             raise TypeError(f"OperatorTrainer: model must be a core.nn.Cell, got {type(model)}")
@@ -181,6 +187,7 @@ class OperatorTrainer:
         self.eval_every = int(eval_every)
         self.progress = bool(progress)
         self.dtype = train_data.dtype
+        self.x_normalizer = self.y_normalizer = None
         self._check_channels(train_data, "train_data")
         if test_data is not None:
             self._check_channels(test_data, "test_data")
@@ -197,6 +204,15 @@ class OperatorTrainer:
             for b in blocks:
                 b.recompute()
         self.recompute = recompute
+        if normalize:
+            if self.unsteady:
+                raise ValueError(
+                    "OperatorTrainer: normalize=True is for pairs (PairSource / SpaceTimeSource);"
+                    " rollouts feed predictions back and train in the data's own units"
+                )
+            batches = list(self._batches(train_data, 0, self.batch_size, False, False))
+            self.x_normalizer = UnitGaussianNormalizer.fit(b[0] for b in batches)
+            self.y_normalizer = UnitGaussianNormalizer.fit(b[1] for b in batches)
         step_model = _Recomputed(model) if recompute == "step" else model
 
         if isinstance(loss_fn, str):
@@ -232,6 +248,16 @@ class OperatorTrainer:
             learning_rate=core.Tensor(self.learning_rates),
             weight_decay=weight_decay,
         )
+        self._compile()
+        self.epoch = 0
+        self.step = 0
+        self._partial = (0, 0.0, 0)  # (batches used, loss sum, samples) of the open epoch
+        self.history = {"loss": [], "epoch_loss": [], "test_epoch": [], "test_rel_l2": []}
+        self.last_report = None
+
+    def _compile(self):
+        """The training step (forward, rollout, backward, update) and the forward pass, each
+        one ``core.jit`` call (rebuilt when the normalizers' constants change)."""
         grad_fn = core.value_and_grad(self._loss, None, self.optimizer.parameters)
         opt = self.optimizer
 
@@ -242,11 +268,6 @@ class OperatorTrainer:
 
         self._train_step = core.jit(train_step) if self.jit else train_step
         self._predict = core.jit(self._forward) if self.jit else self._forward
-        self.epoch = 0
-        self.step = 0
-        self._partial = (0, 0.0, 0)  # (batches used, loss sum, samples) of the open epoch
-        self.history = {"loss": [], "epoch_loss": [], "test_epoch": [], "test_rel_l2": []}
-        self.last_report = None
 
     # ---- checks ----------------------------------------------------------------------------
     def _check_channels(self, data, name):
@@ -290,7 +311,9 @@ class OperatorTrainer:
 
     # ---- the step -------------------------------------------------------------------------
     def _forward(self, x):
-        return self.model(x)
+        if self.x_normalizer is None:
+            return self.model(x)
+        return self.y_normalizer.decode(self.model(self.x_normalizer.encode(x)))
 
     def _rollout(self, inputs):
         """``[N, *spatial, t_in, C] -> [N, *spatial, t_out, C]`` (training rollout)."""
@@ -298,7 +321,7 @@ class OperatorTrainer:
 
     def _loss(self, inputs, labels):
         if not self.unsteady:
-            return self.loss_fn(self.model(inputs), labels)
+            return self.loss_fn(self._forward(inputs), labels)
         pred = self._rollout(inputs)  # [N, *spatial, t_out, C]
         total = None
         for k in range(self.t_out):
@@ -385,10 +408,9 @@ class OperatorTrainer:
                     self.history["test_epoch"].append(self.epoch)
                     self.history["test_rel_l2"].append(self.last_report.headline())
                     bar.set_postfix_str(self._postfix(self.history["loss"][-1]))
-                if (
-                    self.checkpoint_dir is not None
-                    and self.checkpoint_every
-                    and (self.epoch % self.checkpoint_every == 0 or self.epoch == self.epochs)
+                every = self.checkpoint_every
+                if self.checkpoint_dir is not None and (
+                    (every and self.epoch % every == 0) or self.epoch == until
                 ):
                     self.save()
                 if max_steps is not None and self.step >= max_steps:
@@ -515,6 +537,10 @@ class OperatorTrainer:
             state[f"net.{name}"] = p
         for name, p in self.optimizer.parameters_and_names():
             state[f"opt.{name}"] = p
+        if self.x_normalizer is not None:
+            for key, norm in (("x", self.x_normalizer), ("y", self.y_normalizer)):
+                state[f"normalizer.{key}.mean"] = norm.mean_np
+                state[f"normalizer.{key}.std"] = norm.std_np
         state["epoch"] = np.asarray(self.epoch, np.int64)
         state["step"] = np.asarray(self.step, np.int64)
         done, total, count = self._partial
@@ -560,6 +586,17 @@ class OperatorTrainer:
             )
         _put(path, "net.", list(self.model.parameters_and_names()), values, "model")
         _put(path, "opt.", list(self.optimizer.parameters_and_names()), values, "optimizer")
+        if self.x_normalizer is not None:
+            # the statistics the run was trained with
+            self.x_normalizer, self.y_normalizer = (
+                UnitGaussianNormalizer(
+                    values[f"normalizer.{key}.mean"].asnumpy(),
+                    values[f"normalizer.{key}.std"].asnumpy(),
+                    eps=norm.eps,
+                )
+                for key, norm in (("x", self.x_normalizer), ("y", self.y_normalizer))
+            )
+            self._compile()
         self.epoch = int(values["epoch"].asnumpy())
         self.step = int(values["step"].asnumpy())
         self._partial = (

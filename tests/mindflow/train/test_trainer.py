@@ -436,3 +436,36 @@ def test_space_time_pairs_fno3d_style_report_per_frame(ns_file, tmp_path):
     fno_trainer = OperatorTrainer(fno, st_train, epochs=1, batch_size=2, progress=False)
     fno_trainer.fit()
     assert len(fno_trainer.history["loss"]) == 2
+
+
+def test_normalized_pairs_learn_in_scaled_units_and_report_in_original_ones(ns_file, tmp_path):
+    rng = np.random.default_rng(5)
+    a = 3.0 + 2.0 * rng.normal(size=(10, 6, 6, 1))
+    y = 100.0 + 10.0 * rng.normal(size=(10, 6, 6, 1))
+    train, test = PairSource(a[:8], y[:8], 2), PairSource(a[8:], y[8:], 2)
+    core.set_seed(0)
+    net = nn.Dense(1, 1)
+    kw = {"epochs": 2, "batch_size": 4, "normalize": True, "progress": False}
+    trainer = OperatorTrainer(net, train, test, checkpoint_dir=tmp_path, **kw)
+    xa, ya = (
+        a[:8].astype(np.float32).astype(np.float64),
+        y[:8].astype(np.float32).astype(np.float64),
+    )
+    np.testing.assert_allclose(trainer.x_normalizer.mean_np, xa.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(trainer.y_normalizer.std_np, ya.std(0, ddof=1), rtol=1e-4)
+    w, b = float(net.weight.asnumpy()[0, 0]), float(net.bias.asnumpy()[0])
+    xs, ys = a[8:], y[8:]
+    z = (xs - xa.mean(0)) / (xa.std(0, ddof=1) + 1e-5)
+    pred = (w * z + b) * (ya.std(0, ddof=1) + 1e-5) + ya.mean(0)
+    np.testing.assert_allclose(trainer.predict(xs), pred, rtol=1e-4)
+    rel = np.linalg.norm((pred - ys).reshape(2, -1), axis=1) / np.linalg.norm(
+        ys.reshape(2, -1), axis=1
+    )
+    assert trainer.evaluate().relative_l2 == pytest.approx(rel.mean(), rel=1e-4)
+    trainer.fit()
+    core.set_seed(0)
+    again = OperatorTrainer(nn.Dense(1, 1), train, test, **kw)
+    again.resume(tmp_path / "operator.ckpt.h5")
+    np.testing.assert_array_equal(again.predict(xs), trainer.predict(xs))
+    with pytest.raises(ValueError, match="normalize=True is for pairs"):
+        OperatorTrainer(nn.Dense(2, 1), _ns(ns_file)[0], t_in=2, normalize=True, progress=False)

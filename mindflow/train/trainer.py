@@ -629,9 +629,9 @@ class OperatorTrainer:
 
         return plot_history(self.history, self.steps_per_epoch, path, title=title)
 
-    def plot_sample(self, path, index=0, data=None):
+    def plot_sample(self, path, index=0, data=None, max_frames=4):
         """Truth, rollout prediction and error of sample ``index`` of ``data`` (default
-        ``test_data``); returns ``path``."""
+        ``test_data``), at up to ``max_frames`` frames; returns ``path``."""
         from .plots import plot_sample
 
         data = self.test_data if data is None else data
@@ -639,11 +639,15 @@ class OperatorTrainer:
             u = data[index][None]  # [1, *spatial, T, C]
             true = u[0, ..., self.t_in :, :]
             pred = self.rollout(u[..., : self.t_in, :], true.shape[-2])[0]
-            return plot_sample(true, pred, path, unsteady=True, t_in=self.t_in)
+            return plot_sample(
+                true, pred, path, unsteady=True, t_in=self.t_in, max_frames=max_frames
+            )
         x, true = data[index]
         pred = self.predict(x[None])[0]
         if getattr(data, "space_time", False):  # [*spatial, t_out, C]: frames from t_in
-            return plot_sample(true, pred, path, unsteady=True, t_in=data.t_in)
+            return plot_sample(
+                true, pred, path, unsteady=True, t_in=data.t_in, max_frames=max_frames
+            )
         return plot_sample(true, pred, path, unsteady=False)
 
 

@@ -155,7 +155,8 @@ class OperatorTrainer:
         self.unsteady = isinstance(train_data, TrajectorySource)
         if not self.unsteady and not isinstance(train_data, PairSource):
             raise TypeError(
-                "OperatorTrainer: train_data must be a TrajectorySource or a PairSource, got "
+                "OperatorTrainer: train_data must be a TrajectorySource, a PairSource or a "
+                "SpaceTimeSource, got "
                 f"{type(train_data).__name__}"
             )
         if test_data is not None and isinstance(test_data, TrajectorySource) != self.unsteady:
@@ -210,9 +211,13 @@ class OperatorTrainer:
                     "OperatorTrainer: normalize=True is for pairs (PairSource / SpaceTimeSource);"
                     " rollouts feed predictions back and train in the data's own units"
                 )
-            batches = list(self._batches(train_data, 0, self.batch_size, False, False))
-            self.x_normalizer = UnitGaussianNormalizer.fit(b[0] for b in batches)
-            self.y_normalizer = UnitGaussianNormalizer.fit(b[1] for b in batches)
+
+            def column(k):  # one streaming pass over the training set per column
+                for batch in self._batches(train_data, 0, self.batch_size, False, False):
+                    yield batch[k]
+
+            self.x_normalizer = UnitGaussianNormalizer.fit(column(0))
+            self.y_normalizer = UnitGaussianNormalizer.fit(column(1))
         step_model = _Recomputed(model) if recompute == "step" else model
 
         if isinstance(loss_fn, str):

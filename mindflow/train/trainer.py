@@ -299,8 +299,14 @@ class OperatorTrainer:
             )
         # a model without channel attributes: one forward pass on one sample
         x = self._sample_input(data)
-        with core.no_grad():
-            y = self._forward(x)
+        try:
+            with core.no_grad():
+                y = self._forward(x)
+        except (ValueError, TypeError) as e:
+            raise ValueError(
+                f"OperatorTrainer: {what}; the model fails on an input of shape "
+                f"{tuple(x.shape)} (needs in_channels={want_in}): {e}"
+            ) from e
         want = (1, *data.spatial_shape, want_out)
         if tuple(y.shape) != want:
             raise ValueError(

@@ -231,6 +231,8 @@ def test_channels_that_do_not_fit_the_model_are_named(ns_file):
         ValueError, match=r"maps an input of shape \(1, 16, 16, 2\) to \(1, 16, 16, 2\)"
     ):
         OperatorTrainer(nn.SequentialCell(nn.Dense(2, 2)), train, t_in=2, progress=False)
+    with pytest.raises(ValueError, match=r"fails on an input of shape \(1, 16, 16, 2\)"):
+        OperatorTrainer(nn.SequentialCell(nn.Dense(5, 1)), train, t_in=2, progress=False)
     pairs = PairSource(np.ones((4, 8, 8, 2)), np.ones((4, 8, 8)), n_spatial=2)
     with pytest.raises(ValueError, match=r"C_in=2.*in_channels=2, but it has in_channels=3"):
         OperatorTrainer(nn.Dense(3, 1), pairs, progress=False)

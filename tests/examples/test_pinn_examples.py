@@ -45,11 +45,17 @@ def _t(a):
 
 
 @pytest.mark.parametrize(
-    ("geom_name", "bc"), [("rectangle", "dirichlet"), ("lshape", "robin"), ("cuboid", "robin")]
+    ("geom_name", "bc"),
+    [
+        ("rectangle", "dirichlet"),
+        ("lshape", "robin"),
+        ("cuboid", "robin"),
+        ("disk", "robin_normal"),
+    ],
 )
 def test_poisson_terms_vanish_on_exact_solution(geom_name, bc):
     pp = _load("poisson/poisson_pinn.py", "poisson_pinn")
-    from mindflow.verify import poisson_exact, poisson_robin_data, poisson_source
+    from mindflow.verify import poisson_source
 
     config = pp.load_yaml_config(str(pp.CONFIG))
     geom = pp.make_geometry(geom_name, config)
@@ -62,11 +68,10 @@ def test_poisson_terms_vanish_on_exact_solution(geom_name, bc):
         return u / (16 * n * math.pi**2)
 
     x = np.asarray(geom.sample_interior(64, sampler="sobol", seed=0))
-    xb, _ = geom.sample_boundary(32, sampler="sobol", seed=1)
-    xb = np.asarray(xb)
+    xb, nb = geom.sample_boundary(32, sampler="sobol", seed=1)
+    xb, nb = np.asarray(xb), np.asarray(nb)
     assert np.all(geom.contains(x)) and np.allclose(geom.sdf(xb), 0.0, atol=1e-9)
-    gb = poisson_exact(xb) if bc == "dirichlet" else poisson_robin_data(xb)
-    batch = tuple(_t(a) for a in (x, poisson_source(x), xb, gb))
+    batch = tuple(_t(a) for a in (x, poisson_source(x), xb, nb, pp.boundary_data(xb, nb, bc)))
     terms = pp.loss_terms(exact, n, bc)(batch)
     assert float(terms["pde"]) < 1e-24 and float(terms["bc"]) < 1e-24
     # the wrong condition is not satisfied: the terms can fail

@@ -5,8 +5,10 @@ The problem (MindFlow ``physics_driven/poisson/continuous``), in ``n`` = 2 or 3 
 
     Delta u = -prod_i sin(4 pi x_i)   in the domain,
     u = g                               (Dirichlet), or
-    u + sum_i du/dx_i = h               (MindFlow's "Robin": the sum of the partials, as in its
-                                         src/boundary.py, not the normal derivative)
+    u + sum_i du/dx_i = h               (``robin``: MindFlow's "Robin", the sum of the partials
+                                         as in its src/boundary.py), or
+    u + du/dn = h                       (``robin_normal``: the Robin condition proper, with the
+                                         samplers' outward normals)
 
 with ``g`` and ``h`` taken from the exact solution ``u = prod_i sin(4 pi x_i) / (16 n pi^2)``
 (``mindflow.verify.poisson_exact``). Domains: MindFlow's ``rectangle`` and ``disk``, an L-shape
@@ -45,7 +47,7 @@ from datasets.geometry import Cuboid, Disk, Pentagon, Polygon, Rectangle, Triang
 from mindflow.pde.residual import derivatives
 from mindflow.pinn import OutputTransform
 from mindflow.utils import load_yaml_config
-from mindflow.verify import poisson_exact, poisson_robin_data, poisson_source
+from mindflow.verify import poisson_exact, poisson_grad, poisson_robin_data, poisson_source
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/pinn: _pinn_common
@@ -53,7 +55,7 @@ import _pinn_common as common  # noqa: E402
 
 CONFIG = HERE / "configs" / "poisson_cfg.yaml"
 GEOMETRIES = ("rectangle", "disk", "lshape", "cuboid", "triangle", "pentagon", "polygon")
-BOUNDARY_CONDITIONS = ("dirichlet", "robin")
+BOUNDARY_CONDITIONS = ("dirichlet", "robin", "robin_normal")
 
 
 def make_geometry(name, config):
@@ -75,6 +77,16 @@ def make_geometry(name, config):
     raise ValueError(f"unknown geometry {name!r}; choose one of {', '.join(GEOMETRIES)}")
 
 
+def boundary_data(xb, nb, bc):
+    """``g = u``, MindFlow's ``h = u + sum_i du/dx_i`` or ``h = u + du/dn`` of the exact solution
+    at boundary points ``xb [M, n]`` with outward normals ``nb [M, n]``; ``[M, 1]``."""
+    if bc == "dirichlet":
+        return poisson_exact(xb)
+    if bc == "robin":
+        return poisson_robin_data(xb)
+    return poisson_exact(xb) + np.sum(poisson_grad(xb) * nb, axis=1, keepdims=True)
+
+
 def source_scale(n_dim):
     """``16 n pi^2``: ``|u| <= 1 / (16 n pi^2)`` for the unit source."""
     return 16.0 * n_dim * math.pi**2
@@ -83,15 +95,16 @@ def source_scale(n_dim):
 def loss_terms(model, n_dim, bc):
     """``batch -> {"pde", "bc"}`` mean squared residuals (module docstring).
 
-    The batch is ``(x [N, n], f [N, 1], xb [M, n], gb [M, 1])``: collocation points, the
-    source ``-prod sin(4 pi x_i)`` there, boundary points and the boundary data (``g`` or ``h``).
+    The batch is ``(x [N, n], f [N, 1], xb [M, n], nb [M, n], gb [M, 1])``: collocation
+    points, the source ``-prod sin(4 pi x_i)`` there, boundary points, their outward unit
+    normals and the boundary data (``g``, or ``h`` of the Robin condition in use).
     """
     scale = source_scale(n_dim)
     lap_keys = [(0, i, i) for i in range(n_dim)]
     grad_keys = [(0, i) for i in range(n_dim)]
 
     def terms(batch):
-        x, f, xb, gb = batch
+        x, f, xb, nb, gb = batch
         second = derivatives(model, x, lap_keys)  # n x [N, 1]
         lap = second[0]
         for t in second[1:]:
@@ -101,10 +114,10 @@ def loss_terms(model, n_dim, bc):
             r_bc = model(xb) - gb  # [M, 1]
         else:
             first = derivatives(model, xb, [(0,), *grad_keys])  # u, then n x u_i, [M, 1] each
-            r_bc = first[0]
-            for t in first[1:]:
-                r_bc = r_bc + t
-            r_bc = r_bc - gb
+            r_bc = first[0] - gb
+            for i, u_i in enumerate(first[1:]):
+                # MindFlow's robin: + du/dx_i; robin_normal: + n_i du/dx_i (= du/dn summed)
+                r_bc = r_bc + (u_i if bc == "robin" else nb[:, i : i + 1] * u_i)
         return {"pde": (r_pde**2).mean(), "bc": ((scale * r_bc) ** 2).mean()}
 
     return terms
@@ -156,10 +169,10 @@ def main(
     n_dim = geom.dim
 
     x = np.asarray(geom.sample_interior(int(cfg["n_domain"]), sampler="sobol", seed=seed))
-    xb, _ = geom.sample_boundary(int(cfg["n_bc"]), sampler="sobol", seed=seed + 1)
-    xb = np.asarray(xb)
-    gb = poisson_exact(xb) if bc == "dirichlet" else poisson_robin_data(xb)
-    batch = tuple(core.tensor(a, dtype=core.float64) for a in (x, poisson_source(x), xb, gb))
+    xb, nb = geom.sample_boundary(int(cfg["n_bc"]), sampler="sobol", seed=seed + 1)
+    xb, nb = np.asarray(xb), np.asarray(nb, dtype=np.float64)
+    gb = boundary_data(xb, nb, bc)
+    batch = tuple(core.tensor(a, dtype=core.float64) for a in (x, poisson_source(x), xb, nb, gb))
 
     net_cfg = dict(cfg["net"])
     if "input_scale" in net_cfg:  # one number: every axis, about the centre of the box

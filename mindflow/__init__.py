@@ -20,9 +20,9 @@ from .utils import log_config as log_config
 from .utils import log_timer as log_timer
 from .utils import print_log as print_log
 
-_LAZY_SUBPACKAGES = ("data", "geometry", "core", "pde", "cell", "pinn")
+_LAZY_SUBPACKAGES = ("data", "geometry", "core", "pde", "cell", "pinn", "train")
 # searched in this order for a top-level name (MindFlow's ``from .x import *`` order)
-_FLAT = ("data", "geometry", "core", "pde", "cell", "cfd", "pinn")
+_FLAT = ("data", "geometry", "core", "pde", "cell", "cfd", "pinn", "train")
 
 
 def __getattr__(name):

@@ -27,7 +27,15 @@ from .boundaries import Boundaries
 from .grid import AXES
 from .native_yee import HalfStep
 from .state import FieldState
-from .yee import Materials, curl_terms, psi_keys, update_coefficients, update_e, update_h
+from .yee import (
+    Materials,
+    curl_terms,
+    psi_keys,
+    psi_shapes,
+    update_coefficients,
+    update_e,
+    update_h,
+)
 
 __all__ = ["Simulation"]
 
@@ -85,7 +93,7 @@ class Simulation:
     def initial_state(self, **fields) -> FieldState:
         """Zero fields and psi terms, the sources' aux state; ``fields`` overrides components
         (arrays of ``grid.shape``, converted to ``grid.dtype``; zeroed on PEC/PMC walls)."""
-        state = FieldState.zeros(self.grid, self.psi_keys)
+        state = FieldState.zeros(self.grid, psi_shapes(self.grid, self.boundaries))
         for name, value in fields.items():
             state.get(name)  # KeyError naming the present components
             if not isinstance(value, core.Tensor):
@@ -111,14 +119,11 @@ class Simulation:
             update = update_h if kind == "h" else update_e
             return update(state, coeffs, self.grid, self.boundaries)
         plan, kernel = self._plans[kind]
-        n_out = len(plan.terms) + len(plan.psi_keys)
-        out = ops.kernel_call(
-            plan.reference, kernel, *plan.operands(state, coeffs), shape=(n_out, *self.grid.shape)
-        )  # [n_out, *grid.shape]: the new components, then the new psi terms
-        new = {name: out[o] for o, name in enumerate(plan.terms)}
-        psi = dict(state.psi)
-        psi.update({key: out[len(plan.terms) + m] for m, key in enumerate(plan.psi_keys)})
-        return state.replace(psi=psi, **new)
+        flat = ops.kernel_call(
+            plan.reference, kernel, *plan.operands(state, coeffs), shape=(plan.size,)
+        )  # the new components, then the new psi terms, flattened
+        new, new_psi = plan.unpack(flat)
+        return state.replace(psi={**state.psi, **new_psi}, **new)
 
     def _step(self, coeffs, state, step):
         grid = self.grid

@@ -27,8 +27,9 @@ class FieldState:
         ex, ey, ez: electric field components, ``grid.shape`` each, or None.
         hx, hy, hz: magnetic field components, ``grid.shape`` each, or None.
         psi: CPML convolution terms keyed ``"<component>_<axis>"`` (for example ``"ez_x"``:
-            the term added to ``d/dx`` in the ``ez`` update), ``grid.shape`` each; A/m^2 for E
-            updates, V/m^2 for H updates.
+            the term added to ``d/dx`` in the ``ez`` update), each on the PML slabs of its
+            axis only (``grid.shape`` with ``low + high`` cells along the axis, low slab first;
+            ``yee.psi_shapes``); A/m^2 for E updates, V/m^2 for H updates.
         aux: anything else, keyed by its owner's name; every value a Tensor or a pytree.
     """
 
@@ -42,10 +43,14 @@ class FieldState:
     aux: dict = dataclasses.field(default_factory=dict)
 
     @classmethod
-    def zeros(cls, grid, psi_keys=()) -> FieldState:
-        """All components of ``grid`` (and the named ``psi`` terms) set to zero."""
+    def zeros(cls, grid, psi_shapes=None) -> FieldState:
+        """All components of ``grid`` (and the ``psi`` terms, ``{key: shape}``) set to zero."""
         fields = {name: grid.zeros() for name in grid.components}
-        return cls(**fields, psi={key: grid.zeros() for key in psi_keys})
+        psi = {
+            key: core.ops.zeros(shape, dtype=grid.dtype)
+            for key, shape in (psi_shapes or {}).items()
+        }
+        return cls(**fields, psi=psi)
 
     def replace(self, **changes) -> FieldState:
         """A copy with the given fields replaced (``dataclasses.replace``)."""

@@ -39,9 +39,13 @@ from .grid import AXES
 
 __all__ = [
     "Materials",
+    "cpml_embed",
+    "cpml_slab",
     "curl_terms",
     "diff_backward",
     "diff_forward",
+    "psi_keys",
+    "psi_shapes",
     "update_coefficients",
     "update_e",
     "update_h",
@@ -149,8 +153,9 @@ def update_coefficients(grid, materials: Materials, boundaries) -> dict:
         ``"da_<h>"``, ``"db_<h>"`` (dimensionless, s m/H) for each H component, maps of
         ``grid.shape``, 0-d Tensors or Python floats (uniform; broadcast one before writing
         single cells); ``cb``/``db`` are zero on PEC/PMC walls; and for every
-        CPML axis ``u``: ``"pml_<kind>_<u>"`` with ``kind`` in ``b, a, ik`` (``ik = 1/(kappa d)``,
-        ``a`` divided by ``d``) for ``e`` and ``h``, broadcastable along ``u``.
+        CPML axis ``u``: ``"pml_<kind>_<u>"`` with ``kind`` in ``b, a, dk`` (``a`` divided by
+        ``d``; ``dk = 1/(kappa d) - 1/d``) for ``e`` and ``h``, on the PML slabs only: length
+        ``low + high`` cells along ``u`` (see ``cpml_slab``), 1 along the other axes.
     """
     m = materials.checked(grid)
     ca, cb = _loss_pair(m.sigma, EPS0 * m.eps_r, grid.dt)
@@ -169,14 +174,56 @@ def update_coefficients(grid, materials: Materials, boundaries) -> dict:
         if profiles is None:
             continue
         d = grid.spacing[axis]
+        lo, hi = boundaries.pml_cells(axis)
+        n = grid.shape[axis]
+        cells = np.r_[0:lo, n - hi : n]
         shape = [1] * grid.ndim
-        shape[axis] = grid.shape[axis]
+        shape[axis] = lo + hi
         for kind, (b, a, kappa) in profiles.items():
-            for key, value in (("b", b), ("a", a / d), ("ik", 1.0 / (kappa * d))):
+            for key, value in (("b", b), ("a", a / d), ("dk", 1.0 / (kappa * d) - 1.0 / d)):
                 coeffs[f"pml_{key}{kind}_{AXES[axis]}"] = core.tensor(
-                    value.reshape(shape), dtype=grid.dtype
+                    value[cells].reshape(shape), dtype=grid.dtype
                 )
     return coeffs
+
+
+def psi_shapes(grid, boundaries) -> dict[str, tuple[int, ...]]:
+    """Shape of every CPML ``psi`` term: the grid's, with ``low + high`` PML cells along its
+    axis (the slabs, low first)."""
+    shapes = {}
+    for key in psi_keys(grid, boundaries):
+        axis = AXES.index(key.split("_")[1])
+        shape = list(grid.shape)
+        shape[axis] = sum(boundaries.pml_cells(axis))
+        shapes[key] = tuple(shape)
+    return shapes
+
+
+def cpml_slab(x, axis: int, lo: int, hi: int):
+    """The PML slabs of ``x`` along ``axis``: its first ``lo`` and last ``hi`` cells, joined."""
+    n = x.shape[axis]
+    if hi == 0:
+        return x[_axis_slice(x.ndim, axis, slice(0, lo))]
+    if lo == 0:
+        return x[_axis_slice(x.ndim, axis, slice(n - hi, n))]
+    return ops.concatenate(
+        [
+            x[_axis_slice(x.ndim, axis, slice(0, lo))],
+            x[_axis_slice(x.ndim, axis, slice(n - hi, n))],
+        ],
+        axis=axis,
+    )
+
+
+def cpml_embed(x, axis: int, lo: int, hi: int, n: int):
+    """Inverse of ``cpml_slab``: the slabs put back in an ``n``-cell axis, zero between."""
+    pad = [(0, 0)] * x.ndim
+    if hi == 0 or lo == 0:
+        pad[axis] = (0, n - lo) if hi == 0 else (n - hi, 0)
+        return ops.pad(x, pad)
+    pad[axis] = (0, n - lo - hi)
+    low = ops.pad(x[_axis_slice(x.ndim, axis, slice(0, lo))], pad)
+    return ops.concatenate([low, x[_axis_slice(x.ndim, axis, slice(lo, lo + hi))]], axis=axis)
 
 
 def psi_keys(grid, boundaries) -> tuple[str, ...]:
@@ -234,15 +281,19 @@ def _curl(name, state, coeffs, grid, boundaries, psi, kind):
         source = state.get(("e" if kind == "h" else "h") + AXES[k])
         delta = diff(source, j, boundaries.periodic(j))
         key = f"{name}_{AXES[j]}"
+        term = delta * (1.0 / grid.spacing[j])
         if key in psi:
+            # in the slabs: psi = b psi + a delta / d and the term gains
+            # (1/(kappa d) - 1/d) delta + psi (Roden & Gedney eqs. 9-10)
             axis = AXES[j]
+            lo, hi = boundaries.pml_cells(j)
+            slab = cpml_slab(delta, j, lo, hi)
             new_psi = (
-                coeffs[f"pml_b{kind}_{axis}"] * psi[key] + coeffs[f"pml_a{kind}_{axis}"] * delta
+                coeffs[f"pml_b{kind}_{axis}"] * psi[key] + coeffs[f"pml_a{kind}_{axis}"] * slab
             )
             psi[key] = new_psi
-            term = delta * coeffs[f"pml_ik{kind}_{axis}"] + new_psi
-        else:
-            term = delta * (1.0 / grid.spacing[j])
+            extra = coeffs[f"pml_dk{kind}_{axis}"] * slab + new_psi
+            term = term + cpml_embed(extra, j, lo, hi, grid.shape[j])
         term = term if sign > 0 else -term
         total = term if total is None else total + term
     return total

@@ -32,7 +32,10 @@ def test_native_step_equals_composite(shape, mode, boundaries, dtype):
         composite = fdtd.Simulation(grid, materials, boundaries, native=False)
         assert set(native._plans) == {"h", "e"} and not composite._plans
         state = native.initial_state(**{c: rng.standard_normal(shape) for c in grid.components})
-        psi = {k: core.tensor(rng.standard_normal(shape), dtype=grid.dtype) for k in state.psi}
+        psi = {
+            k: core.tensor(rng.standard_normal(tuple(v.shape)), dtype=grid.dtype)
+            for k, v in state.psi.items()
+        }
         state = state.replace(psi=psi)
         a, b = native.compiled_step(state, 0), composite.step(state, 0)
         # the same formulas in the same order: equal to the last bit

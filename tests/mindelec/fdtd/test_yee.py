@@ -228,7 +228,8 @@ def test_jit_step_equals_eager_step(shape, mode, boundaries):
     materials = fdtd.Materials(eps_r=1 + rng.random(shape), sigma=0.02 * rng.random(shape))
     sim = fdtd.Simulation(grid, materials, boundaries)
     state = sim.initial_state(**{c: rng.standard_normal(shape) for c in grid.components})
-    state = state.replace(psi={k: core.tensor(rng.standard_normal(shape)) for k in state.psi})
+    psi = {k: core.tensor(rng.standard_normal(tuple(v.shape))) for k, v in state.psi.items()}
+    state = state.replace(psi=psi)
     for n in range(3):
         eager = sim.step(state, n)
         jitted = sim.compiled_step(state, n)

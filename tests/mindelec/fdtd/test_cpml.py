@@ -107,3 +107,21 @@ def test_profile_matches_roden_gedney():
     np.testing.assert_allclose(kappa[inside], kap[inside], rtol=1e-14)
     assert np.all(a[~inside] == 0) and np.all(kappa[~inside] == 1)
     assert not bounds.has_cpml(0) or bounds.pml_cells(0) == (0, 10)
+
+
+def test_2d_oblique_60_degrees_below_40db():
+    # source and probe 5 cells from the x-high PML, 17 cells apart along y: the echo from the
+    # PML face arrives at 60 degrees incidence (MindElec's default CPML parameters)
+    cells, h, sep = 10, 5, 17
+    n = (cells + h + 30, 60 + sep)
+    source = (n[0] - cells - h, 30)
+    probe = (source[0], 30 + sep)
+    steps = 330
+    pad = steps // 2 + 10  # the reference's walls are out of reach within the window
+    field, grid = _probe(n, source, probe, fdtd.CPML(cells), steps, 0.7)
+    shift = lambda p: tuple(i + pad for i in p)  # noqa: E731
+    reference, _ = _probe(
+        (n[0] + 2 * pad, n[1] + 2 * pad), shift(source), shift(probe), fdtd.PEC(), steps, 0.7
+    )
+    peak_db, band_db = _reflection_db(field, reference, grid.dt)
+    assert peak_db < -40 and band_db < -40, (peak_db, band_db)

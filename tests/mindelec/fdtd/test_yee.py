@@ -289,3 +289,38 @@ def test_nan_names_step_and_cell():
     ez[7] = np.inf
     with pytest.raises(FloatingPointError, match=r"at step 0 .*cell \(x=\d+\)"):
         sim.run(5, sim.initial_state(ez=ez))
+
+
+def test_checkpointed_gradient_has_bounded_memory():
+    # 200 steps under jit(grad): the default checkpointing (~2 sqrt(N) stored states) peaks far
+    # below storing every state, and the gradient is the same
+    import tracemalloc
+
+    n = 120
+    grid = fdtd.Grid((n,), 1e-3, dtype="float64")
+    eps = core.tensor(1 + np.random.default_rng(9).random(n), dtype=core.float64)
+
+    def gradient(checkpoint, steps):
+        def loss(eps):
+            sim = fdtd.Simulation(
+                grid,
+                fdtd.Materials(eps_r=eps),
+                fdtd.CPML(8),
+                sources=[fdtd.PointSource("ez", (30,), Gaussian(3e10))],
+                monitors=[fdtd.PointProbe("ez", (90,))],
+            )
+            return (sim.run(steps, checkpoint=checkpoint)[1]["probe"] ** 2).sum()
+
+        fn = core.jit(core.grad(loss))
+        fn(eps)  # compile outside the measurement
+        tracemalloc.start()
+        g = fn(eps).asnumpy()
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        return g, peak
+
+    g_all, peak_all = gradient(False, 200)
+    g_ck, peak_ck = gradient(None, 200)
+    np.testing.assert_allclose(g_ck, g_all, rtol=1e-12, atol=1e-12 * np.abs(g_all).max())
+    assert peak_ck < 0.4 * peak_all, (peak_ck, peak_all)
+    assert np.abs(g_all).max() > 0

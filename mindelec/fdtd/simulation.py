@@ -27,6 +27,7 @@ from .boundaries import Boundaries
 from .grid import AXES
 from .native_yee import HalfStep
 from .state import FieldState
+from .waveforms import Waveform, check_resolution
 from .yee import (
     Materials,
     curl_terms,
@@ -72,6 +73,7 @@ class Simulation:
             raise ValueError(f"monitor names must be unique, got {names}")
         for item in (*self.sources, *self.monitors):
             item.check(grid, self.boundaries)
+        self._check_resolution()
         coeffs = update_coefficients(grid, self.materials, self.boundaries)
         for source in self.sources:
             coeffs = source.prepare(coeffs, grid, self.boundaries)
@@ -88,6 +90,27 @@ class Simulation:
                     self._plans[kind] = (plan, kernel)
         self._step_jit = core.jit(self._step)
         self._run_jit = core.jit(self._run, static_argnames=("steps", "checkpoint"))
+
+    def _check_resolution(self):
+        """Warn (``waveforms.ResolutionWarning``, naming the number) when a source's highest
+        significant frequency has fewer than 10 cells per wavelength in the densest medium."""
+        waves = [
+            s.waveform for s in self.sources if isinstance(getattr(s, "waveform", None), Waveform)
+        ]
+        if not waves:
+            return
+        peaks = []
+        for value in (self.materials.eps_r, self.materials.mu_r):
+            try:
+                array = value.asnumpy() if isinstance(value, core.Tensor) else np.asarray(value)
+                peaks.append(float(np.max(array)))
+            except Exception:  # symbolic under jit: checked when the values are concrete
+                return
+        for wave in waves:
+            try:
+                check_resolution(wave, self.grid.spacing, peaks[0], peaks[1])
+            except (TypeError, ValueError):  # traced waveform parameters
+                continue
 
     # ---- state ----------------------------------------------------------------------------
     def initial_state(self, **fields) -> FieldState:

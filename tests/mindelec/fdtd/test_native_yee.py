@@ -55,7 +55,7 @@ def test_native_run_and_gradient_match_composite():
             grid,
             fdtd.Materials(eps_r=eps),
             {"x": fdtd.CPML(3), "y": fdtd.PEC()},
-            sources=[fdtd.PointSource("ez", (5, 5), Gaussian(3e10))],
+            sources=[fdtd.PointSource("ez", (5, 5), Gaussian(1.4e10))],
             monitors=[fdtd.PointProbe("ez", (8, 6))],
             native=native,
         )

@@ -8,7 +8,7 @@ from scipy.optimize import minimize_scalar
 import core
 from mindelec import fdtd
 from mindelec.fdtd.monitors import Monitor
-from mindelec.fdtd.waveforms import Gaussian
+from mindelec.fdtd.waveforms import Gaussian, ResolutionWarning
 
 
 class ModeProjection(Monitor):
@@ -155,7 +155,7 @@ def test_gradient_wrt_eps_map_matches_central_differences():
     grid = fdtd.Grid(shape, 1e-3, dtype="float64")
     rng = np.random.default_rng(6)
     eps0 = 1 + rng.random(shape)
-    wave = Gaussian(3e10)
+    wave = Gaussian(1.4e10)
 
     def loss(eps):
         sim = fdtd.Simulation(
@@ -194,7 +194,7 @@ def test_gradient_3d_with_cpml():
             grid,
             fdtd.Materials(eps_r=eps, sigma=0.01),
             boundaries={"x": fdtd.CPML(2), "y": fdtd.Periodic(), "z": fdtd.PEC()},
-            sources=[fdtd.PointSource("ez", (3, 3, 3), Gaussian(4e10))],
+            sources=[fdtd.PointSource("ez", (3, 3, 3), Gaussian(1.4e10, t0=50e-12))],
             monitors=[fdtd.PointProbe("ey", (4, 4, 2))],
         )
         _, out = sim.run(25)
@@ -278,6 +278,12 @@ def test_bad_input_is_a_clear_error():
         fdtd.Simulation(grid, boundaries=fdtd.CPML(5), monitors=[fdtd.PointProbe("ez", (2, 10))])
     with pytest.raises(ValueError, match="must be positive"):
         fdtd.Simulation(grid, fdtd.Materials(eps_r=-1.0))
+    with pytest.warns(ResolutionWarning, match=r"5\.17 cells per wavelength"):
+        fdtd.Simulation(
+            grid,
+            fdtd.Materials(eps_r=4.0),
+            sources=[fdtd.PointSource("ez", (10, 10), Gaussian(3e10))],
+        )
     with pytest.raises(ValueError, match="Periodic on axis y"):
         fdtd.Simulation(grid, boundaries={"y": (fdtd.Periodic(), fdtd.PEC())})
 
@@ -306,7 +312,7 @@ def test_checkpointed_gradient_has_bounded_memory():
                 grid,
                 fdtd.Materials(eps_r=eps),
                 fdtd.CPML(8),
-                sources=[fdtd.PointSource("ez", (30,), Gaussian(3e10))],
+                sources=[fdtd.PointSource("ez", (30,), Gaussian(1.4e10))],
                 monitors=[fdtd.PointProbe("ez", (90,))],
             )
             return (sim.run(steps, checkpoint=checkpoint)[1]["probe"] ** 2).sum()

@@ -142,10 +142,62 @@ class HalfStep:
         outs = [new.get(n) for n in self.terms] + [new.psi[k] for k in self.psi_keys]
         return ops.concatenate([x.reshape(-1) for x in outs])
 
+    # ---- the adjoint ------------------------------------------------------------------------
+    def adjoint_parts(self):
+        """``[(group, name, shape)]``: the flat layout of the adjoint's result (the cotangents
+        of the sources, olds, psi terms and of the coefficients that are Tensors)."""
+        parts = [("gS", n, self.grid.shape) for n in self.sources()]
+        parts += [("gF", n, self.grid.shape) for n in self.terms]
+        parts += [("gpsi", k, self.psi_shapes[k]) for k in self.psi_keys]
+        for c in self.coef_names:
+            if self.coef_kinds[c] != "number":
+                group = "gA" if c[1] == "a" else "gB"
+                shape = self.grid.shape if self.coef_kinds[c] == "map" else ()
+                parts.append((group, c.split("_", 1)[1], shape))
+        return parts
+
+    def _adjoint_layout(self, off, pml, dims):
+        """C offset expressions of every part of the adjoint's flat result."""
+        out, at = {}, "0"
+        for group, name, shape in self.adjoint_parts():
+            out.setdefault(group, {})[name] = at
+            if shape == self.grid.shape:
+                size = "N"
+            elif shape == ():
+                size = "1"
+            else:
+                axis = AXES.index(name.split("_")[1]) + off
+                size = "*".join(dims[L] if L != axis else str(sum(pml[L])) for L in range(3))
+            at += f" + {size}"
+        return out
+
+    def adjoint_reference(self, *tensors):
+        """The composite adjoint: ``vjp(reference)`` at the operands (``tensors[:-1]``) for the
+        cotangent ``tensors[-1]`` of the flat result, flattened in ``adjoint_parts`` order. The
+        CPML profiles are constants (no cotangent)."""
+        operands, g = tensors[:-1], tensors[-1]
+        n_prof = len(self.profile_names)
+        diff_args = operands[: len(operands) - n_prof]
+        profiles = operands[len(operands) - n_prof :]
+        _, vjp_fn = core.vjp(lambda *a: self.reference(*a, *profiles), *diff_args)
+        cts = vjp_fn(g)
+        flat = [
+            ct.reshape(-1) if ct is not None else ops.zeros((int(np.prod(x.shape)),), dtype=g.dtype)
+            for ct, x in zip(cts, diff_args)
+        ]
+        return ops.concatenate(flat)
+
     # ---- C ----------------------------------------------------------------------------------
-    def source(self, ctype):
-        """C source of ``void half_step(const T** in, T* out, const double* num, sizes...)``."""
-        fwd = self.kind == "h"
+    def source(self, ctype, mode="forward"):
+        """C source of ``void half_step(const T** in, T* out, const double* num, sizes...)``.
+
+        ``mode``: ``"forward"`` (the update), ``"adj1"`` (the adjoint's elementwise pass: the
+        cotangents of the olds, psi and coefficient maps, and of every curl difference into
+        scratch arrays) or ``"adj2"`` (the adjoint's stencil pass: the sources' cotangents, the
+        transposed differences of the scratch arrays). See ``_vjp``.
+        """
+        update_fwd = self.kind == "h"  # the update's curls take forward differences
+        fwd = update_fwd if mode != "adj2" else not update_fwd
         off = 3 - self.grid.ndim  # grid axis a is loop axis a + off (missing axes in front)
         periodic = (False,) * off + self.periodic
         pml = [(0, 0)] * off + [self.boundaries.pml_cells(a) for a in range(self.grid.ndim)]
@@ -161,6 +213,12 @@ class HalfStep:
         ):
             for item in items:
                 slot[(tag, item)] = len(slot)
+        slot[("g", None)] = len(slot)  # adjoint passes: the cotangent of the flat result
+        n_tmp = sum(len(t) for t in self.terms.values())
+        for m in range(n_tmp):
+            slot[("tmp", m)] = len(slot)  # adjoint passes: cotangents of the differences
+        if mode == "forward":
+            slot = {key: v for key, v in slot.items() if key[0] not in ("g", "tmp")}
         number_slot = {c: m for m, c in enumerate(self.numbers)}
         psi_base = {}
         at = f"{len(self.terms)} * N"
@@ -177,13 +235,31 @@ class HalfStep:
             arr = f"in[{slot[('coef', c)]}]"
             return f"{arr}[idx]" if kind == "map" else f"{arr}[0]"
 
+        adj = self._adjoint_layout(off, pml, dims)
         lines = []
+        tmp = 0
         for o, (name, terms) in enumerate(self.terms.items()):
+            if mode == "adj2":
+                break
             acc = f"acc{o}"
+            a_name = ("da_" if update_fwd else "ca_") + name
+            b_name = ("db_" if update_fwd else "cb_") + name
+            sigma = "-" if update_fwd else ""
+            if mode == "adj1":
+                g = f"g{o}"
+                lines.append(f"T {g} = in[{slot[('g', None)]}][{o} * N + idx];")
+                old = f"in[{slot[('old', name)]}][idx]"
+                if self.coef_kinds[a_name] == "map":
+                    lines.append(f"out[{adj['gA'][name]} + idx] = {g} * {old};")
+                if self.coef_kinds[a_name] == "number" and self.numbers[a_name] == 1.0:
+                    lines.append(f"out[{adj['gF'][name]} + idx] = {g};")
+                else:
+                    lines.append(f"out[{adj['gF'][name]} + idx] = {coef(a_name)} * {g};")
+                lines.append(f"T ga{o} = {sigma}({coef(b_name)} * {g});")
             for t, (j, k, sign) in enumerate(terms):
                 L = j + off
-                src = f"in[{slot[('src', ('e' if fwd else 'h') + AXES[k])]}]"
-                if fwd:
+                src = f"in[{slot[('src', ('e' if update_fwd else 'h') + AXES[k])]}]"
+                if update_fwd:
                     delta = f"({src}[idx + o{L}] * w{L} - {src}[idx])"
                 else:
                     delta = f"({src}[idx] - {src}[idx + o{L}] * w{L})"
@@ -201,23 +277,59 @@ class HalfStep:
                     cp = [coord[M] if M != L else f"q{L}" for M in range(3)]
                     pidx = f"(({cp[0]} * {dims_p[1]} + {cp[1]}) * {dims_p[2]} + {cp[2]})"
                     psi = f"in[{slot[('psi', key)]}]"
+                    write = f"out[{psi_base[key]} + pi] = p; " if mode == "forward" else ""
                     lines.append(
                         f"if (in{L}) {{ const ptrdiff_t pi = {pidx}; "
                         f"T p = {prof['b']} * {psi}[pi] + {prof['a']} * {d}; "
-                        f"out[{psi_base[key]} + pi] = p; "
-                        f"{v} = {v} + ({prof['dk']} * {d} + p); }}"
+                        f"{write}{v} = {v} + ({prof['dk']} * {d} + p); }}"
+                    )
+                    if mode == "adj1":
+                        gv, scratch = f"gv{o}_{t}", f"in[{slot[('tmp', tmp + t)]}][idx]"
+                        lines.append(f"T {gv} = {'' if sign > 0 else '-'}ga{o};")
+                        lines.append(
+                            f"if (in{L}) {{ const ptrdiff_t pi = {pidx}; "
+                            f"T gpp = in[{slot[('g', None)]}][{psi_base[key]} + pi] + {gv}; "
+                            f"out[{adj['gpsi'][key]} + pi] = {prof['b']} * gpp; "
+                            f"{scratch} = {gv} * (T)num[{len(self.numbers) + j}] + "
+                            f"({prof['a']} * gpp + {prof['dk']} * {gv}); }} "
+                            f"else {scratch} = {gv} * (T)num[{len(self.numbers) + j}];"
+                        )
+                elif mode == "adj1":
+                    lines.append(
+                        f"in[{slot[('tmp', tmp + t)]}][idx] = {'' if sign > 0 else '-'}ga{o}"
+                        f" * (T)num[{len(self.numbers) + j}];"
                     )
                 term = v if sign > 0 else f"(-{v})"
                 lines.append(f"T {acc} = {term};" if t == 0 else f"{acc} = {acc} + {term};")
-            a_name = ("da_" if fwd else "ca_") + name
-            b_name = ("db_" if fwd else "cb_") + name
+            tmp += len(terms)
+            if mode == "adj1":
+                if self.coef_kinds[b_name] == "map":
+                    lines.append(f"out[{adj['gB'][name]} + idx] = {sigma}(g{o} * {acc});")
+                continue
             old = f"in[{slot[('old', name)]}][idx]"
             if self.coef_kinds[a_name] == "number" and self.numbers[a_name] == 1.0:
                 scaled = old
             else:
                 scaled = f"{coef(a_name)} * {old}"
-            op = "-" if fwd else "+"
+            op = "-" if update_fwd else "+"
             lines.append(f"out[{o} * N + idx] = {scaled} {op} {coef(b_name)} * {acc};")
+        if mode == "adj2":
+            # sources' cotangents: the transposed differences (D+^T = -D-, D-^T = -D+)
+            sums = {}
+            tmp = 0
+            for terms in self.terms.values():
+                for t, (j, k, _sign) in enumerate(terms):
+                    L = j + off
+                    x = f"in[{slot[('tmp', tmp + t)]}]"
+                    if fwd:
+                        diff = f"({x}[idx + o{L}] * w{L} - {x}[idx])"
+                    else:
+                        diff = f"({x}[idx] - {x}[idx + o{L}] * w{L})"
+                    sums.setdefault(("e" if update_fwd else "h") + AXES[k], []).append(diff)
+                tmp += len(terms)
+            for src, diffs in sums.items():
+                value = " - ".join(["-" + diffs[0], *diffs[1:]])
+                lines.append(f"out[{adj['gS'][src]} + idx] = {value};")
         body = "\n    ".join(lines)
 
         def row_setup(L):
@@ -293,7 +405,14 @@ class HalfStep:
         body = re.sub(r"in\[(\d+)\]", r"P\1", body)
         body = re.sub(r"\(T\)num\[(\d+)\]", r"C\1", body)
         decls = "\n  ".join(
-            [f"const T* restrict P{m} = J->in[{m}];" for m in range(len(slot))]
+            [
+                (
+                    f"T* restrict P{m} = (T*)J->in[{m}];"
+                    if key[0] == "tmp"
+                    else f"const T* restrict P{m} = J->in[{m}];"
+                )
+                for key, m in slot.items()
+            ]
             + [f"const T C{m} = (T)J->num[{m}];" for m in range(n_num)]
         )
         macro = " \\\n    ".join(
@@ -335,15 +454,45 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
 }}
 """
 
+    def _compiled(self, dtype, mode):
+        key = (np.dtype(dtype), mode)
+        fn = self._fns.get(key) if hasattr(self, "_fns") else None
+        if fn is None:
+            src = (
+                native.math_header()
+                + native.parallel_header()
+                + self.source(_CTYPE[np.dtype(dtype)], mode)
+            )
+            fn = _FUNCTIONS.get(src)
+            if fn is None:
+                fn = _FUNCTIONS[src] = native.function(native.load(src), "half_step", 7)
+            self._fns = getattr(self, "_fns", {})
+            self._fns[key] = fn
+        return fn
+
+    def _launch(self, fn, arrays, out):
+        shape3 = (1,) * (3 - self.grid.ndim) + tuple(self.grid.shape)
+        pointers = (ctypes.c_void_p * len(arrays))(*[native.address(a) for a in arrays])
+        fn(
+            ctypes.addressof(pointers),
+            native.address(out),
+            native.address(self._numbers),
+            shape3[0],
+            shape3[1],
+            shape3[2],
+            native.num_threads(),
+        )
+
+    @property
+    def _numbers(self):
+        return np.array(
+            [*self.numbers.values()] + [1.0 / d for d in self.grid.spacing], dtype=np.float64
+        )
+
     def kernel(self):
         """``kernel(xp, *arrays)`` for ``kernel_call``, or None without a C compiler."""
         if not self.supported or not native.available():
             return None
-        shape3 = (1,) * (3 - self.grid.ndim) + tuple(self.grid.shape)
-        numbers = np.array(
-            [*self.numbers.values()] + [1.0 / d for d in self.grid.spacing], dtype=np.float64
-        )
-        sources = {}
 
         def kernel(xp, *arrays):
             if xp is not np:
@@ -351,28 +500,75 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
             dtype = arrays[0].dtype
             if dtype not in _CTYPE or any(a.dtype != dtype for a in arrays):
                 return None
-            src = sources.get(dtype)
-            if src is None:
-                src = native.math_header() + native.parallel_header() + self.source(_CTYPE[dtype])
-                sources[dtype] = src
-            fn = _FUNCTIONS.get(src)
-            if fn is None:
-                fn = _FUNCTIONS[src] = native.function(native.load(src), "half_step", 7)
             arrays = [np.ascontiguousarray(a) for a in arrays]
-            pointers = (ctypes.c_void_p * len(arrays))(*[native.address(a) for a in arrays])
             out = np.empty(self.size, dtype=dtype)
-            fn(
-                ctypes.addressof(pointers),
-                native.address(out),
-                native.address(numbers),
-                shape3[0],
-                shape3[1],
-                shape3[2],
-                native.num_threads(),
-            )
+            self._launch(self._compiled(dtype, "forward"), arrays, out)
             return out
 
         return kernel
+
+    @property
+    def adjoint_size(self):
+        return sum(int(np.prod(shape)) for _g, _n, shape in self.adjoint_parts())
+
+    def adjoint_kernel(self):
+        """The adjoint's two passes as ``kernel(xp, *operands, g)``, or None (no compiler, or a
+        0-d Tensor coefficient, whose cotangent is a reduction: the composite handles it)."""
+        if not self.supported or not native.available():
+            return None
+        if any(kind == "tensor0" for kind in self.coef_kinds.values()):
+            return None
+        n_tmp = sum(len(t) for t in self.terms.values())
+        cells = int(np.prod(self.grid.shape))
+
+        def kernel(xp, *arrays):
+            if xp is not np:
+                return None
+            dtype = arrays[0].dtype
+            if dtype not in _CTYPE or any(a.dtype != dtype for a in arrays):
+                return None
+            arrays = [np.ascontiguousarray(a) for a in arrays]
+            arrays += [np.empty(cells, dtype=dtype) for _ in range(n_tmp)]
+            out = np.empty(self.adjoint_size, dtype=dtype)
+            self._launch(self._compiled(dtype, "adj1"), arrays, out)
+            self._launch(self._compiled(dtype, "adj2"), arrays, out)
+            return out
+
+        return kernel
+
+    def function(self):
+        """The half step as a ``core.custom_vjp`` of the operands (flat result), or None.
+
+        Its value is the forward kernel's, its VJP the adjoint kernel's (both bound to their
+        composites with ``kernel_call``, so higher derivatives and other backends use the
+        composites); forward mode differentiates the composite.
+        """
+        kernel, adjoint = self.kernel(), self.adjoint_kernel()
+        if kernel is None:
+            return None
+        parts = self.adjoint_parts()
+        n_prof = len(self.profile_names)
+
+        def fun(*operands):
+            return ops.kernel_call(self.reference, kernel, *operands, shape=(self.size,))
+
+        def fwd(*operands):
+            return fun(*operands), operands
+
+        def bwd(operands, g):
+            flat = ops.kernel_call(
+                self.adjoint_reference, adjoint, *operands, g, shape=(self.adjoint_size,)
+            )
+            cts, at = [], 0
+            for _group, _name, shape in parts:
+                size = int(np.prod(shape))
+                cts.append(flat[at : at + size].reshape(shape))
+                at += size
+            return (*cts, *([None] * n_prof))
+
+        call = core.custom_vjp(fun)
+        call.defvjp(fwd, bwd)
+        return call
 
 
 def half_step_kernel(kind, terms, grid, boundaries, coeffs, psi_keys):

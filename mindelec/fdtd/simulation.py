@@ -85,9 +85,9 @@ class Simulation:
                 terms = {name: curl_terms(name, grid) for name in names}
                 keys = [k for k in self.psi_keys if k[0] == kind]
                 plan = HalfStep(kind, terms, grid, self.boundaries, coeffs, keys)
-                kernel = plan.kernel()
-                if kernel is not None:
-                    self._plans[kind] = (plan, kernel)
+                function = plan.function()
+                if function is not None:
+                    self._plans[kind] = (plan, function)
         self._step_jit = core.jit(self._step)
         self._run_jit = core.jit(self._run, static_argnames=("steps", "checkpoint"))
 
@@ -141,10 +141,8 @@ class Simulation:
         if kind not in self._plans:
             update = update_h if kind == "h" else update_e
             return update(state, coeffs, self.grid, self.boundaries)
-        plan, kernel = self._plans[kind]
-        flat = ops.kernel_call(
-            plan.reference, kernel, *plan.operands(state, coeffs), shape=(plan.size,)
-        )  # the new components, then the new psi terms, flattened
+        plan, function = self._plans[kind]
+        flat = function(*plan.operands(state, coeffs))  # new components, then new psi, flat
         new, new_psi = plan.unpack(flat)
         return state.replace(psi={**state.psi, **new_psi}, **new)
 

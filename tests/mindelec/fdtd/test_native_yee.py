@@ -91,3 +91,30 @@ def test_native_adjoint_equals_composite_vjp(shape, mode, boundaries):
         composite = plan.adjoint_reference(*operands, g).asnumpy()
         scale = np.abs(composite).max()
         np.testing.assert_allclose(native, composite, rtol=1e-12, atol=1e-13 * scale)
+
+
+def test_forward_mode_and_second_order_through_native_steps():
+    grid = fdtd.Grid((14, 12), 1e-3, dtype="float64")
+    rng = np.random.default_rng(3)
+    eps = core.tensor(1 + rng.random((14, 12)), dtype=core.float64)
+    tangent = core.tensor(rng.standard_normal((14, 12)), dtype=core.float64)
+
+    def loss(eps, native=True):
+        sim = fdtd.Simulation(
+            grid,
+            fdtd.Materials(eps_r=eps),
+            fdtd.CPML(3),
+            sources=[fdtd.PointSource("ez", (6, 6), Gaussian(1.4e10))],
+            monitors=[fdtd.PointProbe("ez", (8, 7))],
+            native=native,
+        )
+        return (sim.run(30)[1]["probe"] ** 2).sum()
+
+    _, jvp = core.jvp(loss, (eps,), (tangent,))
+    grad = core.grad(loss)(eps)
+    np.testing.assert_allclose(float(jvp), float((grad * tangent).sum()), rtol=1e-10)
+    second = core.grad(lambda e: (core.grad(loss)(e) ** 2).sum())(eps).asnumpy()
+    reference = core.grad(lambda e: (core.grad(lambda x: loss(x, False))(e) ** 2).sum())(eps)
+    np.testing.assert_allclose(
+        second, reference.asnumpy(), rtol=1e-9, atol=1e-12 * abs(second).max()
+    )

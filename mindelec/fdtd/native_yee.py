@@ -1,24 +1,32 @@
-"""The Yee half steps as one native loop each, bound to the composite with ``kernel_call``.
+"""The Yee half steps as one native loop each, with a native adjoint, bound to the composite.
 
 The composite update (``yee.update_h``/``update_e``) costs, per curl term, a slice and a pad
-(one copy pass each) plus fused arithmetic: about 50 passes over the fields per 3D step. Here
-each half step is one C loop over the cells that reads every input once and writes every output
-once (the new components and the CPML ``psi`` terms of that half step), split across the thread
-pool by rows. The C source is generated for the configuration (components, curl terms,
-periodic axes, which coefficients are maps, numbers or 0-d Tensors, CPML axes), compiled once
-and cached (``core.native``). It computes the composite's formulas in the composite's order
-(``tests/mindelec/fdtd/test_native_yee.py`` compares them), and ``core.ops.kernel_call`` binds
-it to the composite: values come from C on the CPU, every derivative (and any other backend)
-from the composite.
+(one copy pass each) plus fused arithmetic: about 50 passes over the fields per 3D step, and
+its autodiff VJP several times that. Here each half step is one C loop over the cells that
+reads every input once and writes every output once (the new components and the CPML ``psi``
+slabs of that half step), split across the thread pool by rows. The C source is generated for
+the configuration (components, curl terms, periodic axes, which coefficients are maps, numbers
+or 0-d Tensors, CPML slabs), compiled once and cached (``core.native``). It computes the
+composite's formulas in the composite's order (bit-equal; ``tests/mindelec/fdtd/
+test_native_yee.py``).
+
+Derivatives: ``HalfStep.function`` is a ``core.custom_vjp``. Its backward is the half step's
+adjoint, itself a Yee-like update in two native passes: (1) per cell, the cotangents of the old
+field (``A g``), of the coefficient maps (``g F`` and ``-+ g curl``), of the psi slabs
+(``b (g_psi + g_v)``) and of every curl difference into scratch arrays; (2) the sources'
+cotangents as transposed differences (``D+^T = -D-``, ``D-^T = -D+``). Both value paths are
+bound with ``core.ops.kernel_call`` to composites (the update, and ``vjp`` of it), so forward
+mode, higher orders, vmap and non-CPU backends see the composite; the CPML profiles are
+constants (no cotangent).
 
 Layout: a grid of shape ``(n0[, n1[, n2]])`` is looped as ``(n0, n1, n2)`` with missing axes
-of size 1; index ``idx = (i n1 + j) n2 + k``. A forward difference along axis ``a`` reads
+in front, size 1; index ``idx = (i n1 + j) n2 + k``. A forward difference along axis ``a`` reads
 ``F[idx + s_a]``, or at the last cell ``F[idx - (n_a - 1) s_a]`` (periodic) or zero; the
 backward difference mirrors it at the first cell. Row-invariant choices are a (pointer offset,
-weight) pair, so the inner loop over the contiguous axis has no branches and vectorizes; its
-boundary cell is peeled off.
+weight) pair and the PML-slab flags of the outer axes select one of up to four copies of the
+row loop, so the inner loop over the contiguous axis has no branches and vectorizes; it is split
+at the PML slabs and its boundary cell is peeled off.
 """
-
 from __future__ import annotations
 
 import ctypes

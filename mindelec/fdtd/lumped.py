@@ -104,8 +104,8 @@ class _EdgeBlock:
     def check_block(self, grid, boundaries):
         if len(self.start) != grid.ndim:
             raise ValueError(f"{self.name}: start {self.start} needs {grid.ndim} entries")
-        if self.axis >= grid.ndim and grid.ndim == 3:
-            raise ValueError(f"{self.name}: axis {self.axis} is not an axis of the grid")
+        if not 0 <= self.axis < 3:
+            raise ValueError(f"{self.name}: axis must be 0, 1 or 2 (x, y, z), got {self.axis}")
         if self.component not in grid.e_components:
             raise ValueError(
                 f"{self.name}: component {self.component!r} is not an E component of this grid "

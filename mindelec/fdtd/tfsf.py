@@ -42,7 +42,7 @@ import numpy as np
 import core
 from core import ops
 
-from .constants import EPS0, MU0
+from .constants import C0, EPS0, ETA0, MU0
 from .grid import AXES
 from .lumped import CurrentSource
 from .sources import Source, e_time
@@ -161,7 +161,7 @@ class PlaneWave(Source):
         eps = EPS0 * self.eps_r
         sigma = np.zeros(q_len)
         depth = (np.arange(down) + 1.0) / down
-        sigma_max = 0.8 * 4 / (376.730313668 / np.sqrt(self.eps_r) * d)  # Taflove eq. 7.67
+        sigma_max = 0.8 * 4 / (ETA0 / np.sqrt(self.eps_r) * d)  # Taflove eq. 7.67, m = 3
         prof = sigma_max * depth**3
         sigma_h = np.zeros(q_len)
         prof_h = sigma_max * ((np.arange(down) + 0.5) / down) ** 3
@@ -263,7 +263,7 @@ class PlaneWave(Source):
         along the propagation axis (for comparisons; the grid's phase velocity differs by
         its dispersion)."""
         q = index + self._pad
-        return abs(q - self._src) * grid.spacing[self.axis] * np.sqrt(self.eps_r) / 299792458.0
+        return abs(q - self._src) * grid.spacing[self.axis] * np.sqrt(self.eps_r) / C0
 
 
 class LineSource(CurrentSource):

@@ -121,3 +121,24 @@ def test_misplaced_plane_wave_raises():
         )
     with pytest.raises(ValueError, match="TMz"):
         Simulation(Grid((20, 20), 1e-3, mode="TEz"), sources=[LineSource((5, 5), Gaussian(9e9))])
+
+
+def test_scattered_field_region_stays_empty_3d():
+    g = Grid((18, 18, 18), 1e-3)
+    wave = PlaneWave((7, 7, 7), (11, 11, 11), Gaussian(14e9), direction="-z", polarization="y")
+    sim = Simulation(
+        g,
+        boundaries=CPML(4),
+        sources=[wave],
+        monitors=[_Field("ey", "e"), _Field("hx", "h"), _Field("ez", "e_other")],
+    )
+    _, r = sim.run(150)
+    e, h = r["e"].numpy(), r["h"].numpy()
+    inside_e = wave._inside(g, "ey").astype(bool)
+    inside_h = wave._inside(g, "hx").astype(bool)
+    assert 0.99 < np.abs(e[:, inside_e]).max() < 1.01
+    # H = E / eta0 for the plane wave (-z, E along y: H along +x)
+    assert abs(np.abs(h[:, inside_h]).max() * 376.730313668 - 1) < 0.01
+    assert np.abs(e[:, ~inside_e]).max() < 1e-3
+    assert np.abs(h[:, ~inside_h]).max() < 1e-3 / 376.73
+    assert np.abs(r["e_other"].numpy()).max() < 1e-6

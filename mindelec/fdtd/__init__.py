@@ -11,6 +11,7 @@ from .boundaries import PEC as PEC
 from .boundaries import PMC as PMC
 from .boundaries import Boundaries as Boundaries
 from .boundaries import Boundary as Boundary
+from .boundaries import Mur as Mur
 from .boundaries import Periodic as Periodic
 from .constants import C0 as C0
 from .constants import EPS0 as EPS0

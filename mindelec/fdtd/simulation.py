@@ -151,7 +151,10 @@ class Simulation:
         state = self._half_step("h", coeffs, state)
         for source in self.sources:
             state = source.inject_h(state, step, grid)
+        before = state
         state = self._half_step("e", coeffs, state)
+        if self.boundaries.has_mur:
+            state = self.boundaries.apply_mur(state, before)
         for source in self.sources:
             state = source.inject(state, step, grid)
         return state

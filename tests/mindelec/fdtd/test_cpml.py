@@ -125,3 +125,21 @@ def test_2d_oblique_60_degrees_below_40db():
     )
     peak_db, band_db = _reflection_db(field, reference, grid.dt)
     assert peak_db < -40 and band_db < -40, (peak_db, band_db)
+
+
+def test_mur_for_comparison():
+    # 1D normal incidence: Mur's first-order ABC is nearly exact near c dt = d
+    n, pad, steps = 100, 400, 600
+    field, grid = _probe((n,), (40,), (85,), fdtd.Mur(), steps, 0.99)
+    reference, _ = _probe((n + 2 * pad,), (40 + pad,), (85 + pad,), fdtd.PEC(), steps, 0.99)
+    assert _reflection_db(field, reference, grid.dt)[0] < -60
+    # 2D: grazing waves along the side walls defeat it; the CPML does not care
+    n, steps, pad = 50, 170, 110
+    source, probe = (25, 25), (37, 25)
+    shift = lambda p: tuple(i + pad for i in p)  # noqa: E731
+    reference, _ = _probe((n + 2 * pad,) * 2, shift(source), shift(probe), fdtd.PEC(), steps, 0.7)
+    mur, grid = _probe((n, n), source, probe, fdtd.Mur(), steps, 0.7)
+    cpml, _ = _probe((n, n), source, probe, fdtd.CPML(10), steps, 0.7)
+    mur_db = _reflection_db(mur, reference, grid.dt)[0]
+    cpml_db = _reflection_db(cpml, reference, grid.dt)[0]
+    assert mur_db > -40 and cpml_db < -60 and cpml_db < mur_db - 40, (mur_db, cpml_db)

@@ -220,6 +220,7 @@ def test_gradient_3d_with_cpml():
         ((10, 9), "TMz", {"x": fdtd.CPML(3), "y": fdtd.Periodic()}),
         ((10, 9), "TEz", {"x": fdtd.PMC(), "y": (fdtd.CPML(2), fdtd.PEC())}),
         ((8, 7, 9), None, {"x": fdtd.CPML(2), "y": fdtd.PMC(), "z": fdtd.Periodic()}),
+        ((10, 9), "TMz", {"x": fdtd.Mur(), "y": (fdtd.PEC(), fdtd.Mur())}),
     ],
 )
 def test_jit_step_equals_eager_step(shape, mode, boundaries):

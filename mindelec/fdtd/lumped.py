@@ -58,19 +58,30 @@ __all__ = [
 ]
 
 
-def _axis_index(axis) -> int:
+def _axis_sign(axis) -> tuple[int, int]:
+    """``(axis index, orientation)`` from ``"z"``/``"+z"``/``"zp"`` (+1), ``"-z"``/``"zn"`` (-1)
+    (MindElec's ``polarization`` strings) or an int (+1)."""
     if isinstance(axis, str):
-        if axis not in AXES:
-            raise ValueError(f"axis must be 'x', 'y' or 'z', got {axis!r}")
-        return AXES.index(axis)
-    return int(axis)
+        text = axis.lower()
+        sign = -1 if text.startswith("-") or (len(text) == 2 and text.endswith("n")) else 1
+        name = text.strip("+-")[:1]
+        if (
+            name not in AXES
+            or len(text.strip("+-")) > 2
+            or text.strip("+-")[1:] not in ("", "p", "n")
+        ):
+            raise ValueError(
+                f"axis must be 'x', 'y', 'z', '+z'/'-z' or 'zp'/'zn' (MindElec), got {axis!r}"
+            )
+        return AXES.index(name), sign
+    return int(axis), 1
 
 
 class _EdgeBlock:
     """A block of ``e<axis>`` edges: ``start`` (inclusive) to ``stop`` (exclusive) per axis."""
 
     def __init__(self, axis, start, stop=None, name="lumped"):
-        self.axis = _axis_index(axis)
+        self.axis, self.sign = _axis_sign(axis)
         self.component = "e" + AXES[self.axis]
         self.start = tuple(int(i) for i in start)
         if stop is None:
@@ -81,6 +92,11 @@ class _EdgeBlock:
             raise ValueError(f"{name}: start {self.start} and stop {self.stop} differ in length")
         if any(b <= a for a, b in zip(self.start, self.stop)):
             raise ValueError(f"{name}: empty block start={self.start} stop={self.stop}")
+
+    @property
+    def oriented(self) -> str:
+        """The axis with its orientation, ``"+z"`` or ``"-z"``."""
+        return ("+" if self.sign > 0 else "-") + AXES[self.axis]
 
     @property
     def slices(self):
@@ -148,7 +164,9 @@ class LumpedElement(Source):
     block of ``e<axis>`` edges, eqs. (1)-(2).
 
     Args:
-        axis: the element's direction, ``"x"``/``"y"``/``"z"`` or 0/1/2.
+        axis: the element's direction, ``"x"``/``"y"``/``"z"`` or 0/1/2 (positive terminal at
+            the block's high end); ``"-z"`` or MindElec's ``"zn"`` puts it at the low end
+            (``"+z"``/``"zp"`` are ``"z"``): V, I and the drive change sign.
         start: first edge index (``ndim`` ints); ``stop``: one past the last per axis
             (default: one edge). The block must lie inside the grid and outside any PML.
         resistance: ``R`` of the whole element, ohm (> 0).
@@ -197,7 +215,7 @@ class LumpedElement(Source):
         coeffs[f"ca_{name}"], coeffs[f"cb_{name}"] = ca, cb
         _n_ser, n_par = self.block.counts()
         # (2): the impressed term is -Cb' V_s / (R n_par A) on the element's edges
-        scale = 1.0 / (self.resistance * n_par * self.block.area(grid))
+        scale = self.block.sign / (self.resistance * n_par * self.block.area(grid))
         self._drive = cb[self.block.slices] * scale
         return coeffs
 
@@ -216,12 +234,12 @@ class LumpedElement(Source):
     def voltage_monitor(self, name=None) -> VoltageMonitor:
         """A ``VoltageMonitor`` across this element (named ``<name>_v``)."""
         b = self.block
-        return VoltageMonitor(b.axis, b.start, b.stop, name=name or f"{self.name}_v")
+        return VoltageMonitor(b.oriented, b.start, b.stop, name=name or f"{self.name}_v")
 
     def current_monitor(self, name=None) -> CurrentMonitor:
         """A ``CurrentMonitor`` around this element (named ``<name>_i``)."""
         b = self.block
-        return CurrentMonitor(b.axis, b.start, b.stop, name=name or f"{self.name}_i")
+        return CurrentMonitor(b.oriented, b.start, b.stop, name=name or f"{self.name}_i")
 
 
 class VoltageSource(LumpedElement):
@@ -273,7 +291,7 @@ class CurrentSource(Source):
         _n_ser, n_par = self.block.counts()
         ones = core.tensor(np.ones(grid.shape), dtype=grid.dtype)
         cb = coeffs[f"cb_{self.component}"] * ones
-        self._drive = cb[self.block.slices] * (1.0 / (n_par * self.block.area(grid)))
+        self._drive = cb[self.block.slices] * (self.block.sign / (n_par * self.block.area(grid)))
         return coeffs
 
     def current(self, t):
@@ -300,7 +318,8 @@ class VoltageMonitor(Monitor):
     """Port voltage ``V = -sum_series E d`` (V) across a block of ``e<axis>`` edges, the mean
     over its parallel columns, each step at ``t = (step + 1) dt``; result ``[steps]``.
 
-    Args: ``axis``, ``start``, ``stop`` as ``LumpedElement``; ``name`` keys the result.
+    Args: ``axis`` (with its orientation), ``start``, ``stop`` as ``LumpedElement``; ``name``
+    keys the result. MindElec's ``VoltageMonitor`` (``coef = -d / n_par``).
     """
 
     def __init__(self, axis, start, stop=None, name="voltage"):
@@ -314,7 +333,7 @@ class VoltageMonitor(Monitor):
 
     def record(self, state, step):
         e = state.get(self.block.component)[self.block.slices]
-        return e.sum() * (-self._d / self._n_par)
+        return e.sum() * (-self.block.sign * self._d / self._n_par)
 
 
 class CurrentMonitor(Monitor):
@@ -324,7 +343,9 @@ class CurrentMonitor(Monitor):
 
     The loop around edge ``p`` is ``sum_terms sign (H_k[p] - H_k[p - e_j]) A / d_j`` over the
     terms of ``curl_terms`` (the backward differences of the E update; ``A`` the edge cell's
-    cross-section), i.e. ``A (curl H)_axis`` at the edge. Result ``[steps]``.
+    cross-section), i.e. ``A (curl H)_axis`` at the edge; the sum over parallel edges is the loop
+    around the whole block (inner segments cancel; MindElec's ``CurrentMonitor`` loop). An
+    axis ``"-z"``/``"zn"`` reverses the orientation. Result ``[steps]``.
     """
 
     def __init__(self, axis, start, stop=None, name="current"):
@@ -366,7 +387,7 @@ class CurrentMonitor(Monitor):
                 sign * self._area / self._grid.spacing[j]
             )
             total = term if total is None else total + term
-        return total.sum() * (1.0 / self._n_ser)
+        return total.sum() * (self.block.sign / self._n_ser)
 
 
 def port_times(steps: int, dt: float, start: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -29,12 +29,12 @@ NY = 4  # plate separation in cells; the line is one cell wide between PMC walls
 F = np.array([0.5e9, 1e9, 2e9, 3e9])
 
 
-def _line(load_ratio, steps=700):
+def _line(load_ratio, steps=700, axis="y"):
     """Parallel-plate line along x (PEC plates at y = 0, NY d; PMC at z = 0, d): a 1 V
     Gaussian source with internal resistance Z0 = eta0 NY at x = 0, a load at the far end."""
     g = Grid((60, NY, 1), 1e-3, dtype="float64")
     z0 = ETA0 * NY
-    src = VoltageSource("y", (0, 0, 0), (1, NY, 1), Gaussian(10e9), resistance=z0, name="p1")
+    src = VoltageSource(axis, (0, 0, 0), (1, NY, 1), Gaussian(10e9), resistance=z0, name="p1")
     load = Resistor("y", (59, 0, 0), (60, NY, 1), resistance=load_ratio * z0)
     sim = Simulation(
         g,
@@ -74,9 +74,13 @@ def test_matched_resistor_absorbs_and_mismatch_reflects():
     assert np.all(np.abs(s11) < 0.025), np.abs(s11)
     # discrete theory (the ladder) to the DFT's truncation
     assert np.max(np.abs(s11 - _ladder_s11(1.0, g))) < 1e-7
-    _, s11_2, g = _line(2.0)
+    v_2, s11_2, g = _line(2.0)
     assert np.all(np.abs(np.abs(s11_2) - 1.0 / 3.0) < 0.015), np.abs(s11_2)
     assert np.max(np.abs(s11_2 - _ladder_s11(2.0, g))) < 5e-5
+    # MindElec's "yn": the positive terminal at the low plate; V, I and the drive flip together
+    v_n, s11_n, _ = _line(2.0, axis="yn")
+    assert np.allclose(v_n, v_2, rtol=0, atol=1e-12)
+    assert np.allclose(s11_n, s11_2, rtol=0, atol=1e-12)
 
 
 def test_equivalent_conductivity_is_mindelec_resistor():
@@ -155,6 +159,8 @@ def test_misplaced_elements_raise():
         Simulation(g, sources=[Resistor("z", (10, 10, 19), (11, 11, 21))])
     with pytest.raises(ValueError, match="wall"):
         Simulation(g, sources=[Resistor("y", (0, 5, 5))])  # ey on the x = 0 PEC wall
+    with pytest.raises(ValueError, match="zp"):
+        Resistor("zq", (5, 5, 5))
     with pytest.raises(ValueError, match="resistance"):
         Resistor("z", (5, 5, 5), resistance=0.0)
     with pytest.raises(ValueError, match="not an E component"):

@@ -6,14 +6,16 @@
     state, results = sim.run(1000)          # results["probe"]: Tensor [1000]
 
 One step is ``yee.update_h``, the sources' ``inject_h``, ``yee.update_e``, the sources'
-``inject`` and the monitors (the order and the times are in ``sources``' docstring). ``run``
-stages all its steps as one ``core.ops.scan`` inside ``core.jit`` (one compiled graph per step
-count; the fused step is a handful of passes over the fields). Under ``core.grad`` the scan's
-reverse pass stores only checkpoints of the carry (``checkpoint=None``: about ``2 sqrt(N)``
-states; an int ``k``: every k-th; ``core.ops.CheckpointPolicy(budget=B)``: about ``B``) and
-recomputes the rest, so the gradient of a long run has bounded memory. Material maps,
-amplitudes and waveform parameters that are Tensors get gradients through the update
-coefficients and the injections.
+``inject``, Mur's boundary update where a face has one, and the monitors (the order and the
+times are in ``sources``' docstring). ``run`` stages all its steps as one ``core.ops.scan``
+inside ``core.jit`` (one compiled graph per step count). On the CPU with a C compiler each half
+step is one native pass over the fields, with a native adjoint (``native_yee``); elsewhere the
+composite ``yee`` update runs, fused by ``core.jit``. Under ``core.grad`` the scan's reverse
+pass stores only checkpoints of the carry (``checkpoint=None``: about ``2 sqrt(N)`` states; an
+int ``k``: every k-th; ``core.ops.CheckpointPolicy(budget=B)``: about ``B``) and recomputes the
+rest, so the gradient of a long run has bounded memory. Material maps, amplitudes and waveform
+parameters that are Tensors get gradients through the update coefficients and the injections;
+run the gradient under ``core.jit`` (``core.jit(core.grad(loss))``) for speed.
 """
 
 from __future__ import annotations

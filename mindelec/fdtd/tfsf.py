@@ -2,11 +2,20 @@
 
 ``PlaneWave`` splits the grid into a total-field box ``lo .. hi`` (E-node indices per axis,
 faces included) and the scattered-field region outside it (Umashankar & Taflove 1982; Taflove &
-Hagness, *Computational Electrodynamics*, 3rd ed., ch. 5). A plane wave travelling along
-``+axis`` or ``-axis`` (``direction``) with E along ``polarization`` is computed on an auxiliary
-1D Yee grid that has the main grid's cell size and time step along the propagation axis, so its
-numerical dispersion is exactly the main grid's for that direction (Taflove sec. 5.8: the
-matched-dispersion condition is met trivially for grid-aligned incidence). Each update whose
+Hagness, *Computational Electrodynamics*, 3rd ed., ch. 5). The incident wave is computed on an
+auxiliary 1D Yee grid along the direction of propagation with the main grid's time step:
+
+- grid-aligned incidence (``direction="+x"`` ...): the auxiliary cell is the main grid's
+  along the axis and every main sample sits on an auxiliary node, so the incident field solves
+  the main grid's own equations (its dispersion is matched exactly) and nothing leaks into the
+  scattered-field region but round-off;
+- oblique incidence (an angle or a vector, 2D or 3D): main samples are interpolated linearly
+  between auxiliary nodes and the auxiliary medium is tuned so that its phase velocity equals
+  the main grid's numerical phase velocity along the direction at ``f_match`` (Taflove & Hagness
+  sec. 5.9 "matched numerical dispersion"; ``matched_wavenumber``); what leaks is the
+  interpolation error, 1e-4 .. 1e-3 of the incident wave at 20 cells per wavelength.
+
+Each update whose
 stencil reaches across the TF/SF boundary uses a field of the other region; the correction
 replaces that sample ``G[q]`` by ``G[q] + (m_F - m_G[q]) G_inc[q]`` (``m`` = 1 in the total
 region): for the curl term ``sign d_j G_k`` of component ``F``,
@@ -21,10 +30,10 @@ with ``D_j`` the difference the Yee update takes (forward for H, backward for E)
 the H half of (2) and advances the auxiliary H, ``inject`` the E half and advances the
 auxiliary E; the auxiliary grid is the source's ``aux`` state in the loop.
 
-The auxiliary grid spans the main axis plus margins; its upstream end is a hard source
-``E_b = amplitude * waveform(t)`` and its downstream end a graded matched absorber
-(``sigma_m = sigma mu0 / eps``), so the incident field is one travelling wave. The incident
-wave reaches main-grid node ``i`` (``+x``) ``(i + margin) / v`` after the source.
+The auxiliary grid spans every main sample's distance along the direction plus margins; its
+upstream end is a hard source ``e = amplitude * waveform(t)`` and its downstream end a graded
+matched absorber (``sigma_m = sigma mu / eps``), so the incident field is one travelling wave,
+``margin`` auxiliary cells from the hard source to the grid's first sample.
 
 Requirements: the total-field box lies at least one cell inside the PML-free interior (its
 neighbours are updated with plain differences) and the medium on the box's faces is the
@@ -37,20 +46,20 @@ background ``eps_r`` the auxiliary grid uses.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import core
 from core import ops
 
-from .constants import C0, EPS0, ETA0, MU0
+from .constants import C0, ETA0
 from .grid import AXES
 from .lumped import CurrentSource
 from .sources import Source, e_time
 from .yee import curl_terms, diff_backward, diff_forward
 
-__all__ = ["LineSource", "PlaneWave"]
-
-_LEVI = {(0, 1, 2): 1, (1, 2, 0): 1, (2, 0, 1): 1, (0, 2, 1): -1, (2, 1, 0): -1, (1, 0, 2): -1}
+__all__ = ["LineSource", "PlaneWave", "matched_wavenumber"]
 
 
 def _axis(value, what) -> int:
@@ -61,26 +70,86 @@ def _axis(value, what) -> int:
     return int(value)
 
 
+def _unit(v, what) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float64).reshape(-1)
+    v = np.concatenate([v, np.zeros(3 - v.size)]) if v.size < 3 else v
+    norm = np.linalg.norm(v)
+    if v.shape != (3,) or not norm > 0:
+        raise ValueError(f"{what} must be a nonzero vector of 2 or 3 entries, got {v.tolist()}")
+    v = v / norm
+    v[np.abs(v) < 1e-12] = 0.0
+    return v
+
+
+def _parse_direction(direction) -> tuple[np.ndarray, bool]:
+    """``(unit k, grid-aligned?)`` from ``"+x"``-style text, an angle (degrees, 2D: from +x
+    toward +y) or a vector."""
+    if isinstance(direction, str):
+        if len(direction) != 2 or direction[0] not in "+-":
+            raise ValueError(f"direction must look like '+x' or '-y', got {direction!r}")
+        k = np.zeros(3)
+        k[_axis(direction[1], "direction axis")] = 1.0 if direction[0] == "+" else -1.0
+        return k, True
+    if np.ndim(direction) == 0:
+        phi = math.radians(float(direction))
+        k = _unit([math.cos(phi), math.sin(phi)], "direction")
+    else:
+        k = _unit(direction, "direction")
+    return k, int(np.count_nonzero(k)) == 1
+
+
+def matched_wavenumber(grid, k_hat, f: float, eps_r: float = 1.0) -> float:
+    """The Yee grid's numerical wavenumber (rad/m) along ``k_hat`` at ``f`` (Hz): the root of
+
+        sum_a (sin(k k_a d_a / 2) / d_a)^2 = (sin(omega dt / 2) / (c dt))^2
+
+    (Taflove & Hagness eq. 4.10-4.12, ``c = c0 / sqrt(eps_r)``), by Newton from the continuum
+    ``omega / c``."""
+    c = C0 / math.sqrt(eps_r)
+    w = 2 * math.pi * f
+    rhs = (math.sin(w * grid.dt / 2) / (c * grid.dt)) ** 2
+    comps = [(k_hat[a], grid.spacing[a]) for a in range(grid.ndim) if k_hat[a] != 0.0]
+    k = w / c
+    for _ in range(50):
+        val = sum((math.sin(k * ka * d / 2) / d) ** 2 for ka, d in comps) - rhs
+        der = sum(ka * math.sin(k * ka * d) / (2 * d) for ka, d in comps)
+        step = val / der
+        k -= step
+        if abs(step) < 1e-15 * k:
+            break
+    return k
+
+
 class PlaneWave(Source):
-    """A TF/SF plane wave along a grid axis.
+    """A TF/SF plane wave, grid-aligned (exact) or oblique (phase-velocity matched).
 
     Args:
         lo, hi: corner E nodes of the total-field box (``ndim`` ints each, ``lo < hi``).
         waveform: ``w(t)`` (``waveforms``); the incident ``E`` at the source is
             ``amplitude * w(t)`` (V/m).
-        direction: ``"+x"``, ``"-x"``, ``"+y"``, ``"-y"`` (``"+z"``/``"-z"`` on 3D grids).
-        polarization: the axis of E (perpendicular to the propagation axis; its component
-            must be in the grid: ``"z"`` on TMz, ``"x"``/``"y"`` on TEz).
+        direction: ``"+x"``, ``"-x"``, ``"+y"``, ``"-y"`` (``"+z"``/``"-z"`` on 3D grids), or
+            an angle in degrees in the xy-plane (from +x toward +y), or a 2/3-vector.
+        polarization: the direction of E: an axis (``"z"`` on TMz, ``"x"``/``"y"`` on TEz) or
+            a vector; it is made perpendicular to the direction. Default: ``z`` on TMz and 1D,
+            ``z x k`` on TEz.
         amplitude: V/m (a number or 0-d Tensor).
-        eps_r: background relative permittivity of the auxiliary grid (the medium around the
-            box's faces).
-        margin: auxiliary cells between the hard source and the main grid's first node.
+        eps_r: background relative permittivity (the medium around the box's faces).
+        f_match: frequency (Hz) at which an oblique wave's auxiliary phase velocity equals the
+            grid's along the direction (default: half the waveform's ``max_frequency()``).
+        margin: auxiliary cells between the hard source and the grid's first sample.
         absorber: auxiliary absorber cells at the downstream end.
         name: key of the auxiliary state.
 
-    The incident H is ``H_c = s eps_{p b c} E_b / eta`` (``s = +-1`` the direction, ``p`` the
-    propagation axis, ``b`` the polarisation) in the continuum; the auxiliary grid gives the
-    discrete one.
+    The incident fields are ``E = e(xi) p`` and ``H = h(xi) (k x p)`` with ``xi`` the distance
+    along ``k`` (auxiliary cells) and ``e``, ``h`` the auxiliary grid's (``h = e / eta`` in the
+    continuum). Grid-aligned: the auxiliary cell is the grid's along the axis, every sample
+    sits on an auxiliary node and the incident field solves the main grid's own equations, so
+    nothing leaks (round-off). Oblique (Taflove & Hagness sec. 5.9): the auxiliary cell is
+    ``min(d)``, samples are interpolated linearly between auxiliary nodes, and the auxiliary
+    medium (``eps`` and ``mu`` scaled together, impedance kept) is chosen so that its phase
+    velocity at ``f_match`` equals the main grid's along ``k`` (``matched_wavenumber``); the
+    leakage is then the interpolation error, a few 1e-3 of the incident wave at 20 cells per
+    wavelength.
     """
 
     def __init__(
@@ -89,47 +158,77 @@ class PlaneWave(Source):
         hi,
         waveform,
         direction="+x",
-        polarization="z",
+        polarization=None,
         amplitude=1.0,
         eps_r=1.0,
+        f_match=None,
         margin=4,
         absorber=40,
         name="plane_wave",
     ):
-        direction = str(direction)
-        if len(direction) != 2 or direction[0] not in "+-":
-            raise ValueError(f"direction must look like '+x' or '-y', got {direction!r}")
-        self.sign = 1 if direction[0] == "+" else -1
-        self.axis = _axis(direction[1], "direction axis")
-        self.pol = _axis(polarization, "polarization")
-        if self.pol == self.axis:
-            raise ValueError(
-                f"polarization {AXES[self.pol]!r} must be perpendicular to the direction "
-                f"{direction!r}"
-            )
-        self.h_axis = 3 - self.axis - self.pol
-        self.e_name = "e" + AXES[self.pol]
-        self.h_name = "h" + AXES[self.h_axis]
+        self.k_hat, self.aligned = _parse_direction(direction)
+        self._pol_spec = polarization
+        if polarization is not None:
+            pol = np.zeros(3)
+            if isinstance(polarization, str):
+                pol[_axis(polarization, "polarization")] = 1.0
+            else:
+                pol = _unit(polarization, "polarization")
+            if abs(float(pol @ self.k_hat)) > 1e-12 and isinstance(polarization, str):
+                raise ValueError(
+                    f"polarization {polarization!r} must be perpendicular to the direction "
+                    f"{direction!r}"
+                )
+            pol = pol - (pol @ self.k_hat) * self.k_hat
+            self.p_hat = _unit(pol, "polarization (perpendicular to the direction)")
+        else:
+            self.p_hat = None
+        self.direction = direction
         self.lo = tuple(int(i) for i in lo)
         self.hi = tuple(int(i) for i in hi)
         self.waveform = waveform
         self.amplitude = amplitude
         self.eps_r = float(eps_r)
+        self.f_match = f_match
         self.margin = int(margin)
         self.absorber = int(absorber)
         self.name = name
         self._fix = None
+        self._set_names()
+
+    def _set_names(self):
+        """``e_name``/``h_name``: the incident components for a grid-aligned wave."""
+        self.e_name = self.h_name = None
+        if self.p_hat is not None and self.aligned and np.count_nonzero(self.p_hat) == 1:
+            h_hat = np.cross(self.k_hat, self.p_hat)
+            self.e_name = "e" + AXES[int(np.flatnonzero(self.p_hat)[0])]
+            self.h_name = "h" + AXES[int(np.flatnonzero(h_hat)[0])]
 
     # ---- setup ----------------------------------------------------------------------------
     def check(self, grid, boundaries) -> None:
         n = grid.ndim
-        if self.axis >= n:
-            raise ValueError(f"{self.name}: direction axis {AXES[self.axis]} is not in a {n}D grid")
-        if self.e_name not in grid.e_components or self.h_name not in grid.h_components:
+        if np.any(self.k_hat[n:] != 0.0):
             raise ValueError(
-                f"{self.name}: a wave along {AXES[self.axis]} polarised along {AXES[self.pol]} "
-                f"needs {self.e_name} and {self.h_name}; this grid has {grid.components}"
+                f"{self.name}: direction {self.direction!r} leaves the axes of a {n}D grid"
             )
+        if self.p_hat is None:  # defaults: E along z (TMz, 1D), or z x k (TEz)
+            if n == 2 and grid.mode == "TEz":
+                self.p_hat = _unit(np.cross([0.0, 0.0, 1.0], self.k_hat), "polarization")
+            else:
+                self.p_hat = np.array([0.0, 0.0, 1.0])
+            self._set_names()
+        h_hat = np.cross(self.k_hat, self.p_hat)
+        for kind, vec, have in (
+            ("e", self.p_hat, grid.e_components),
+            ("h", h_hat, grid.h_components),
+        ):
+            for a in np.flatnonzero(vec):
+                if kind + AXES[a] not in have:
+                    raise ValueError(
+                        f"{self.name}: a wave along {self.k_hat.tolist()} with E along "
+                        f"{self.p_hat.tolist()} needs {kind}{AXES[a]}; this grid has "
+                        f"{grid.components}"
+                    )
         if len(self.lo) != n or len(self.hi) != n:
             raise ValueError(f"{self.name}: lo {self.lo} and hi {self.hi} need {n} entries")
         if any(h <= lo for lo, h in zip(self.lo, self.hi)):
@@ -151,88 +250,124 @@ class PlaneWave(Source):
             mask = mask * inside.reshape(shape)
         return mask
 
+    def _xi(self, grid, component) -> np.ndarray:
+        """Distance along k (auxiliary cells, before the margin) of every sample of
+        ``component``, measured from the box corner the wave enters first."""
+        off = grid.staggered(component)
+        xi = np.zeros(grid.shape)
+        for a in range(grid.ndim):
+            if self.k_hat[a] == 0.0:
+                continue
+            corner = self.lo[a] if self.k_hat[a] > 0 else self.hi[a]
+            pos = (np.arange(grid.shape[a]) + off[a] - corner) * grid.spacing[a]
+            shape = [1] * grid.ndim
+            shape[a] = -1
+            xi = xi + (self.k_hat[a] * pos).reshape(shape)
+        return xi / self._delta
+
     def prepare(self, coeffs, grid, boundaries):
-        d = grid.spacing[self.axis]
-        n = grid.shape[self.axis]
-        # auxiliary grid: q = 0 .. Q-1, main node i at q = i + lo_pad
-        up, down = self.margin, self.absorber
-        self._pad = up if self.sign > 0 else down
-        q_len = n + up + down
-        eps = EPS0 * self.eps_r
-        sigma = np.zeros(q_len)
-        depth = (np.arange(down) + 1.0) / down
-        sigma_max = 0.8 * 4 / (ETA0 / np.sqrt(self.eps_r) * d)  # Taflove eq. 7.67, m = 3
-        prof = sigma_max * depth**3
-        sigma_h = np.zeros(q_len)
-        prof_h = sigma_max * ((np.arange(down) + 0.5) / down) ** 3
-        if self.sign > 0:
-            sigma[q_len - down :] = prof
-            sigma_h[q_len - down - 1 : q_len - 1] = prof_h
-            self._src = 0
+        dt, dtype = grid.dt, grid.dtype
+        h_hat = np.cross(self.k_hat, self.p_hat)
+        if self.aligned:
+            self._delta = grid.spacing[int(np.flatnonzero(self.k_hat)[0])]
+            speed = C0 / math.sqrt(self.eps_r)
         else:
-            sigma[:down] = prof[::-1]
-            sigma_h[:down] = prof_h[::-1]
-            self._src = q_len - 1
-        dt = grid.dt
-        s_e = sigma * dt / (2 * eps)
-        s_h = sigma_h * dt / (2 * eps)  # sigma_m dt / (2 mu) with sigma_m = sigma mu / eps
-        ce = _LEVI[(self.pol, self.axis, self.h_axis)]  # eps dE_b/dt = ce d_p H_c
-        ch = _LEVI[(self.h_axis, self.axis, self.pol)]  # mu dH_c/dt = -ch d_p E_b
-        dtype = grid.dtype
+            self._delta = min(grid.spacing)
+            f = self.f_match
+            if f is None:
+                f = 0.5 * float(self.waveform.max_frequency())
+            k_num = matched_wavenumber(grid, self.k_hat, float(f), self.eps_r)
+            w = 2 * math.pi * float(f)
+            speed = self._delta * math.sin(w * dt / 2) / (dt * math.sin(k_num * self._delta / 2))
+        self.aux_speed = speed
+        eta = ETA0 / math.sqrt(self.eps_r)
+        eps_a, mu_a = 1.0 / (speed * eta), eta / speed
+        # incident samples: every component with a nonzero share of E or H
+        self._samples = {}
+        lows = []
+        for kind, vec, names in (
+            ("e", self.p_hat, grid.e_components),
+            ("h", h_hat, grid.h_components),
+        ):
+            for name in names:
+                share = vec[AXES.index(name[1])]
+                if share != 0.0:
+                    xi = self._xi(grid, name) - (0.5 if kind == "h" else 0.0)
+                    self._samples[name] = (kind, float(share), xi)
+                    lows.append(xi.min())
+        shift = self.margin - math.floor(min(lows))
+        highs = []
+        for name, (kind, share, xi) in self._samples.items():
+            xi = xi + shift
+            idx = np.floor(xi).astype(np.int64)
+            frac = xi - idx
+            exact = np.abs(frac) < 1e-9
+            frac[exact] = 0.0
+            self._samples[name] = (
+                kind,
+                share,
+                idx,
+                core.tensor(frac, dtype=dtype),
+            )
+            highs.append(int(idx.max()) + 2)
+        down = self.absorber
+        q_len = max(highs) + down + 1
+        sigma_max = 0.8 * 4 / (eta * self._delta)  # Taflove eq. 7.67, m = 3
+        sig_e, sig_h = np.zeros(q_len), np.zeros(q_len)
+        sig_e[q_len - down :] = sigma_max * ((np.arange(down) + 1.0) / down) ** 3
+        sig_h[q_len - down - 1 : q_len - 1] = sigma_max * ((np.arange(down) + 0.5) / down) ** 3
+        s_e = sig_e * dt / (2 * eps_a)
+        s_h = sig_h * dt / (2 * eps_a)  # sigma_m dt / (2 mu) with sigma_m = sigma mu / eps
+        # eps de/dt = -dh/dxi, mu dh/dt = -de/dxi: a +xi wave has h = e / eta
         self._aux_c = {
             "ca": core.tensor((1 - s_e) / (1 + s_e), dtype=dtype),
-            "cb": core.tensor(ce * dt / (eps * d) / (1 + s_e), dtype=dtype),
+            "cb": core.tensor(-dt / (eps_a * self._delta) / (1 + s_e), dtype=dtype),
             "da": core.tensor((1 - s_h) / (1 + s_h), dtype=dtype),
-            "db": core.tensor(-ch * dt / (MU0 * d) / (1 + s_h), dtype=dtype),
-            "src": core.tensor(np.eye(q_len)[self._src], dtype=dtype),
+            "db": core.tensor(-dt / (mu_a * self._delta) / (1 + s_h), dtype=dtype),
+            "src": core.tensor(np.eye(q_len)[0], dtype=dtype),
         }
         self._q_len = q_len
         # corrections (1)-(2): every component whose curl reads an incident component
         self._fix = {"h": [], "e": []}
-        for kind, names, inc in (
-            ("h", grid.h_components, self.e_name),
-            ("e", grid.e_components, self.h_name),
-        ):
-            m_g = self._inside(grid, inc)
+        for kind, names in (("h", grid.h_components), ("e", grid.e_components)):
+            other = "e" if kind == "h" else "h"
             for name in names:
-                m_f = self._inside(grid, name)
+                m_f = core.tensor(self._inside(grid, name), dtype=dtype)
                 coef = coeffs[("db_" if kind == "h" else "cb_") + name]
                 for j, k, sign in curl_terms(name, grid):
-                    if ("e" if kind == "h" else "h") + AXES[k] != inc:
+                    inc = other + AXES[k]
+                    if inc not in self._samples:
                         continue  # this term reads a component the plane wave lacks
                     factor = (-1.0 if kind == "h" else 1.0) * sign / grid.spacing[j]
+                    m_g = core.tensor(self._inside(grid, inc), dtype=dtype)
                     self._fix[kind].append(
-                        (
-                            name,
-                            j,
-                            boundaries.periodic(j),
-                            coef,
-                            factor,
-                            core.tensor(m_f, dtype=dtype),
-                            core.tensor(m_g, dtype=dtype),
-                        )
+                        (name, inc, j, boundaries.periodic(j), coef, factor, m_f, m_g)
                     )
         return coeffs
 
     def init_aux(self, grid):
-        zeros = core.ops.zeros((self._q_len,), dtype=grid.dtype) if self._fix else None
-        if zeros is None:
+        if self._fix is None:
             raise RuntimeError(f"{self.name}: prepare() was not called (use it in a Simulation)")
+        zeros = core.ops.zeros((self._q_len,), dtype=grid.dtype)
         return {"e": zeros, "h": zeros}
 
     # ---- the loop -------------------------------------------------------------------------
-    def _incident(self, values, grid):
-        """The auxiliary values on the main axis, broadcast to a full ``grid.shape`` map."""
-        n = grid.shape[self.axis]
-        line = values[self._pad : self._pad + n]
-        shape = [1] * grid.ndim
-        shape[self.axis] = n
-        return line.reshape(tuple(shape)) * core.ops.ones(grid.shape, dtype=grid.dtype)
+    def _incident(self, name, values):
+        """The incident ``name`` on the whole grid from the auxiliary ``values`` (linear
+        interpolation; exact on the nodes)."""
+        _kind, share, idx, frac = self._samples[name]
+        lower = values[idx]
+        if self.aligned:
+            return lower * share
+        return (lower + frac * (values[idx + 1] - lower)) * share
 
-    def _apply(self, state, kind, inc, grid):
+    def _apply(self, state, kind, values, grid):
         diff = diff_forward if kind == "h" else diff_backward
-        changes = {}
-        for name, j, periodic, coef, factor, m_f, m_g in self._fix[kind]:
+        changes, cache = {}, {}
+        for name, inc_name, j, periodic, coef, factor, m_f, m_g in self._fix[kind]:
+            if inc_name not in cache:
+                cache[inc_name] = self._incident(inc_name, values)
+            inc = cache[inc_name]
             delta = m_f * diff(inc, j, periodic) - diff(m_g * inc, j, periodic)
             field = changes.get(name, state.get(name))
             changes[name] = field + coef * (delta * factor)
@@ -241,7 +376,7 @@ class PlaneWave(Source):
     def inject_h(self, state, step, grid):
         aux = state.aux[self.name]
         e, h = aux["e"], aux["h"]
-        state = self._apply(state, "h", self._incident(e, grid), grid)
+        state = self._apply(state, "h", e, grid)
         c = self._aux_c
         h = c["da"] * h + c["db"] * diff_forward(e, 0, False)
         return state.replace(aux={**state.aux, self.name: {"e": e, "h": h}})
@@ -249,7 +384,7 @@ class PlaneWave(Source):
     def inject(self, state, step, grid):
         aux = state.aux[self.name]
         e, h = aux["e"], aux["h"]
-        state = self._apply(state, "e", self._incident(h, grid), grid)
+        state = self._apply(state, "e", h, grid)
         c = self._aux_c
         e = c["ca"] * e + c["cb"] * diff_backward(h, 0, False)
         value = self.amplitude * self.waveform(e_time(step, grid))
@@ -257,13 +392,6 @@ class PlaneWave(Source):
             value = ops.astype(value, grid.dtype)
         e = e * (1.0 - c["src"]) + c["src"] * value  # the hard source
         return state.replace(aux={**state.aux, self.name: {"e": e, "h": h}})
-
-    def incident_delay(self, grid, index: int) -> float:
-        """Travel time (s) of the continuum wave from the hard source to main node ``index``
-        along the propagation axis (for comparisons; the grid's phase velocity differs by
-        its dispersion)."""
-        q = index + self._pad
-        return abs(q - self._src) * grid.spacing[self.axis] * np.sqrt(self.eps_r) / C0
 
 
 class LineSource(CurrentSource):

@@ -12,7 +12,8 @@ over the two samples half a cell before and after the face (``[node - 1]`` and `
 ``a``) sit at the same transverse points ``(b + 1/2, c)``, so every product in (1) is formed
 without transverse interpolation; the face integral is the sum over those points with weight
 ``d_b`` along the staggered axis and the trapezoid rule (half weight at the two end nodes) along
-the other. On a 2D grid the missing axis ``z`` has weight 1: the flux is per metre of ``z``.
+the other. On a 2D grid the missing axis ``z`` has weight 1: the flux is per metre of ``z``; on
+a 1D grid the faces are points and the flux is a density (W/m^2).
 
 ``FluxMonitor(lo, hi, freqs)`` keeps the running DFT (``dft``) of every sample (E at
 ``(n + 1) dt``, H at ``(n + 1/2) dt``) and reports
@@ -119,8 +120,8 @@ class FluxMonitor(Monitor):
                     weights.append(w)
                 h_lo = list(index)
                 h_lo[a] = node - 1
-                weight = weights[0]
-                for w in weights[1:]:
+                weight = np.array(1.0)  # 1D: the faces are points (flux in W/m^2)
+                for w in weights:
                     weight = np.multiply.outer(weight, w)
                 outward = sign * (1.0 if side == "+" else -1.0)
                 plan.append((e, h, tuple(index), tuple(h_lo), outward * weight))

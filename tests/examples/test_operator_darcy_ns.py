@@ -66,7 +66,7 @@ def test_navier_stokes_tiny_reports_the_error_per_rolled_out_step(model, tmp_pat
     errors = out["rollout_relative_l2"]
     assert errors.shape == (4,) and np.all(np.isfinite(errors))
     assert out["mean"] == pytest.approx(errors.mean())
-    assert list(tmp_path.glob("ns_nu0.001_s16_t8_n8_seed0.h5"))
+    assert list(tmp_path.glob("ns_nu0.001_s16_t8_scale686_n8_seed0.h5"))
     if model == "fno2d":
         assert (tmp_path / "ns_fno2d_sample.png").exists()
 
@@ -74,7 +74,7 @@ def test_navier_stokes_tiny_reports_the_error_per_rolled_out_step(model, tmp_pat
 def test_navier_stokes_reads_several_files_and_rejects_too_few_frames(tmp_path):
     ns = _load("navier_stokes/navier_stokes.py")
     ns.main(tiny=True, out=tmp_path, plot=False, verbose=False, epochs=1)
-    (tmp_path / "ns_nu0.001_s16_t8_n8_seed0.h5").rename(tmp_path / "part1.h5")
+    (tmp_path / "ns_nu0.001_s16_t8_scale686_n8_seed0.h5").rename(tmp_path / "part1.h5")
     out = ns.main(tiny=True, data=str(tmp_path / "part*.h5"), plot=False, verbose=False, epochs=1)
     assert out["n_train"] == 6
     with pytest.raises(ValueError, match="t_in \\+ t_out = 10"):

@@ -38,6 +38,7 @@ TINY = {
     "batch_size": 2,
     "modes": 4,
     "width": 8,
+    "unet_depth": 1,
     "lr": 1e-2,
     # 8 samples leave grid points where every coefficient is the same (std 0): FNO's
     # per-point normalizer would divide by its eps there
@@ -69,8 +70,9 @@ def darcy_file(folder, n, resolution, solve_resolution, seed=0, verbose=True):
     return path
 
 
-def build_model(name, config, resolution, modes=None, width=None):
-    """FNO2D or UNet2D from darcy.yaml's ``model`` / ``unet`` sections."""
+def build_model(name, config, resolution, modes=None, width=None, depth=None):
+    """FNO2D or UNet2D from darcy.yaml's ``model`` / ``unet`` sections (``width``: UNet2D's
+    base channels; ``depth``: its levels)."""
     m = config["model"]
     if name == "fno2d":
         return FNO2D(
@@ -80,7 +82,7 @@ def build_model(name, config, resolution, modes=None, width=None):
             resolutions=[resolution, resolution],
             hidden_channels=width or m["width"],
             n_layers=m["depth"],
-            projection_channels=m["projection_channels"] if width is None else 2 * width,
+            projection_channels=m["projection_channels"] if width is None else 4 * width,
         )
     if name == "unet2d":
         u = config["unet"]
@@ -88,7 +90,7 @@ def build_model(name, config, resolution, modes=None, width=None):
             m["in_channels"],
             m["out_channels"],
             base_channels=width or u["base_channels"],
-            n_layers=u["depth"] if width is None else 1,
+            n_layers=depth or u["depth"],
         )
     raise ValueError(f"darcy: model must be 'fno2d' or 'unet2d', got {name!r}")
 
@@ -119,6 +121,7 @@ def main(
         n_train, n_test, resolution, solve_resolution, epochs, batch_size, lr: override
             darcy.yaml (the step schedule's ``step_size`` is scaled by ``epochs / 500``).
         modes, width: override the model's modes and width (UNet2D: its base channels).
+            FNO2D's projection then has ``4 * width`` channels, as darcy.yaml's 32 -> 128.
         time_limit (float): seconds of training: no epoch starts that would end after it
             (judged by the last epoch's length); the run is evaluated where it stopped and
             the schedule still assumes ``epochs``.
@@ -151,7 +154,7 @@ def main(
     test = PairSource.from_pdebench(path, indices=range(n_train, n_train + n_test))
 
     core.set_seed(0)
-    net = build_model(model, config, resolution, modes, width)
+    net = build_model(model, config, resolution, modes, width, t.get("unet_depth"))
     trainer = OperatorTrainer(
         net,
         train,

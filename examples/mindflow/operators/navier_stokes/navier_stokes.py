@@ -11,8 +11,9 @@ fno3d.yaml here):
   at once (``SpaceTimeSource``), inputs and outputs scaled per point (MindFlow's
   ``UnitGaussianNormalizer``).
 
-Data: ``datasets.pde.generators.generate_navier_stokes`` (FNO's initial field and forcing)
-on the first run, at 64^2 with dt = 5e-3, frames t = 0 .. 19, written to
+Data: ``datasets.pde.generators.generate_navier_stokes`` (FNO's forcing, and its initial
+field at the amplitude of FNO's released data: ``grf_scale`` 2 * 7^3 in the configs) on the
+first run, at 64^2 with dt = 5e-3, frames t = 0 .. 19, written to
 ``navier_stokes_out/``; ``--data 'dir/*.h5'`` takes trajectories from several PDEBench files
 (e.g. made in parallel). The test set is the last ``n_test`` trajectories. It prints the test
 relative L2 per rolled-out step and writes the loss curve and a sample rollout.
@@ -53,11 +54,12 @@ TINY = {
 TINY_LR = {"fno2d": 5e-3, "fno3d": 2e-2}
 
 
-def ns_file(folder, n, resolution, n_time, nu, dt, seed=0, verbose=True):
-    """The PDEBench file of ``n`` vorticity trajectories (frames t = 0, 1, ..., n_time - 1),
-    written by ``generate_navier_stokes`` when missing; returns its path."""
+def ns_file(folder, n, resolution, n_time, nu, dt, scale, seed=0, verbose=True):
+    """The PDEBench file of ``n`` vorticity trajectories (frames t = 0, 1, ..., n_time - 1;
+    ``scale``: the initial field's covariance prefactor), written by
+    ``generate_navier_stokes`` when missing; returns its path."""
     folder = pathlib.Path(folder)
-    path = folder / f"ns_nu{nu:g}_s{resolution}_t{n_time}_n{n}_seed{seed}.h5"
+    path = folder / f"ns_nu{nu:g}_s{resolution}_t{n_time}_scale{scale:g}_n{n}_seed{seed}.h5"
     if not path.exists():
         folder.mkdir(parents=True, exist_ok=True)
         generate_navier_stokes(
@@ -68,6 +70,7 @@ def ns_file(folder, n, resolution, n_time, nu, dt, seed=0, verbose=True):
             t_final=float(n_time - 1),
             n_time=n_time,
             dt=dt,
+            scale=scale,
             seed=seed,
             path=path,
             dtype=np.float32,
@@ -179,7 +182,18 @@ def main(
         n_train = pick(n_train, "n_train", d["train_size"])
         folder = out if tiny else HERE / "navier_stokes_out"
         u = load_trajectories(
-            [ns_file(folder, n_train + n_test, resolution, n_time, d["nu"], d["dt"], 0, verbose)]
+            [
+                ns_file(
+                    folder,
+                    n_train + n_test,
+                    resolution,
+                    n_time,
+                    d["nu"],
+                    d["dt"],
+                    d["grf_scale"],
+                    verbose=verbose,
+                )
+            ]
         )
     if n_train + n_test > u.shape[0] or u.shape[1] < t_in + t_out:
         raise ValueError(

@@ -3,6 +3,8 @@ reflects 1/3), the two-port S-matrix of a lossy structure is reciprocal to 1e-6,
 drives half its EMF into a matched line, the equivalent conductivity is MindElec's, gradients
 through the element's coefficients match central differences, and misplaced elements raise."""
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -23,20 +25,23 @@ from mindelec.fdtd.sparams import (
 )
 from mindelec.fdtd.waveforms import Gaussian
 
+# the composite update: no native kernels to compile (F1's tests check that both agree)
+_Sim = functools.partial(Simulation, native=False)
+
 NY = 4  # plate separation in cells; the line is one cell wide between PMC walls
 
 
 F = np.array([0.5e9, 1e9, 2e9, 3e9])
 
 
-def _line(load_ratio, steps=700, axis="y"):
+def _line(load_ratio, steps=500, axis="y"):
     """Parallel-plate line along x (PEC plates at y = 0, NY d; PMC at z = 0, d): a 1 V
     Gaussian source with internal resistance Z0 = eta0 NY at x = 0, a load at the far end."""
-    g = Grid((60, NY, 1), 1e-3, dtype="float64")
+    g = Grid((40, NY, 1), 1e-3, dtype="float64")
     z0 = ETA0 * NY
     src = VoltageSource(axis, (0, 0, 0), (1, NY, 1), Gaussian(10e9), resistance=z0, name="p1")
-    load = Resistor("y", (59, 0, 0), (60, NY, 1), resistance=load_ratio * z0)
-    sim = Simulation(
+    load = Resistor("y", (39, 0, 0), (40, NY, 1), resistance=load_ratio * z0)
+    sim = _Sim(
         g,
         boundaries={"x": PMC(), "y": PEC(), "z": PMC()},
         sources=[src, load],
@@ -75,7 +80,7 @@ def test_matched_resistor_absorbs_and_mismatch_reflects():
     # discrete theory (the ladder) to the DFT's truncation
     assert np.max(np.abs(s11 - _ladder_s11(1.0, g))) < 1e-7
     v_2, s11_2, g = _line(2.0)
-    assert np.all(np.abs(np.abs(s11_2) - 1.0 / 3.0) < 0.015), np.abs(s11_2)
+    assert np.all(np.abs(np.abs(s11_2) - 1.0 / 3.0) < 0.02), np.abs(s11_2)
     assert np.max(np.abs(s11_2 - _ladder_s11(2.0, g))) < 5e-5
     # MindElec's "yn": the positive terminal at the low plate; V, I and the drive flip together
     v_n, s11_n, _ = _line(2.0, axis="yn")
@@ -91,17 +96,17 @@ def test_equivalent_conductivity_is_mindelec_resistor():
     assert np.isclose(r.sigma(g), (3 * 1e-3) / (2 * 1e-6) / 100.0)
 
 
-def _two_port(excited, steps=1400):
+def _two_port(excited, steps=600):
     g = Grid((16, 2, 2), 1e-3, dtype="float64")
     rng = np.random.default_rng(1)
     eps = 1 + 2 * rng.random(g.shape)
-    sigma = 0.3 * rng.random(g.shape)  # S/m: the ringing decays within the run
+    sigma = 1.0 * rng.random(g.shape)  # S/m: the ringing decays within the run
     ports = [
         VoltageSource("y", (0, 0, 0), None, Gaussian(12e9), 200.0, float(excited == 0), "p1"),
         VoltageSource("y", (15, 1, 1), None, Gaussian(12e9), 300.0, float(excited == 1), "p2"),
     ]
     monitors = [m for p in ports for m in (p.voltage_monitor(), p.current_monitor())]
-    sim = Simulation(
+    sim = _Sim(
         g,
         Materials(eps_r=eps, sigma=sigma),
         boundaries={"x": PMC(), "y": PEC(), "z": PMC()},
@@ -115,7 +120,7 @@ def _two_port(excited, steps=1400):
 
 
 def test_two_port_reciprocity_and_passivity():
-    steps = 1400
+    steps = 600
     g_dt = Grid((16, 2, 2), 1e-3, dtype="float64").dt
     tv, ti = port_times(steps, g_dt)
     solver = SParameterSolver(lambda e: _two_port(e, steps), 2, g_dt, tv, ti, z0=[200.0, 300.0])
@@ -136,7 +141,7 @@ def test_gradient_through_element_coefficients():
     base = np.ones(g.shape)
 
     def loss(eps):
-        sim = Simulation(g, Materials(eps_r=eps), sources=[src], monitors=[mon], native=False)
+        sim = _Sim(g, Materials(eps_r=eps), sources=[src], monitors=[mon], native=False)
         _, r = sim.run(60)
         return (r["v"] * r["v"]).sum()
 
@@ -154,18 +159,41 @@ def test_misplaced_elements_raise():
     g = Grid((20, 20, 20), 1e-3)
     pml = {"x": CPML(5)}
     with pytest.raises(ValueError, match="PML"):
-        Simulation(g, boundaries=pml, sources=[Resistor("z", (2, 10, 10))])
+        _Sim(g, boundaries=pml, sources=[Resistor("z", (2, 10, 10))])
     with pytest.raises(ValueError, match="outside the grid"):
-        Simulation(g, sources=[Resistor("z", (10, 10, 19), (11, 11, 21))])
+        _Sim(g, sources=[Resistor("z", (10, 10, 19), (11, 11, 21))])
     with pytest.raises(ValueError, match="wall"):
-        Simulation(g, sources=[Resistor("y", (0, 5, 5))])  # ey on the x = 0 PEC wall
+        _Sim(g, sources=[Resistor("y", (0, 5, 5))])  # ey on the x = 0 PEC wall
     with pytest.raises(ValueError, match="zp"):
         Resistor("zq", (5, 5, 5))
     with pytest.raises(ValueError, match="resistance"):
         Resistor("z", (5, 5, 5), resistance=0.0)
     with pytest.raises(ValueError, match="not an E component"):
-        Simulation(Grid((20, 20), 1e-3), sources=[Resistor("x", (5, 5))])  # TMz has ez only
+        _Sim(Grid((20, 20), 1e-3), sources=[Resistor("x", (5, 5))])  # TMz has ez only
     with pytest.raises(ValueError, match="waveform"):
         VoltageSource("z", (5, 5, 5))
     with pytest.raises(ValueError, match="PML"):
-        Simulation(g, boundaries=pml, monitors=[CurrentMonitor("z", (19, 5, 5))])
+        _Sim(g, boundaries=pml, monitors=[CurrentMonitor("z", (19, 5, 5))])
+
+
+def test_native_steps_agree_with_composite():
+    """The elements rewrite Ca/Cb before the native kernels are built: both paths agree."""
+    from mindelec.fdtd.tfsf import PlaneWave
+
+    g = Grid((24, 24), 1e-3, dtype="float64")
+    out = []
+    for native in (True, False):
+        src = VoltageSource("z", (6, 12), None, Gaussian(14e9), resistance=50.0, name="p")
+        sources = [src, Resistor("z", (18, 12), resistance=20.0)]
+        sources.append(PlaneWave((3, 3), (20, 20), Gaussian(14e9), direction="+y"))
+        sim = Simulation(
+            g,
+            sources=sources,
+            monitors=[src.voltage_monitor(), src.current_monitor()],
+            native=native,
+        )
+        _, r = sim.run(80)
+        out.append((r["p_v"].numpy(), r["p_i"].numpy()))
+    assert np.abs(out[0][0]).max() > 0
+    for a, b in zip(out[0], out[1]):
+        assert np.allclose(a, b, rtol=1e-12, atol=1e-12 * np.abs(b).max())

@@ -173,6 +173,9 @@ class LumpedElement(Source):
         waveform: callable ``w(t)`` (``waveforms``) or None for a plain resistor.
         amplitude: V, a number or a 0-d Tensor.
         name: key of the source (its monitors are named ``<name>_v``/``<name>_i``).
+
+    ``prepare`` keeps the element's drive (``Cb'`` on its edges) on the instance: give each
+    ``Simulation`` its own element objects.
     """
 
     def __init__(

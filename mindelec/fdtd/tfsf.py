@@ -140,6 +140,9 @@ class PlaneWave(Source):
         absorber: auxiliary absorber cells at the downstream end.
         name: key of the auxiliary state.
 
+    ``prepare`` keeps the auxiliary grid and the boundary masks on the instance: give each
+    ``Simulation`` its own ``PlaneWave``.
+
     The incident fields are ``E = e(xi) p`` and ``H = h(xi) (k x p)`` with ``xi`` the distance
     along ``k`` (auxiliary cells) and ``e``, ``h`` the auxiliary grid's (``h = e / eta`` in the
     continuum). Grid-aligned: the auxiliary cell is the grid's along the axis, every sample

@@ -1,9 +1,15 @@
 """examples/mindflow/operators/{darcy,navier_stokes}: the tiny modes train (the loss falls),
 report errors of the right shapes, write their data, checkpoint and plots, and name the
-argument to change on bad input."""
+argument to change on bad input; MindFlow's fno3d train.py runs tiny after changing only its
+imports."""
 
 import importlib.util
+import os
 import pathlib
+import re
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -81,3 +87,31 @@ def test_navier_stokes_reads_several_files_and_rejects_too_few_frames(tmp_path):
         ns.main(tiny=True, data=str(tmp_path / "part*.h5"), t_out=6, plot=False, verbose=False)
     with pytest.raises(FileNotFoundError, match="--data"):
         ns.main(tiny=True, data=str(tmp_path / "none*.h5"), plot=False, verbose=False)
+
+
+def test_mindflow_fno3d_train_py_runs_tiny_on_prepared_data(tmp_path):
+    folder = OPERATORS / "navier_stokes" / "fno3d"
+    shutil.copytree(folder / "configs", tmp_path / "configs")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(OPERATORS.parents[2])]))
+    config = ["--config_file_path", "./configs/fno3d_tiny.yaml"]
+    for script, extra in (
+        ("prepare_data.py", ["--n_train", "4", "--n_test", "2"]),
+        ("train.py", []),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-W", "error", str(folder / script), *config, *extra],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+    assert np.load(tmp_path / "dataset_tiny" / "train_a.npy").shape == (4, 16, 16, 4)
+    assert np.load(tmp_path / "dataset_tiny" / "test_u.npy").shape == (2, 16, 16, 4)
+    text = done.stdout + done.stderr
+    loss = float(re.search(r"epoch: 1 train loss: ([-\d.e+]+)", text).group(1))
+    error = float(re.search(r"mean rms_error: Tensor\(([-\d.e+]+)", text).group(1))
+    assert np.isfinite(loss) and 0 < error < 1, (loss, error)
+    assert list(tmp_path.glob("summary_tiny/*/ckpt/FNO3D_time*"))

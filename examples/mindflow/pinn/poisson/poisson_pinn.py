@@ -169,6 +169,9 @@ def main(
         raise ValueError(f"unknown bc {bc!r}; choose one of {', '.join(BOUNDARY_CONDITIONS)}")
     config = load_yaml_config(str(config_file))
     cfg = settings(config, tiny, {"adam_steps": adam_steps, "lbfgs_steps": lbfgs_steps})
+    robin_weights = cfg.pop("weights_robin", None)
+    if bc != "dirichlet" and robin_weights is not None:
+        cfg["weights"] = robin_weights
     core.set_seed(seed)
     geom = make_geometry(geom_name, config)
     n_dim = geom.dim

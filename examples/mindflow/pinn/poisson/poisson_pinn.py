@@ -146,7 +146,8 @@ def plot(model, geom, n_dim, path, title):
     xx, yy = np.meshgrid(xs, ys)  # [ny, nx]
     cols = [xx.ravel(), yy.ravel()] + ([np.full(xx.size, 0.375)] if n_dim == 3 else [])
     pts = np.stack(cols, axis=1)
-    mask = np.asarray(geom.contains(pts)).reshape(xx.shape)
+    # strictly inside: the closed CSG difference keeps the cut's outer edges (measure zero)
+    mask = (np.asarray(geom.sdf(pts)) < -1e-12).reshape(xx.shape)
     pred = common.predict(model, pts)[:, 0].reshape(xx.shape)
     ref = poisson_exact(pts)[:, 0].reshape(xx.shape)
     return common.plot_fields(path, xs, ys, {"u": (pred, ref)}, title, mask=mask)

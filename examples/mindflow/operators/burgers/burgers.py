@@ -150,6 +150,7 @@ def main(
     verbose=True,
     config=None,
     time_limit=None,
+    normalize=None,
 ):
     """Train ``model`` on Burgers u(., 0) -> u(., 1); return the errors and the history.
 
@@ -166,6 +167,8 @@ def main(
         data_dir: the data cache (default ``burgers_out/data/`` here). out: the figures'
             folder (default ``burgers_out/``). plot, verbose: figures, printing.
         config: a dict replacing ``configs/<model>.yaml``.
+        normalize: scale inputs and labels per grid point (``OperatorTrainer(normalize=True)``,
+            FNO's ``UnitGaussianNormalizer``); default the config's ``data.normalize`` or False.
         time_limit: seconds; training stops after the first epoch that ends past it (the
             schedule is then cut short: the printed line gives the epochs reached).
 
@@ -211,6 +214,7 @@ def main(
         seed=seed,
         eval_every=max(1, epochs // 10),
         progress=verbose,
+        normalize=bool(data_cfg.get("normalize", False) if normalize is None else normalize),
     )
     start = time.perf_counter()
     if time_limit is None:
@@ -290,6 +294,7 @@ if __name__ == "__main__":
     parser.add_argument("--solver_resolution", type=int, default=1024)
     parser.add_argument("--data_dir", default=None)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--normalize", action="store_true", default=None)
     parser.add_argument("--time_limit", type=float, default=None, help="seconds")
     parser.add_argument("--tiny", action="store_true", help="40/10 samples at 64 points, 3 epochs")
     args = parser.parse_args()

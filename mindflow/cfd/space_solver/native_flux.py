@@ -39,19 +39,29 @@ _UNROLL = '_Pragma("GCC unroll 8") '
 # between s = 2 and s = 3), j = 0..4 the conservative components. N, T1, T2: the normal and
 # tangential momentum components (1..3). Literals are cast to T so float kernels stay float.
 
-_WENO_JS = """
-static inline __attribute__((always_inline)) T weno(T v0, T v1, T v2, T v3, T v4) {
-  /* Jiang & Shu 1996, eqs. 2.9-2.11; alpha_k = d_k / (eps + beta_k)^2, eps = 1e-5 */
-  T p0 = ((T)2 * v0 - (T)7 * v1 + (T)11 * v2) / (T)6;
-  T p1 = (-v1 + (T)5 * v2 + (T)2 * v3) / (T)6;
-  T p2 = ((T)2 * v2 + (T)5 * v3 - v4) / (T)6;
+# The three candidates and Jiang-Shu indicators (Jiang & Shu 1996, eqs. 2.9-2.11) shared by
+# both weightings; each weighting defines weno() from them.
+_WENO_CANDIDATES = """
+static inline __attribute__((always_inline)) void weno_candidates(
+    T v0, T v1, T v2, T v3, T v4, T* p0, T* p1, T* p2, T* b0, T* b1, T* b2) {
+  *p0 = ((T)2 * v0 - (T)7 * v1 + (T)11 * v2) / (T)6;
+  *p1 = (-v1 + (T)5 * v2 + (T)2 * v3) / (T)6;
+  *p2 = ((T)2 * v2 + (T)5 * v3 - v4) / (T)6;
   T c0 = (T)(13.0 / 12.0), c1 = (T)0.25;
   T a = v0 - (T)2 * v1 + v2, b = v0 - (T)4 * v1 + (T)3 * v2;
-  T b0 = c0 * (a * a) + c1 * (b * b);
+  *b0 = c0 * (a * a) + c1 * (b * b);
   a = v1 - (T)2 * v2 + v3; b = v1 - v3;
-  T b1 = c0 * (a * a) + c1 * (b * b);
+  *b1 = c0 * (a * a) + c1 * (b * b);
   a = v2 - (T)2 * v3 + v4; b = (T)3 * v2 - (T)4 * v3 + v4;
-  T b2 = c0 * (a * a) + c1 * (b * b);
+  *b2 = c0 * (a * a) + c1 * (b * b);
+}
+"""
+
+_WENO_JS = """
+static inline __attribute__((always_inline)) T weno(T v0, T v1, T v2, T v3, T v4) {
+  /* WENO5-JS: alpha_k = d_k / (eps + beta_k)^2, eps = 1e-5 */
+  T p0, p1, p2, b0, b1, b2;
+  weno_candidates(v0, v1, v2, v3, v4, &p0, &p1, &p2, &b0, &b1, &b2);
   T e0 = (T)1e-5 + b0, e1 = (T)1e-5 + b1, e2 = (T)1e-5 + b2;
   T a0 = (T)0.1 / (e0 * e0), a1 = (T)0.6 / (e1 * e1), a2 = (T)0.3 / (e2 * e2);
   T inv = (T)1 / (a0 + a1 + a2);
@@ -62,16 +72,8 @@ static inline __attribute__((always_inline)) T weno(T v0, T v1, T v2, T v3, T v4
 _WENO_Z = """
 static inline __attribute__((always_inline)) T weno(T v0, T v1, T v2, T v3, T v4) {
   /* Borges, Carmona, Costa & Don 2008: alpha_k = d_k (1 + tau5 / (beta_k + eps)) */
-  T p0 = ((T)2 * v0 - (T)7 * v1 + (T)11 * v2) / (T)6;
-  T p1 = (-v1 + (T)5 * v2 + (T)2 * v3) / (T)6;
-  T p2 = ((T)2 * v2 + (T)5 * v3 - v4) / (T)6;
-  T c0 = (T)(13.0 / 12.0), c1 = (T)0.25;
-  T a = v0 - (T)2 * v1 + v2, b = v0 - (T)4 * v1 + (T)3 * v2;
-  T b0 = c0 * (a * a) + c1 * (b * b);
-  a = v1 - (T)2 * v2 + v3; b = v1 - v3;
-  T b1 = c0 * (a * a) + c1 * (b * b);
-  a = v2 - (T)2 * v3 + v4; b = (T)3 * v2 - (T)4 * v3 + v4;
-  T b2 = c0 * (a * a) + c1 * (b * b);
+  T p0, p1, p2, b0, b1, b2;
+  weno_candidates(v0, v1, v2, v3, v4, &p0, &p1, &p2, &b0, &b1, &b2);
   T tau = FABS(b0 - b2);
   T a0 = (T)0.1 * ((T)1 + tau / (b0 + EPS_Z));
   T a1 = (T)0.6 * ((T)1 + tau / (b1 + EPS_Z));
@@ -81,22 +83,28 @@ static inline __attribute__((always_inline)) T weno(T v0, T v1, T v2, T v3, T v4
 }
 """
 
+# Velocity, pressure, sound speed and physical flux of one face state (flux.primitive_of,
+# sound_speed, physical_flux): what both Riemann solvers start from.
+_EULER_SIDE = """
+static inline __attribute__((always_inline)) void euler_side(const T* u, T gm, T* v, T* p,
+                                                             T* c, T* f) {
+  T r = u[0];
+  for (int k = 1; k <= 3; ++k) v[k] = u[k] / r;
+  *p = (gm - (T)1) * (u[4] - (T)0.5 * r * (v[1] * v[1] + v[2] * v[2] + v[3] * v[3]));
+  *c = SQRT(gm * *p / r);
+  f[0] = u[N]; f[1] = u[N] * v[1]; f[2] = u[N] * v[2]; f[3] = u[N] * v[3];
+  f[N] = f[N] + *p; f[4] = v[N] * (u[4] + *p);
+}
+"""
+
 _HLLC = """
 static inline __attribute__((always_inline)) void riemann(const T* ul, const T* ur, T gm, T* f) {
   /* Toro ch. 10: PVRS wave speeds (10.59-10.62) bounded by Einfeldt's Roe estimates, contact
      speed (10.37), star fluxes (10.38-10.39), four-case flux (10.26). */
-  T rl = ul[0], rr = ur[0];
-  T vl[4], vr[4];
-  for (int k = 1; k <= 3; ++k) { vl[k] = ul[k] / rl; vr[k] = ur[k] / rr; }
-  T pl = (gm - (T)1) * (ul[4] - (T)0.5 * rl * (vl[1] * vl[1] + vl[2] * vl[2] + vl[3] * vl[3]));
-  T pr = (gm - (T)1) * (ur[4] - (T)0.5 * rr * (vr[1] * vr[1] + vr[2] * vr[2] + vr[3] * vr[3]));
-  T cl = SQRT(gm * pl / rl), cr = SQRT(gm * pr / rr);
+  T rl = ul[0], rr = ur[0], vl[4], vr[4], pl, pr, cl, cr, fl[5], fr[5];
+  euler_side(ul, gm, vl, &pl, &cl, fl);
+  euler_side(ur, gm, vr, &pr, &cr, fr);
   T unl = vl[N], unr = vr[N];
-  T fl[5], fr[5];
-  fl[0] = ul[N]; fl[1] = ul[N] * vl[1]; fl[2] = ul[N] * vl[2]; fl[3] = ul[N] * vl[3];
-  fl[N] = fl[N] + pl; fl[4] = unl * (ul[4] + pl);
-  fr[0] = ur[N]; fr[1] = ur[N] * vr[1]; fr[2] = ur[N] * vr[2]; fr[3] = ur[N] * vr[3];
-  fr[N] = fr[N] + pr; fr[4] = unr * (ur[4] + pr);
   T rho_bar = (T)0.5 * (rl + rr), c_bar = (T)0.5 * (cl + cr);
   T p_star = FMAX((T)0.5 * (pl + pr) - (T)0.5 * (unr - unl) * rho_bar * c_bar, (T)0);
   T g = (gm + (T)1) / ((T)2 * gm);
@@ -132,17 +140,9 @@ static inline __attribute__((always_inline)) void riemann(const T* ul, const T* 
 _RUSANOV = """
 static inline __attribute__((always_inline)) void riemann(const T* ul, const T* ur, T gm, T* f) {
   /* Rusanov 1961: F = (F_L + F_R)/2 - a/2 (U_R - U_L), a = max(|u_n| + c) (Toro 10.5.1) */
-  T rl = ul[0], rr = ur[0];
-  T vl[4], vr[4];
-  for (int k = 1; k <= 3; ++k) { vl[k] = ul[k] / rl; vr[k] = ur[k] / rr; }
-  T pl = (gm - (T)1) * (ul[4] - (T)0.5 * rl * (vl[1] * vl[1] + vl[2] * vl[2] + vl[3] * vl[3]));
-  T pr = (gm - (T)1) * (ur[4] - (T)0.5 * rr * (vr[1] * vr[1] + vr[2] * vr[2] + vr[3] * vr[3]));
-  T cl = SQRT(gm * pl / rl), cr = SQRT(gm * pr / rr);
-  T fl[5], fr[5];
-  fl[0] = ul[N]; fl[1] = ul[N] * vl[1]; fl[2] = ul[N] * vl[2]; fl[3] = ul[N] * vl[3];
-  fl[N] = fl[N] + pl; fl[4] = vl[N] * (ul[4] + pl);
-  fr[0] = ur[N]; fr[1] = ur[N] * vr[1]; fr[2] = ur[N] * vr[2]; fr[3] = ur[N] * vr[3];
-  fr[N] = fr[N] + pr; fr[4] = vr[N] * (ur[4] + pr);
+  T vl[4], vr[4], pl, pr, cl, cr, fl[5], fr[5];
+  euler_side(ul, gm, vl, &pl, &cl, fl);
+  euler_side(ur, gm, vr, &pr, &cr, fr);
   T a = FMAX(FABS(vl[N]) + cl, FABS(vr[N]) + cr);
   for (int j = 0; j < 5; ++j)
     f[j] = (T)0.5 * (fl[j] + fr[j]) - (T)0.5 * a * (ur[j] - ul[j]);
@@ -282,7 +282,7 @@ def _source(dtype, axis, reconstructor, riemann):
     )
     weno = _WENO_Z if reconstructor == "WENO5-Z" else _WENO_JS
     solver = _HLLC if riemann == "HLLC" else _RUSANOV
-    body = weno + solver + _FACE
+    body = _WENO_CANDIDATES + weno + _EULER_SIDE + solver + _FACE
     # the per-face loops over 5 components and 6 cells must unroll completely, or the loop over
     # faces has inner loops and control flow and does not vectorize
     body = re.sub(r"(\n\s*)(for \(int )", lambda m: m.group(1) + _UNROLL + m.group(2), body)

@@ -130,6 +130,8 @@ def main(
     lr=None,
     modes=None,
     width=None,
+    train_rollout=None,
+    stride=1,
     time_limit=None,
     data=None,
     out=None,
@@ -145,6 +147,10 @@ def main(
             config (n_train / n_test: trajectories; with ``data``, all but the last ``n_test``
             trajectories train unless ``n_train`` is given).
         modes, width: override the model's spatial modes and width.
+        train_rollout (int): fno2d: the frames rolled out per training window (default
+            ``t_out``, FNO-2D's recurrent training; 1: one-step training, a tenth of the
+            cost). The test error is always that of the whole ``t_out``-step rollout.
+        stride (int): fno2d: frames between training windows.
         time_limit (float): seconds of training: no epoch starts that would end after it
             (judged by the last epoch's length).
         data (str): a glob of PDEBench files to read instead of generating.
@@ -201,6 +207,11 @@ def main(
             f"{n_train} + {n_test} trajectories of t_in + t_out = {t_in + t_out} frames"
         )
     u = u[:, : t_in + t_out]
+    train_rollout = t_out if train_rollout is None else train_rollout
+    if not 1 <= train_rollout <= t_out:
+        raise ValueError(
+            f"navier_stokes: train_rollout must be in [1, t_out={t_out}], got {train_rollout}"
+        )
     train = TrajectorySource.from_arrays(u[:n_train], 2)
     test = TrajectorySource.from_arrays(u[u.shape[0] - n_test :], 2)
     if model == "fno3d":  # first t_in frames -> next t_out frames at once
@@ -213,7 +224,8 @@ def main(
         train,
         test,
         t_in=t_in,
-        t_out=t_out,
+        t_out=train_rollout,
+        stride=stride,
         optimizer="adamweightdecay" if model == "fno2d" else "adam",  # as MindFlow's scripts
         lr=lr,
         weight_decay=o["weight_decay"],
@@ -244,7 +256,8 @@ def main(
         print(report)
         print(
             f"Navier-Stokes nu={d['nu']:g} {u.shape[-1]}^2 {model}: {n_train} train / {n_test} "
-            f"test trajectories, {t_in} frames in, {t_out} out, {done} of {epochs} epochs in "
+            f"test trajectories, {t_in} frames in, {t_out} out (trained on {train_rollout}-step "
+            f"rollouts), {done} of {epochs} epochs in "
             f"{seconds:.0f} s; rollout relative L2 per step "
             + " ".join(f"{e:.3e}" for e in per_step)
             + f"; mean {per_step.mean():.4e} (FNO paper, FNO-2D: 1.28e-2 with 1000)"
@@ -276,6 +289,8 @@ if __name__ == "__main__":
     parser.add_argument("--modes", type=int)
     parser.add_argument("--width", type=int)
     parser.add_argument("--lr", type=float)
+    parser.add_argument("--train_rollout", type=int)
+    parser.add_argument("--stride", type=int, default=1)
     parser.add_argument("--time_limit", type=float)
     parser.add_argument("--data")
     parser.add_argument("--out")

@@ -124,3 +124,30 @@ def test_mindflow_fno3d_train_py_runs_tiny_on_prepared_data(tmp_path):
     error = float(re.search(r"mean rms_error: Tensor\(([-\d.e+]+)", text).group(1))
     assert np.isfinite(loss) and 0 < error < 1, (loss, error)
     assert list(tmp_path.glob("summary_tiny/*/ckpt/FNO3D_time*"))
+
+
+def test_mindflow_fno2d_train_py_runs_tiny_on_prepared_data(tmp_path):
+    folder = OPERATORS / "navier_stokes" / "fno2d"
+    shutil.copytree(folder / "configs", tmp_path / "configs")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(OPERATORS.parents[2])]))
+    config = ["--config_file_path", "./configs/fno2d_tiny.yaml"]
+    data = ["--n_train", "4", "--n_test", "2", "--nu", "1e-3", "--solve_resolution", "16"]
+    for script, extra in (("prepare_data.py", [*data, "--dt", "0.02"]), ("train.py", [])):
+        done = subprocess.run(
+            [sys.executable, "-W", "error", str(folder / script), *config, *extra],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+    assert np.load(tmp_path / "dataset_tiny" / "train" / "inputs.npy").shape == (76, 16, 16, 1, 1)
+    assert np.load(tmp_path / "dataset_tiny" / "test" / "label.npy").shape == (2, 19, 16, 16, 1, 1)
+    text = done.stdout + done.stderr
+    losses = [float(v) for v in re.findall(r"train loss: ([-\d.e+]+)", text)]
+    error = float(re.search(r"mean rel_rmse_error: ([-\d.e+]+)", text).group(1))
+    assert len(losses) == 2 and losses[1] < losses[0], losses
+    assert np.isfinite(error) and error > 0
+    assert list(tmp_path.glob("checkpoints_tiny/FNO2D_time_epoch2*"))

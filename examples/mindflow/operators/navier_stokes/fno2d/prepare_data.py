@@ -1,0 +1,87 @@
+"""Write MindFlow's fno2d data files from ``datasets``' Navier-Stokes generator.
+
+MindFlow downloads, into ``data.root_dir``, one-step pairs cut from 20-frame vorticity
+trajectories (frames every time unit): ``train/inputs.npy`` and ``train/label.npy``
+``[N_train * 19, s, s, 1, 1]`` (frame k and frame k + 1, ``NHWTC``) and, per test trajectory,
+``test/inputs.npy`` / ``test/label.npy`` ``[N_test, 19, s, s, 1, 1]`` (frames 0..18 and 1..19;
+``src/utils.py`` rolls out 10 steps from frame 9). This writes the same files from
+``datasets.pde.generators.generate_navier_stokes`` (FNO's forcing and initial field amplitude;
+MindFlow's case is nu = 1e-5, solved at 256^2 and kept on every 4th point as FNO did):
+
+    python prepare_data.py                                   # 1000 + 200 trajectories
+    python prepare_data.py --config_file_path ./configs/fno2d_tiny.yaml --n_train 4 --n_test 2 \\
+        --nu 1e-3 --solve_resolution 16 --dt 0.02
+"""
+
+import argparse
+import os
+
+import numpy as np
+
+from datasets.pde.generators import generate_navier_stokes
+from mindflow.utils import load_yaml_config
+
+N_TIME = 20  # frames t = 0, 1, ..., 19 (src/utils.py reads frames up to 19)
+
+
+def prepare(config, n_train, n_test, nu=1e-5, solve_resolution=256, dt=1e-3, seed=0, progress=True):
+    """Generate ``n_train + n_test`` trajectories and write the four files; returns their
+    paths (nothing is generated when ``root_dir/train`` exists, as MindFlow's create_npy)."""
+    s = config["model"]["input_resolution"]
+    root = config["data"]["root_dir"]
+    paths = [
+        os.path.join(root, split, f"{name}.npy")
+        for split in ("train", "test")
+        for name in ("inputs", "label")
+    ]
+    if os.path.exists(os.path.join(root, "train")):
+        return paths
+    if solve_resolution % s:
+        raise ValueError(
+            f"prepare_data: solve_resolution {solve_resolution} must be a multiple of the "
+            f"config's input_resolution {s}"
+        )
+    w = generate_navier_stokes(
+        n_train + n_test,
+        resolution=solve_resolution,
+        subsample=solve_resolution // s,
+        nu=nu,
+        t_final=float(N_TIME - 1),
+        n_time=N_TIME,
+        dt=dt,
+        scale=2 * 7**3,
+        seed=seed,
+        progress=progress,
+    )["tensor"].astype(np.float32)[..., None, None]  # [N, 20, s, s, 1, 1]
+    train, test = w[:n_train], w[n_train:]
+    arrays = (
+        train[:, :-1].reshape(-1, s, s, 1, 1),  # frame k      [N_train * 19, s, s, 1, 1]
+        train[:, 1:].reshape(-1, s, s, 1, 1),  # frame k + 1
+        test[:, :-1],  # [N_test, 19, s, s, 1, 1]
+        test[:, 1:],
+    )
+    for path, array in zip(paths, arrays, strict=True):
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        np.save(path, array)
+    return paths
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config_file_path", default="./configs/fno2d.yaml")
+    parser.add_argument("--n_train", type=int, default=1000)
+    parser.add_argument("--n_test", type=int, default=200)
+    parser.add_argument("--nu", type=float, default=1e-5)
+    parser.add_argument("--solve_resolution", type=int, default=256)
+    parser.add_argument("--dt", type=float, default=1e-3, help="the solver's step")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    prepare(
+        load_yaml_config(args.config_file_path),
+        args.n_train,
+        args.n_test,
+        args.nu,
+        args.solve_resolution,
+        args.dt,
+        args.seed,
+    )

@@ -1,3 +1,7 @@
-"""``core.common``: MindSpore-compatible module paths (``core.common.initializer``)."""
+"""``core.common``: MindSpore-compatible module paths (``core.common.initializer``,
+``core.common.dtype``, ``from core.common import Parameter, Tensor``)."""
 
+from ..tensor import Parameter as Parameter
+from ..tensor import Tensor as Tensor
+from . import dtype as dtype
 from . import initializer as initializer

@@ -200,6 +200,10 @@ from .reduction import cumprod as cumprod
 from .reduction import cumsum as cumsum
 from .reduction import logsumexp as logsumexp
 from .reduction import max as max
+from .reduction import reduce_max as reduce_max
+from .reduction import reduce_mean as reduce_mean
+from .reduction import reduce_min as reduce_min
+from .reduction import reduce_sum as reduce_sum
 from .reduction import mean as mean
 from .reduction import min as min
 from .reduction import prod as prod

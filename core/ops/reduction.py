@@ -184,3 +184,29 @@ def all(x, axis=None, keepdims=False):
 def any(x, axis=None, keepdims=False):
     """True where some entry along ``axis`` is nonzero (bool)."""
     return _any_or_all(prims_reduction.reduce_max, "any", x, axis, keepdims)
+
+
+# MindSpore 1.x functional names (``ops.reduce_mean(x, axis=(), keep_dims=False)``), which
+# MindFlow's application scripts still call; ``axis=()`` means every axis, as there.
+def _ms_axis(axis):
+    return None if axis == () or axis is None else axis
+
+
+def reduce_mean(x, axis=(), keep_dims=False):
+    """MindSpore's ``ops.reduce_mean``: :func:`mean` over ``axis`` (``()``: all axes)."""
+    return mean(x, _ms_axis(axis), keep_dims)
+
+
+def reduce_sum(x, axis=(), keep_dims=False):
+    """MindSpore's ``ops.reduce_sum``: :func:`sum` over ``axis`` (``()``: all axes)."""
+    return sum(x, _ms_axis(axis), keep_dims)
+
+
+def reduce_max(x, axis=(), keep_dims=False):
+    """MindSpore's ``ops.reduce_max``."""
+    return max(x, _ms_axis(axis), keep_dims)
+
+
+def reduce_min(x, axis=(), keep_dims=False):
+    """MindSpore's ``ops.reduce_min``."""
+    return min(x, _ms_axis(axis), keep_dims)

@@ -155,12 +155,18 @@ class SamplingConfig:
         return f"SamplingConfig({parts})"
 
 
+# keys MindFlow's own YAML files put inside an entry and MindFlow's sampler ignores (its
+# poisson/continuous config: ``BC_type: "dirichlet"``, read by the application, not the sampler)
+_MINDFLOW_IGNORED_KEYS = frozenset({"BC_type"})
+
+
 def generate_sampling_config(dict_config):
     """A ``SamplingConfig`` from a plain dict (MindFlow's YAML ``geometry`` section).
 
     Top-level keys other than ``"domain" | "BC" | "IC" | "time"`` are ignored (MindFlow's own
     examples carry e.g. a top-level ``random_merge``); an entry that is None or empty is skipped.
-    Inside an entry the keys are those of ``PartSamplingConfig``; ``size`` is required.
+    Inside an entry the keys are those of ``PartSamplingConfig`` (and MindFlow's ``BC_type``,
+    which its sampler ignores too); ``size`` is required.
 
     Example::
 
@@ -184,7 +190,7 @@ def generate_sampling_config(dict_config):
             raise TypeError(
                 f"generate_sampling_config[{geom_type!r}]: expected a dict, got {entry!r}"
             )
-        unknown = sorted(set(entry) - set(_PART_KEYS))
+        unknown = sorted(set(entry) - set(_PART_KEYS) - _MINDFLOW_IGNORED_KEYS)
         if unknown:
             raise ValueError(
                 f"generate_sampling_config[{geom_type!r}]: unknown key(s) {unknown}; "

@@ -113,6 +113,22 @@ def test_generate_sampling_config_rejects(bad, match):
         generate_sampling_config(bad)
 
 
+def test_generate_sampling_config_takes_mindflow_poisson_yaml():
+    """MindFlow's poisson/continuous data section, as its YAML has it (BC_type included)."""
+    config = generate_sampling_config(
+        {
+            "domain": {"random_sampling": True, "size": 100, "sampler": "uniform"},
+            "BC": {
+                "random_sampling": True,
+                "size": 50,
+                "sampler": "uniform",
+                "BC_type": "dirichlet",
+            },
+        }
+    )
+    assert config.bc.size == 50 and config.domain.size == 100
+
+
 def test_sampling_config_types():
     with pytest.raises(ValueError, match="unknown part 'bc'"):
         SamplingConfig({"bc": PartSamplingConfig(10)})

@@ -112,6 +112,12 @@ def test_kovasznay_and_darcy_residuals_vanish_on_exact_solutions():
     for r in kov.navier_stokes_residuals(kovasznay, xy, 20.0):
         assert float(ops.abs(r).max()) < 1e-12
     assert float(ops.abs(kov.navier_stokes_residuals(kovasznay, xy, 40.0)[0]).max()) > 1e-2
+    # the inverse terms, with the viscosity a Parameter: zero at nu = 1 / 20 only
+    data = (xy, xy[:7], _t(kov.exact_columns(xy.asnumpy()[:7], 20.0)[:, :2]))
+    nu = core.Parameter(_t([0.05]), name="nu")
+    terms = kov.inverse_terms(kovasznay, nu)(data)
+    assert float(terms["pde"]) < 1e-24 and float(terms["data"]) < 1e-28
+    assert float(kov.inverse_terms(kovasznay, _t([0.1]))(data)["pde"]) > 1e-3
     for r in darcy.darcy_residuals(darcy_exact, xy):
         assert float(ops.abs(r).max()) < 1e-12
     # the exact columns the examples compare with are the same functions
@@ -181,6 +187,19 @@ def test_kovasznay_and_darcy_pinn_tiny(tmp_path, capsys):
         assert (tmp_path / f"{name}.png").stat().st_size > 0
     text = capsys.readouterr().out
     assert "kovasznay Re=20" in text and "darcy:" in text and "rel-L2 u" in text
+
+
+def test_kovasznay_inverse_pinn_tiny(capsys):
+    kov = _load("kovasznay/kovasznay_pinn.py", "kovasznay_pinn")
+    out = kov.main(tiny=True, progress=False, mode="inverse")
+    history = out["trainer"].history
+    assert history["total"][-1] < 0.1 * history["total"][0]
+    # started at nu = 0.1; the truth is 1 / Re = 0.05: at least halfway there
+    assert abs(out["nu"] - 0.05) < 0.5 * abs(0.1 - 0.05)
+    assert out["re"] == pytest.approx(1.0 / out["nu"]) and out["re_error"] < 0.5
+    assert "kovasznay inverse Re=20" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="unknown mode 'sideways'"):
+        kov.main(tiny=True, progress=False, mode="sideways")
 
 
 @pytest.mark.parametrize("mode", ["forward", "inverse"])

@@ -48,7 +48,16 @@ def build_network(in_channels, out_channels, net_cfg, dtype=core.float64):
     return FCSequential(in_channels, out_channels, **common)
 
 
-def train(loss_terms_fn, model, batch, cfg, reference=None, params=None, progress=True):
+def train(
+    loss_terms_fn,
+    model,
+    batch,
+    cfg,
+    reference=None,
+    params=None,
+    progress=True,
+    extra_params=None,
+):
     """Adam then L-BFGS with :class:`mindflow.pinn.Trainer` (whole step under ``core.jit``).
 
     Args:
@@ -58,6 +67,8 @@ def train(loss_terms_fn, model, batch, cfg, reference=None, params=None, progres
         cfg: dict with ``adam_steps``, ``lbfgs_steps``, ``lr`` and optionally ``weights``.
         reference: ``(points [M, d], values [M, m])`` for the error shown next to the loss.
         params: an explicit list of Parameters (e.g. the network's plus an unknown viscosity).
+        extra_params: Parameters trained next to ``model``'s (``Trainer(extra_params=...)``),
+            e.g. an unknown viscosity, while ``reference=(points, values)`` still works.
 
     Returns:
         ``(trainer, seconds)``.
@@ -65,6 +76,7 @@ def train(loss_terms_fn, model, batch, cfg, reference=None, params=None, progres
     trainer = Trainer(
         loss_terms_fn,
         model if params is None else params,
+        extra_params=extra_params,
         lr=float(cfg["lr"]),
         adam_steps=int(cfg["adam_steps"]),
         lbfgs_steps=int(cfg["lbfgs_steps"]),

@@ -18,7 +18,8 @@ Rows:
   two-layer channel MLP (``lifting_channel_ratio=1``; MindFlow's is one linear map) and its
   ``n_modes`` counts both signs along all but the last axis and is halved (+1) along the last:
   ``n_modes=(2m, ..., 2m)`` keeps m modes per sign (m + 1 along the last axis, one more than
-  ours). Parameter counts are printed next to each row.
+  ours). Parameter counts (real numbers: a complex weight counts twice) are printed next to
+  each row.
 
 Each row runs in a fresh interpreter (so thread settings and memory do not leak between
 rows): seconds per step is the median over ``--steps`` single steps after two warm-up steps
@@ -121,7 +122,8 @@ def _neuraloperator(cfg):
     )
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     x, y = (torch.from_numpy(np.moveaxis(a, -1, 1).copy()) for a in _data(cfg))  # [B, 1, ...]
-    n_params = sum(p.numel() for p in model.parameters())
+    # real numbers, as ours counts them (a complex spectral weight is two)
+    n_params = sum(p.numel() * (2 if p.is_complex() else 1) for p in model.parameters())
 
     def step():
         opt.zero_grad(set_to_none=True)

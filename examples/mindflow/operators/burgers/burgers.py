@@ -256,7 +256,8 @@ def main(
 
 
 def plot_samples(trainer, test, path, name, count=4):
-    """u(., 0), the true u(., 1) and the prediction for ``count`` test samples."""
+    """For ``count`` test samples: u(., 0) (top) and the true and predicted u(., 1) (bottom;
+    at nu = 0.1 it is about 50 times smaller than u(., 0), hence its own axes)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -266,14 +267,15 @@ def plot_samples(trainer, test, path, name, count=4):
     labels = np.stack([test[i][1] for i in range(count)])
     pred = trainer.predict(inputs)
     x = np.arange(inputs.shape[1]) / inputs.shape[1]
-    fig, axes = plt.subplots(1, count, figsize=(4 * count, 3), sharey=True)
-    for k, ax in enumerate(axes):
-        ax.plot(x, inputs[k, :, 0], color="0.6", lw=1, label="u(x, 0)")
-        ax.plot(x, labels[k, :, 0], "k", lw=2, label="u(x, 1) true")
-        ax.plot(x, pred[k, :, 0], "r--", lw=1.5, label=f"u(x, 1) {name}")
-        ax.set_xlabel("x")
-        ax.set_title(f"test sample {k}")
-    axes[0].legend(fontsize=8)
+    fig, axes = plt.subplots(2, count, figsize=(4 * count, 5), sharex=True)
+    for k in range(count):
+        axes[0, k].plot(x, inputs[k, :, 0], color="0.4", lw=1)
+        axes[0, k].set_title(f"test sample {k}: u(x, 0)")
+        axes[1, k].plot(x, labels[k, :, 0], "k", lw=2, label="true")
+        axes[1, k].plot(x, pred[k, :, 0], "r--", lw=1.5, label=name)
+        axes[1, k].set_title("u(x, 1)")
+        axes[1, k].set_xlabel("x")
+    axes[1, 0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

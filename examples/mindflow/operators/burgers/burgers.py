@@ -15,6 +15,7 @@ the same layout); training is ``mindflow.train.OperatorTrainer`` (relative L2 lo
     python examples/mindflow/operators/burgers/burgers.py                       # FNO1D, s=1024
     python examples/mindflow/operators/burgers/burgers.py --train_resolution 256 \\
         --eval_resolutions 256 1024                                            # zero-shot
+    python examples/mindflow/operators/burgers/burgers.py --nu 0.01           # with shocks
     python examples/mindflow/operators/burgers/burgers.py --model kno1d
     python examples/mindflow/operators/burgers/burgers.py --model deeponet
     python examples/mindflow/operators/burgers/burgers.py --tiny                # seconds

@@ -46,11 +46,11 @@ def test_pml_reflection_below_theory_thresholds():
     out = _load("pml_reflection/pml_reflection.py").main(
         steps_normal=170, steps_oblique=330, plot=False, verbose=False
     )
-    # 10 CFS-CPML cells: < -60 dB at normal incidence, < -40 dB at 60 degrees (Roden &
-    # Gedney's figures are -70 .. -80 / -50 .. -60 dB); a PEC wall reflects about 0 dB
-    assert out["normal"]["max_db"] < -60, out["normal"]["db"]
+    # 10 CFS-CPML cells (measured -78 / -66 dB tiny): < -70 dB at normal incidence, < -55 dB at
+    # 60 degrees; a PEC wall in its place reflects about -5 dB
+    assert out["normal"]["max_db"] < -70, out["normal"]["db"]
     assert abs(out["oblique"]["angle"] - 60) < 1
-    assert out["oblique"]["max_db"] < -40, out["oblique"]["db"]
+    assert out["oblique"]["max_db"] < -55, out["oblique"]["db"]
     assert np.median(out["normal"]["pec_db"]) > -10  # 2D spreading over its longer path
 
 
@@ -58,5 +58,5 @@ def test_dipole_radiation_matches_hertzian_power():
     out = _load("dipole_radiation/dipole_radiation.py").main(
         n=24, steps=200, npml=6, plot=False, verbose=False
     )
-    assert out["max_err"] < 0.05, out["ratio"]
+    assert out["max_err"] < 0.035  # 0.0215 measured; 1% at 44^3, out["ratio"]
     assert np.all(np.isfinite(out["slice"])) and np.abs(out["slice"]).max() > 0

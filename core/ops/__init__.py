@@ -8,6 +8,7 @@ from ..control.api import fori_loop as fori_loop
 from ..control.api import scan as scan
 from ..control.api import while_loop as while_loop
 from ..control.loops import CheckpointPolicy as CheckpointPolicy
+from ..evoformer import evoformer_attention as evoformer_attention
 from . import fft as fft
 from . import operations as operations
 from . import random as random

@@ -45,6 +45,7 @@ LAYERS = {
     "core.autodiff": 7,
     "core.recompute": 7,
     "core.chunk": 7,
+    "core.evoformer": 7,
     "core.control": 7,
     "core.random": 7,
     "core.nn": 8,

@@ -246,4 +246,3 @@ def naive_attention(q, k, v, biases=None, mask=None, gate=None, *, scale=None, i
         s = s + (astype(as_tensor(mask), s.dtype) - 1.0) * inf
     o = swapaxes(matmul(softmax(s, axis=-1), swapaxes(v, -2, -3)), -2, -3)
     return o if gate is None else o * sigmoid(gate)
-

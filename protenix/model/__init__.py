@@ -1,0 +1,1 @@
+"""The Protenix network: trunk (Pairformer, MSA module, templates), diffusion, confidence."""

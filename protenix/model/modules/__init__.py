@@ -1,0 +1,1 @@
+"""Protenix's building blocks: primitives, Pairformer, transformers, embedders, heads."""

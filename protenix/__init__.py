@@ -7,3 +7,5 @@ so its official checkpoints load by name. Memory options use core's tools: ``cor
 for training (``blocks_per_ckpt``) and row-chunked evaluation (``chunk_size``,
 ``core.evoformer_attention``) for long sequences at inference.
 """
+
+from .model.weights import load_weights as load_weights

@@ -26,6 +26,15 @@ backward difference mirrors it at the first cell. Row-invariant choices are a (p
 weight) pair and the PML-slab flags of the outer axes select one of up to four copies of the
 row loop, so the inner loop over the contiguous axis has no branches and vectorizes; it is split
 at the PML slabs and its boundary cell is peeled off.
+
+Memory traffic (the kernel is bandwidth bound: ``bench/fdtd.py`` prints the roofline). A map
+that is one number times the walls' 0/1 mask (``Cb`` of a uniform medium behind PEC-backed
+walls) is read as that number and three short mask vectors, when the array handed to the call
+is the one checked (by address; else the map is read); the products are the same bits. When a
+half step's fields outgrow the last-level cache (``STREAM_BYTES``), each row of the new
+components is built in a stack buffer and written with non-temporal stores, which skips the
+read that a cached store of a new line costs. A 3D half step then moves, per cell, its three
+sources and three olds in and three new components out, plus the psi slabs in the PML.
 """
 from __future__ import annotations
 
@@ -43,6 +52,56 @@ from .yee import psi_shapes
 
 __all__ = ["half_step_kernel"]
 
+ROWMAX = 4096  # longest contiguous row the streaming kernel buffers on the stack
+# Stream the new components (non-temporal stores) when one half step's fields exceed this many
+# bytes: then they leave the last-level cache anyway, and skipping the write-allocate read of
+# every output line saves a quarter of the traffic. Smaller grids stay cache resident (regular
+# stores keep the outputs there for the next half step).
+STREAM_BYTES = 24 << 20
+
+# stream_row(dst, src, n): dst[0:n] = src[0:n], full 64-byte lines of dst with non-temporal
+# stores (the widest the target has), the ragged ends with ordinary ones; stream_fence() orders
+# them before the pool reports the rows done.
+_STREAM_BODY = """
+#if !(defined(__x86_64__) || defined(__i386__))
+/* no streaming stores: plain copies */
+#elif defined(__AVX512F__)
+#define SW 64
+#define SSTORE(d, s) VEC512(d, s)
+#elif defined(__AVX__)
+#define SW 32
+#define SSTORE(d, s) VEC256(d, s)
+#elif defined(__SSE2__)
+#define SW 16
+#define SSTORE(d, s) VEC128(d, s)
+#endif
+static inline void stream_row(T* restrict dst, const T* restrict src, ptrdiff_t n) {
+  ptrdiff_t k = 0;
+#ifdef SW
+  const ptrdiff_t lane = SW / (ptrdiff_t)sizeof(T);
+  while (k < n && ((uintptr_t)(dst + k) & (SW - 1))) { dst[k] = src[k]; ++k; }
+  for (; k + lane <= n; k += lane) SSTORE(dst + k, src + k);
+#endif
+  for (; k < n; ++k) dst[k] = src[k];
+}
+static inline void stream_fence(void) {
+#ifdef SW
+  _mm_sfence();
+#endif
+}
+"""
+_X86 = "#include <stdint.h>\n#if defined(__x86_64__) || defined(__i386__)\n#include <immintrin.h>\n#endif\n"
+_STREAM_C = {
+    "float": _X86 +
+    "#define VEC512(d, s) _mm512_stream_ps((d), _mm512_loadu_ps(s))\n"
+    "#define VEC256(d, s) _mm256_stream_ps((d), _mm256_loadu_ps(s))\n"
+    "#define VEC128(d, s) _mm_stream_ps((d), _mm_loadu_ps(s))\n" + _STREAM_BODY,
+    "double": _X86 +
+    "#define VEC512(d, s) _mm512_stream_pd((d), _mm512_loadu_pd(s))\n"
+    "#define VEC256(d, s) _mm256_stream_pd((d), _mm256_loadu_pd(s))\n"
+    "#define VEC128(d, s) _mm_stream_pd((d), _mm_loadu_pd(s))\n" + _STREAM_BODY,
+}
+
 _CTYPE = {np.dtype("float64"): "double", np.dtype("float32"): "float"}
 _FUNCTIONS = {}  # C source -> ctypes function
 
@@ -58,6 +117,35 @@ def _kind_of(value, shape):
     if isinstance(value, (int, float)):
         return "number"
     return None
+
+
+def _separable(value, shape3):
+    """``(c, masks)`` when the concrete map ``value`` is ``c * m0[i] * m1[j] * m2[k]`` exactly,
+    with 0/1 vectors ``m_a`` over the loop axes (``shape3``) and one number ``c``: a uniform
+    coefficient with the PEC/PMC walls zeroed (``Boundaries.mask``). None otherwise (a traced
+    value, a varying material map, a modified cell).
+
+    ``masks`` is one array: ``m0``, ``m1``, ``m2`` joined, in the map's dtype.
+    """
+    try:
+        array = value.asnumpy()
+    except Exception:  # a tracer: no concrete values
+        return None
+    if not isinstance(array, np.ndarray) or array.dtype not in _CTYPE:
+        return None
+    cube = array.reshape(shape3)
+    nonzero = cube[cube != 0]
+    if nonzero.size == 0 or not np.all(nonzero == nonzero[0]):
+        return None
+    zero = cube == 0
+    masks = [
+        (~np.all(zero, axis=tuple(b for b in range(3) if b != a))).astype(array.dtype)
+        for a in range(3)
+    ]
+    c = nonzero[0]
+    if not np.array_equal(cube, c * masks[0][:, None, None] * masks[1][:, None] * masks[2]):
+        return None
+    return float(c), np.concatenate(masks)
 
 
 class HalfStep:
@@ -94,6 +182,16 @@ class HalfStep:
         self.numbers = {
             c: float(coeffs[c]) for c in self.coef_names if self.coef_kinds[c] == "number"
         }
+        # maps that are a number times the walls' 0/1 mask (uniform media): the fast forward
+        # kernel reads the number and three short mask vectors instead of the map, as long as
+        # the map it is handed is this very array (checked by address at every call)
+        self.shape3 = (1,) * (3 - grid.ndim) + tuple(grid.shape)
+        self.masked = {}
+        for c in self.coef_names:
+            if self.coef_kinds[c] == "map":
+                found = _separable(coeffs[c], self.shape3)
+                if found is not None:
+                    self.masked[c] = (*found, coeffs[c].asnumpy())
         cells = int(np.prod(grid.shape))
         self.sizes = [cells] * len(terms) + [int(np.prod(self.psi_shapes[k])) for k in psi_keys]
         self.size = sum(self.sizes)
@@ -196,14 +294,23 @@ class HalfStep:
         return ops.concatenate(flat)
 
     # ---- C ----------------------------------------------------------------------------------
-    def source(self, ctype, mode="forward"):
+    def source(self, ctype, mode="forward", masked=False, stream=False):
         """C source of ``void half_step(const T** in, T* out, const double* num, sizes...)``.
 
         ``mode``: ``"forward"`` (the update), ``"adj1"`` (the adjoint's elementwise pass: the
         cotangents of the olds, psi and coefficient maps, and of every curl difference into
         scratch arrays) or ``"adj2"`` (the adjoint's stencil pass: the sources' cotangents, the
         transposed differences of the scratch arrays). See ``_vjp``.
+
+        Forward only: ``masked`` reads the coefficients of ``self.masked`` as their number
+        times the three wall-mask vectors (appended to ``in`` after the profiles; the numbers
+        appended to ``num``) instead of the map: the same products, bit for bit (the factors
+        are 0 or 1). ``stream``: each row of the new components is built in a stack buffer
+        and written with non-temporal stores (``stream_row``), so the output lines are not
+        read before they are written (no write-allocate traffic); rows of ``n2 <= ROWMAX``.
         """
+        masked = masked and mode == "forward" and bool(self.masked)
+        stream = stream and mode == "forward"
         update_fwd = self.kind == "h"  # the update's curls take forward differences
         fwd = update_fwd if mode != "adj2" else not update_fwd
         off = 3 - self.grid.ndim  # grid axis a is loop axis a + off (missing axes in front)
@@ -227,7 +334,11 @@ class HalfStep:
             slot[("tmp", m)] = len(slot)  # adjoint passes: cotangents of the differences
         if mode == "forward":
             slot = {key: v for key, v in slot.items() if key[0] not in ("g", "tmp")}
+        if masked:
+            for c in self.masked:
+                slot[("mask", c)] = len(slot)
         number_slot = {c: m for m, c in enumerate(self.numbers)}
+        masked_slot = {c: len(self.numbers) + self.grid.ndim + m for m, c in enumerate(self.masked)}
         psi_base = {}
         at = f"{len(self.terms)} * N"
         for key in self.psi_keys:
@@ -240,6 +351,9 @@ class HalfStep:
             kind = self.coef_kinds[c]
             if kind == "number":
                 return f"(T)num[{number_slot[c]}]"
+            if masked and c in self.masked:
+                m = f"in[{slot[('mask', c)]}]"
+                return f"((T)num[{masked_slot[c]}] * {m}[i] * {m}[n0 + j] * {m}[n0 + n1 + k])"
             arr = f"in[{slot[('coef', c)]}]"
             return f"{arr}[idx]" if kind == "map" else f"{arr}[0]"
 
@@ -320,7 +434,8 @@ class HalfStep:
             else:
                 scaled = f"{coef(a_name)} * {old}"
             op = "-" if update_fwd else "+"
-            lines.append(f"out[{o} * N + idx] = {scaled} {op} {coef(b_name)} * {acc};")
+            target = f"R{o}[k]" if stream else f"out[{o} * N + idx]"
+            lines.append(f"{target} = {scaled} {op} {coef(b_name)} * {acc};")
         if mode == "adj2":
             # sources' cotangents: the transposed differences (D+^T = -D-, D-^T = -D+)
             sums = {}
@@ -408,7 +523,7 @@ class HalfStep:
                 code = inner.replace("IN0", str(f0)).replace("IN1", str(f1))
                 variants.append(f"if (in0 == {f0} && in1 == {f1}) {{\n      {code}\n      }}")
         variants = "\n      else ".join(variants)
-        n_num = len(self.numbers) + self.grid.ndim
+        n_num = len(self.numbers) + self.grid.ndim + (len(self.masked) if masked else 0)
         # hoist every pointer and number into restrict locals so the loops vectorize
         body = re.sub(r"in\[(\d+)\]", r"P\1", body)
         body = re.sub(r"\(T\)num\[(\d+)\]", r"C\1", body)
@@ -431,9 +546,18 @@ class HalfStep:
                 "} while (0)",
             ]
         )
+        n_out = len(self.terms)
+        rows = flush = fence = helper = ""
+        if stream:
+            rows = " ".join(f"T R{o}[ROWMAX] __attribute__((aligned(64)));" for o in range(n_out))
+            flush = " ".join(f"stream_row(out + {o} * N + base, R{o}, n2);" for o in range(n_out))
+            fence = "stream_fence();"
+            helper = _STREAM_C[ctype]
         return f"""
 #define T {ctype}
 #define N (n0 * n1 * n2)
+#define ROWMAX {ROWMAX}
+{helper}
 typedef struct {{ const T** in; T* out; const double* num; ptrdiff_t n0, n1, n2; }} job_t;
 
 static void run_rows(void* p, ptrdiff_t lo, ptrdiff_t hi) {{
@@ -442,6 +566,7 @@ static void run_rows(void* p, ptrdiff_t lo, ptrdiff_t hi) {{
   {decls}
   const ptrdiff_t n0 = J->n0, n1 = J->n1, n2 = J->n2, s0 = n1 * n2, s1 = n2;
   (void)s0; (void)s1; (void)n0;
+  {rows}
   {macro}
   for (ptrdiff_t r = lo; r < hi; ++r) {{
       const ptrdiff_t i = r / n1, j = r % n1, base = r * n2;
@@ -450,10 +575,12 @@ static void run_rows(void* p, ptrdiff_t lo, ptrdiff_t hi) {{
       {row_setup(1)}
       (void)o0; (void)w0; (void)o1; (void)w1; (void)q0; (void)q1; (void)in0; (void)in1;
       {variants}
+      {flush}
   }}
+  {fence}
 }}
 
-/* num: {n_num} doubles (the number coefficients, then 1/d per grid axis) */
+/* num: {n_num} doubles (the number coefficients, 1/d per grid axis, the masked numbers) */
 void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t n1,
                ptrdiff_t n2, ptrdiff_t threads) {{
   job_t J = {{in, out, num, n0, n1, n2}};
@@ -462,14 +589,14 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
 }}
 """
 
-    def _compiled(self, dtype, mode):
-        key = (np.dtype(dtype), mode)
+    def _compiled(self, dtype, mode, masked=False, stream=False):
+        key = (np.dtype(dtype), mode, masked, stream)
         fn = self._fns.get(key) if hasattr(self, "_fns") else None
         if fn is None:
             src = (
                 native.math_header()
                 + native.parallel_header()
-                + self.source(_CTYPE[np.dtype(dtype)], mode)
+                + self.source(_CTYPE[np.dtype(dtype)], mode, masked, stream)
             )
             fn = _FUNCTIONS.get(src)
             if fn is None:
@@ -478,8 +605,35 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
             self._fns[key] = fn
         return fn
 
-    def _launch(self, fn, arrays, out):
-        shape3 = (1,) * (3 - self.grid.ndim) + tuple(self.grid.shape)
+    def variant(self, arrays):
+        """``(masked, stream)``: the forward kernel's variant for these operand arrays.
+
+        ``masked``: every map of ``self.masked`` is handed over as the array it was checked
+        on (same address; Tensors are immutable), so its number and masks stand for it.
+        ``stream``: the half step's fields outgrow the cache (``STREAM_BYTES``) and rows fit
+        the stack buffers (``ROWMAX``).
+        """
+        index = self._coef_index()
+        masked = bool(self.masked) and all(
+            native.address(arrays[index[c]]) == native.address(array)
+            and arrays[index[c]].dtype == array.dtype
+            for c, (_n, _m, array) in self.masked.items()
+        )
+        cells = int(np.prod(self.grid.shape))
+        fields = (len(self.sources()) + 2 * len(self.terms)) * cells * arrays[0].itemsize
+        stream = self.shape3[2] <= ROWMAX and fields > STREAM_BYTES
+        return masked, stream
+
+    def _coef_index(self):
+        """Operand position of every coefficient Tensor (the order of ``operands``)."""
+        at = len(self.sources()) + len(self.terms) + len(self.psi_keys)
+        names = [c for c in self.coef_names if self.coef_kinds[c] != "number"]
+        return {c: at + m for m, c in enumerate(names)}
+
+    def _launch(self, fn, arrays, out, masked=False):
+        shape3 = self.shape3
+        if masked:
+            arrays = [*arrays, *[m for _n, m, _a in self.masked.values()]]
         pointers = (ctypes.c_void_p * len(arrays))(*[native.address(a) for a in arrays])
         fn(
             ctypes.addressof(pointers),
@@ -494,7 +648,10 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
     @property
     def _numbers(self):
         return np.array(
-            [*self.numbers.values()] + [1.0 / d for d in self.grid.spacing], dtype=np.float64
+            [*self.numbers.values()]
+            + [1.0 / d for d in self.grid.spacing]
+            + [n for n, _m, _a in self.masked.values()],
+            dtype=np.float64,
         )
 
     def kernel(self):
@@ -509,8 +666,9 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
             if dtype not in _CTYPE or any(a.dtype != dtype for a in arrays):
                 return None
             arrays = [np.ascontiguousarray(a) for a in arrays]
-            out = np.empty(self.size, dtype=dtype)
-            self._launch(self._compiled(dtype, "forward"), arrays, out)
+            masked, stream = self.variant(arrays)
+            out = _aligned_empty(self.size, dtype)
+            self._launch(self._compiled(dtype, "forward", masked, stream), arrays, out, masked)
             return out
 
         return kernel
@@ -577,6 +735,15 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
         call = core.custom_vjp(fun)
         call.defvjp(fwd, bwd)
         return call
+
+
+def _aligned_empty(size, dtype):
+    """An uninitialised 1-D array of ``size`` whose data starts on a 64-byte boundary."""
+    dtype = np.dtype(dtype)
+    pad = 64 // dtype.itemsize
+    raw = np.empty(size + pad, dtype=dtype)
+    start = (-native.address(raw) % 64) // dtype.itemsize
+    return raw[start : start + size]
 
 
 def half_step_kernel(kind, terms, grid, boundaries, coeffs, psi_keys):

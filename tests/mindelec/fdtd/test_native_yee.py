@@ -6,6 +6,7 @@ import pytest
 import core
 import core.native
 from mindelec import fdtd
+from mindelec.fdtd import native_yee
 from mindelec.fdtd.waveforms import Gaussian
 
 pytestmark = pytest.mark.skipif(not core.native.available(), reason="no C compiler")
@@ -128,3 +129,63 @@ def test_forward_mode_and_second_order_through_native_steps():
     np.testing.assert_allclose(
         second, reference.asnumpy(), rtol=1e-9, atol=1e-12 * abs(second).max()
     )
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize(("shape", "mode", "boundaries"), [CASES[1], CASES[3], CASES[5]])
+def test_streaming_and_masked_variants_equal_composite(monkeypatch, shape, mode, boundaries, dtype):
+    # the forward kernel's fast variants: non-temporal row stores (forced on at toy size; odd
+    # row lengths exercise the unaligned head and the tail) and uniform coefficients read as a
+    # number times the walls' mask vectors; still bit-equal to the composite
+    monkeypatch.setattr(native_yee, "STREAM_BYTES", 0)
+    materials = fdtd.Materials(eps_r=2.0, mu_r=1.5, sigma=0.01)
+    _compare_step(shape, mode, boundaries, dtype, materials)
+    grid = fdtd.Grid(shape, 1e-3, mode=mode, dtype=dtype)
+    sim = fdtd.Simulation(grid, materials, boundaries)
+    plan, _ = sim._plans["e"]
+    arrays = [x.asnumpy() for x in plan.operands(sim.initial_state(), sim.coeffs)]
+    assert plan.variant(arrays) == (bool(plan.masked), True)
+
+
+def test_masked_coefficients_detected_and_checked_by_identity():
+    grid = fdtd.Grid((9, 8, 10), 1e-3, dtype="float64")
+    sim = fdtd.Simulation(grid, fdtd.Materials(eps_r=3.0), fdtd.CPML(2))
+    plan, _ = sim._plans["e"]
+    # Cb of every E component: dt / eps times the PEC-backed walls' mask
+    assert set(plan.masked) == {"cb_ex", "cb_ey", "cb_ez"}
+    number, masks, _array = plan.masked["cb_ez"]
+    assert number == pytest.approx(grid.dt / (3.0 * fdtd.constants.EPS0), rel=1e-15)
+    np.testing.assert_array_equal(masks[:9], [0] + [1] * 8)  # ez: tangential on the x wall
+    np.testing.assert_array_equal(masks[9:17], [0] + [1] * 7)  # and on the y wall
+    np.testing.assert_array_equal(masks[17:], np.ones(10))  # not on the z wall
+    state = sim.initial_state()
+    arrays = [x.asnumpy() for x in plan.operands(state, sim.coeffs)]
+    assert plan.variant(arrays)[0]
+    # an equal map in another buffer is not trusted: the kernel reads the map, same result
+    index = plan._coef_index()["cb_ez"]
+    copies = list(arrays)
+    copies[index] = arrays[index].copy()
+    assert not plan.variant(copies)[0]
+    kernel = plan.kernel()
+    rng = np.random.default_rng(4)
+    for m in range(6):
+        arrays[m] = copies[m] = rng.standard_normal(arrays[m].shape)
+    np.testing.assert_array_equal(kernel(np, *arrays), kernel(np, *copies))
+    # a varying map, or one modified cell, is not a number times a mask
+    eps = np.full(grid.shape, 3.0)
+    eps[4, 4, 4] = 3.5
+    lossy = fdtd.Simulation(grid, fdtd.Materials(eps_r=eps), fdtd.CPML(2))
+    assert not lossy._plans["e"][0].masked
+    assert native_yee._separable(core.tensor(np.ones((2, 3, 4))), (2, 3, 4))[0] == 1.0
+    bumped = np.ones((2, 3, 4))
+    bumped[0, 0, 0] = 0.0  # a zero that is no whole plane
+    assert native_yee._separable(core.tensor(bumped), (2, 3, 4)) is None
+
+
+def test_long_rows_do_not_stream(monkeypatch):
+    monkeypatch.setattr(native_yee, "STREAM_BYTES", 0)
+    grid = fdtd.Grid((native_yee.ROWMAX + 3,), 1e-3, dtype="float64")
+    sim = fdtd.Simulation(grid, None, fdtd.CPML(4))
+    plan, _ = sim._plans["h"]
+    arrays = [x.asnumpy() for x in plan.operands(sim.initial_state(), sim.coeffs)]
+    assert plan.variant(arrays)[1] is False

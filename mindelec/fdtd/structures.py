@@ -158,8 +158,7 @@ class PECEdges(Source):
                 )
             if mask.shape != grid.shape:
                 raise ValueError(
-                    f"{self.name}: mask for {comp} has shape {mask.shape}; the grid is "
-                    f"{grid.shape}"
+                    f"{self.name}: mask for {comp} has shape {mask.shape}; the grid is {grid.shape}"
                 )
 
     def prepare(self, coeffs, grid, boundaries):

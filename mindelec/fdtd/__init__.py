@@ -6,7 +6,8 @@ Yee grids in 1D, 2D (TMz/TEz) and 3D (``grid``), per-cell materials and the upda
 there) and the compiled, checkpointed time loop (``simulation``, with the native C update of
 ``native_yee``). Around them: waveforms, running DFTs, lumped ports/resistors and their
 voltage/current monitors (``lumped``), plane waves and line sources (``tfsf``), Poynting flux
-boxes (``flux``), S-parameters (``sparams``) and Touchstone files (``touchstone``), geometry
+boxes (``flux``), PEC sheets and per-cell media for printed circuits (``structures``),
+S-parameters (``sparams``) and Touchstone files (``touchstone``), geometry
 rasterised onto the grid and design maps (``rasterize``), snapshots to HDF5/VTK and plots (``io``).
 """
 
@@ -57,6 +58,9 @@ from .sparams import power_waves as power_waves
 from .sparams import reciprocity_error as reciprocity_error
 from .sparams import s_matrix as s_matrix
 from .state import FieldState as FieldState
+from .structures import CellMedium as CellMedium
+from .structures import PECEdges as PECEdges
+from .structures import PECPlate as PECPlate
 from .tfsf import LineSource as LineSource
 from .tfsf import PlaneWave as PlaneWave
 from .tfsf import matched_wavenumber as matched_wavenumber

@@ -20,12 +20,15 @@ run the gradient under ``core.jit`` (``core.jit(core.grad(loss))``) for speed.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 import core
 from core import ops
 
 from .boundaries import Boundaries
+from .dispersive import AUX_KEY, DispersiveUpdate
 from .grid import AXES
 from .native_yee import HalfStep
 from .state import FieldState
@@ -56,15 +59,33 @@ class Simulation:
         native: run each half step as one native C loop on the CPU (``native_yee``; values
             only: derivatives and other backends use the composite ``yee`` update); False
             always runs the composite.
+        dispersive: a ``dispersive.DispersiveMaterial`` or a list of them (Drude/Lorentz
+            poles by ADE; ``Materials.eps_r`` is their ``eps_inf``). The E half step keeps its
+            native/composite path (the Drude conductivity is folded into ``Ca``, ``Cb``) and
+            the polarization currents are one composite pass after it.
 
     Raises:
         ValueError: a source or monitor outside the grid or inside a PML, a material map of
             the wrong shape, duplicate monitor names.
     """
 
-    def __init__(self, grid, materials=None, boundaries=None, sources=(), monitors=(), native=True):
+    def __init__(
+        self,
+        grid,
+        materials=None,
+        boundaries=None,
+        sources=(),
+        monitors=(),
+        native=True,
+        dispersive=None,
+    ):
         self.grid = grid
         self.materials = (materials if materials is not None else Materials()).checked(grid)
+        self.dispersive = None
+        if dispersive is not None and not (
+            isinstance(dispersive, (list, tuple)) and not dispersive
+        ):
+            self.dispersive = DispersiveUpdate(dispersive, grid)
         self.boundaries = (
             boundaries if isinstance(boundaries, Boundaries) else Boundaries(grid, boundaries)
         )
@@ -76,7 +97,20 @@ class Simulation:
         for item in (*self.sources, *self.monitors):
             item.check(grid, self.boundaries)
         self._check_resolution()
-        coeffs = update_coefficients(grid, self.materials, self.boundaries)
+        coefficient_materials = self.materials
+        disp_coeffs = None
+        if self.dispersive is not None:
+            # the implicit parts of the ADE currents are a conductivity (Drude) and a
+            # permittivity (Lorentz) in Ca, Cb
+            sigma_extra, eps_extra, disp_coeffs = self.dispersive.coefficients()
+            coefficient_materials = dataclasses.replace(
+                self.materials,
+                sigma=self.materials.sigma + sigma_extra,
+                eps_r=self.materials.eps_r + eps_extra,
+            ).checked(grid)
+        coeffs = update_coefficients(grid, coefficient_materials, self.boundaries)
+        if disp_coeffs is not None:
+            coeffs[AUX_KEY] = disp_coeffs
         for source in self.sources:
             coeffs = source.prepare(coeffs, grid, self.boundaries)
         self.coeffs = coeffs
@@ -108,6 +142,8 @@ class Simulation:
                 peaks.append(float(np.max(array)))
             except Exception:  # symbolic under jit: checked when the values are concrete
                 return
+        if self.dispersive is not None:  # a Lorentz medium is denser below its resonance
+            peaks[0] += self.dispersive.static_eps_peak()
         for wave in waves:
             try:
                 check_resolution(wave, self.grid.spacing, peaks[0], peaks[1])
@@ -136,6 +172,8 @@ class Simulation:
             extra = source.init_aux(self.grid)
             if extra is not None:
                 aux[source.name] = extra
+        if self.dispersive is not None:
+            aux[AUX_KEY] = self.dispersive.init_aux()
         return state.replace(aux=aux)
 
     # ---- one step -------------------------------------------------------------------------
@@ -154,11 +192,23 @@ class Simulation:
         for source in self.sources:
             state = source.inject_h(state, step, grid)
         before = state
-        state = self._half_step("e", coeffs, state)
+        if self.dispersive is None:
+            state = self._half_step("e", coeffs, state)
+        else:
+            # ADE (``dispersive``): E^{n+1} = [Ca E^n + Cb curl H] - Cb sum_p J_p (explicit part)
+            current = self.dispersive.before_e(state, coeffs)
+            state = self._half_step("e", coeffs, state)
+            state = state.replace(
+                **{c: state.get(c) - coeffs[f"cb_{c}"] * current[c] for c in current}
+            )
         if self.boundaries.has_mur:
             state = self.boundaries.apply_mur(state, before)
         for source in self.sources:
             state = source.inject(state, step, grid)
+        if self.dispersive is not None:  # J^{n+1} from the final E^{n+1}
+            e_old = {c: before.get(c) for c in grid.e_components}
+            aux = self.dispersive.after_e(state.aux[AUX_KEY], coeffs, e_old, state)
+            state = state.replace(aux={**state.aux, AUX_KEY: aux})
         return state
 
     def step(self, state: FieldState, step=0) -> FieldState:

@@ -23,6 +23,9 @@ from .constants import EPS0 as EPS0
 from .constants import ETA0 as ETA0
 from .constants import MU0 as MU0
 from .dft import DFTMonitor as DFTMonitor
+from .dispersive import DispersiveMaterial as DispersiveMaterial
+from .dispersive import DrudePole as DrudePole
+from .dispersive import LorentzPole as LorentzPole
 from .dft import RunningDFT as RunningDFT
 from .flux import FluxMonitor as FluxMonitor
 from .flux import dipole_power as dipole_power

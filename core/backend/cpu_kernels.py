@@ -41,6 +41,19 @@ _KERNELS = {
         "    T pdf = (T)0.39894228040143267794{L} * exp{F}((T)-0.5{L} * b * b);\n"
         "    out = a * (cdf + b * pdf);",
     ),
+    # tanh-form GELU 0.5 x (1 + tanh(x (k + k c x^2))), k = sqrt(2/pi), c = 0.044715
+    "gelu_tanh": (
+        1,
+        "T t = tanh{F}(a * ((T)0.79788456080286535588{L} + (T)0.03567740813630012{L} * a * a));\n"
+        "    out = (T)0.5{L} * a * ((T)1 + t);",
+    ),
+    # g * (0.5 (1 + t) + 0.5 x (1 - t^2) u'), u' = k (1 + 3 c x^2)
+    "gelu_tanh_backward": (
+        2,
+        "T t = tanh{F}(b * ((T)0.79788456080286535588{L} + (T)0.03567740813630012{L} * b * b));\n"
+        "    T du = (T)0.79788456080286535588{L} + (T)0.10703222440890037{L} * b * b;\n"
+        "    out = a * ((T)0.5{L} * ((T)1 + t) + (T)0.5{L} * b * ((T)1 - t * t) * du);",
+    ),
 }
 
 
@@ -217,7 +230,7 @@ void @NAME@_T(@ARGS@, T* y, ptrdiff_t n, ptrdiff_t threads) {
 
 
 # the math functions the kernels above call (vectorized where glibc can, see cc.math_header)
-_MATH = ("erf", "exp", "fabs", "sqrt")
+_MATH = ("erf", "exp", "fabs", "sqrt", "tanh")
 
 
 def _source():
@@ -361,6 +374,16 @@ def erf(x):
 def gelu(x):
     """x Phi(x) (exact GELU) for a float32/float64 array, or None."""
     return _run("gelu", x)
+
+
+def gelu_tanh(x):
+    """The tanh-form GELU for a float32/float64 array, or None."""
+    return _run("gelu_tanh", x)
+
+
+def gelu_tanh_backward(g, x):
+    """g times the tanh-form GELU's derivative at x (same shapes and dtype), or None."""
+    return _run("gelu_tanh_backward", g, x)
 
 
 def tanh_backward(g, t):

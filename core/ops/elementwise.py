@@ -192,8 +192,10 @@ def gelu(x, approximate="none"):
     """GELU; ``approximate='tanh'`` uses the tanh form of Hendrycks & Gimpel (2016)."""
     x = as_tensor(x)
     if approximate == "tanh":
-        c = math.sqrt(2.0 / math.pi)
-        return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)))
+        if not _dt.is_inexact(x.dtype) or _dt.is_complex(x.dtype):
+            c = math.sqrt(2.0 / math.pi)
+            return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)))
+        return prims_elementwise.gelu_tanh(x)
     if approximate != "none":
         raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     if not _dt.is_inexact(x.dtype) or _dt.is_complex(x.dtype):

@@ -231,12 +231,61 @@ def _contract_pair(x, tx, y, ty, keep):
         )
         return xt * yt, "".join(res)
     m, k, n = (int(np.prod(dims(cs))) for cs in (x_only, summed, y_only))
+    if not batch:
+        in_place = _contract_in_place(x, tx, y, ty, summed, size)
+        if in_place is not None:
+            return in_place
     # Batch axes stay separate: matmul walks strided batches itself, while merging them into
     # one axis would force a transposed copy of each operand (e.g. "ijhc,ikhc->ihjk").
     lead = tuple(dims(batch))
     xm = reshape(transpose(x, [tx.index(c) for c in batch + x_only + summed]), lead + (m, k))
     ym = reshape(transpose(y, [ty.index(c) for c in batch + summed + y_only]), lead + (k, n))
     return reshape(prims_linalg.matmul(xm, ym), dims(res)), "".join(res)
+
+
+def _sandwich(t, summed):
+    """``(P, S, Q)`` with ``t == P + S + Q`` when the ``summed`` indices sit next to each other
+    in ``t`` (``S`` in ``t``'s order), else None."""
+    pos = sorted(t.index(c) for c in summed)
+    if pos[-1] - pos[0] != len(pos) - 1:
+        return None
+    return t[: pos[0]], t[pos[0] : pos[-1] + 1], t[pos[-1] + 1 :]
+
+
+def _contract_in_place(x, tx, y, ty, summed, size):
+    """The pair contraction without moving the larger operand, where the standard form
+    [x_only, summed] @ [summed, y_only] would copy it into that order: a channel mixing
+    "...ix,oi->...ox" (a weight applied along a middle axis) becomes ``w[o, i] @ x[P, i, Q]``,
+    numpy broadcasting the matrix over P, instead of a transposed copy of x in and out. Only the
+    smaller operand is rearranged. Returns ``(result, indices)`` or None (the standard form
+    moves nothing big, or the summed indices of the larger operand are not adjacent)."""
+    dims = lambda cs: [size[c] for c in cs]  # noqa: E731
+    big_is_x = int(np.prod(x.shape)) >= int(np.prod(y.shape))
+    big, tb, small, ts = (x, tx, y, ty) if big_is_x else (y, ty, x, tx)
+    s_order = [c for c in tx if c in summed]  # the standard form's order of the summed axes
+    standard = (
+        list(tb) == [c for c in tb if c not in summed] + s_order
+        if big_is_x
+        else list(tb) == s_order + [c for c in tb if c not in summed]
+    )
+    if standard:
+        return None
+    parts = _sandwich(tb, summed)
+    if parts is None:
+        return None
+    p_idx, s_idx, q_idx = parts
+    a_only = [c for c in ts if c not in summed]
+    k = int(np.prod(dims(s_idx)))
+    n_a = int(np.prod(dims(a_only)))
+    p_n, q_n = int(np.prod(dims(p_idx))), int(np.prod(dims(q_idx)))
+    if not q_idx:  # big = [P, S]: [P, k] @ [k, a_only]
+        am = reshape(transpose(small, [ts.index(c) for c in list(s_idx) + a_only]), (k, n_a))
+        r = prims_linalg.matmul(reshape(big, (p_n, k)), am)
+    else:  # [a_only, k] @ [P, k, Q], the matrix broadcast over P
+        am = reshape(transpose(small, [ts.index(c) for c in a_only + list(s_idx)]), (n_a, k))
+        r = prims_linalg.matmul(am, reshape(big, (p_n, k, q_n)))
+    res = list(p_idx) + a_only + list(q_idx)
+    return reshape(r, dims(res)), "".join(res)
 
 
 def _sublist_equation(args):

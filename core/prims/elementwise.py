@@ -137,6 +137,55 @@ gelu = _unary("gelu", _gelu)
 # the backward of gelu as one primitive (speed, like tanh_backward), itself differentiable
 gelu_backward = _binary("gelu_backward", _gelu_backward)
 
+# GELU, tanh form (Hendrycks & Gimpel 2016; MindSpore's nn.GELU default, so MindFlow's FNO
+# activation): 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + 0.044715 x^3). One primitive with a
+# one-primitive backward for the same reason as gelu: the composite makes six passes forward,
+# and under grad every intermediate is kept for the backward, so fusion cannot merge them.
+_GELU_K = math.sqrt(2.0 / math.pi)
+_GELU_C = 0.044715
+
+
+def _gelu_tanh_arg(x):
+    """u = sqrt(2/pi) (x + 0.044715 x^3), as x (k + k c x^2) (a fresh array)."""
+    u = x * x
+    u *= x.dtype.type(_GELU_K * _GELU_C)
+    u += x.dtype.type(_GELU_K)
+    u *= x
+    return u
+
+
+def _gelu_tanh(xp, x):
+    """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), in place after one tanh."""
+    t = _gelu_tanh_arg(x)
+    t = xp.tanh(t, out=t) if isinstance(t, xp.ndarray) else xp.tanh(t)
+    t += x.dtype.type(1)
+    t *= x
+    t *= x.dtype.type(0.5)
+    return t
+
+
+def _gelu_tanh_backward(xp, g, x):
+    """g * (0.5 (1 + t) + 0.5 x (1 - t^2) u'), t = tanh(u), u' = sqrt(2/pi) (1 + 3 c x^2): the
+    derivative of the tanh-form GELU."""
+    t = _gelu_tanh_arg(x)
+    t = xp.tanh(t, out=t) if isinstance(t, xp.ndarray) else xp.tanh(t)
+    du = x * x
+    du *= x.dtype.type(3 * _GELU_K * _GELU_C)
+    du += x.dtype.type(_GELU_K)
+    du *= x
+    du *= x.dtype.type(0.5)  # 0.5 x u'
+    out = t * t
+    out -= x.dtype.type(1)
+    out *= du  # -(1 - t^2) 0.5 x u'
+    t += x.dtype.type(1)
+    t *= x.dtype.type(0.5)
+    t -= out
+    return g * t
+
+
+gelu_tanh = _unary("gelu_tanh", _gelu_tanh)
+gelu_tanh_backward = _binary("gelu_tanh_backward", _gelu_tanh_backward)
+
 # ---- binary -----------------------------------------------------------------------------
 add = _binary("add", lambda xp, x, y: xp.add(x, y))
 sub = _binary("sub", lambda xp, x, y: xp.subtract(x, y))

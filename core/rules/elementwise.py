@@ -39,6 +39,8 @@ from ..prims.elementwise import (
     floor_divide,
     gelu,
     gelu_backward,
+    gelu_tanh,
+    gelu_tanh_backward,
     greater,
     greater_equal,
     imag,
@@ -87,10 +89,10 @@ from ._define import (
 for _p in (
     # unary
     neg, exp, expm1, log, log1p, log2, log10, sqrt, sin, cos, tanh, logistic, erf, abs, sign,
-    floor, ceil, round, logical_not, bitwise_not, isfinite, stop_gradient, gelu,
+    floor, ceil, round, logical_not, bitwise_not, isfinite, stop_gradient, gelu, gelu_tanh,
     real, imag, conj, convert,
     # binary and ternary
-    tanh_backward, tanh_backward_t, gelu_backward, add, sub, mul, div, pow, maximum, minimum,
+    tanh_backward, tanh_backward_t, gelu_backward, gelu_tanh_backward, add, sub, mul, div, pow, maximum, minimum,
     atan2, rem, floor_divide, equal, not_equal, less, less_equal, greater, greater_equal,
     logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, select, complex,
 ):  # fmt: skip
@@ -199,6 +201,26 @@ def_partials(
     gelu_backward,
     lambda out, g, x: gelu_backward(ops_creation.ones_like(g), x),
     lambda out, g, x: g * _normal_pdf(x) * (2.0 - x * x),  # d/dx (Phi + x phi) = phi (2 - x^2)
+)
+
+
+# tanh-form GELU f(x) = 0.5 x (1 + tanh u), u = k (x + c x^3): f' is gelu_tanh_backward's
+# formula; f'' = (1 - t^2) (u' - x t u'^2 + 3 k c x^2), with u' = k (1 + 3 c x^2)
+_GK, _GC = math.sqrt(2.0 / math.pi), 0.044715
+
+
+def _gelu_tanh_second(x):
+    t = tanh(_GK * (x + _GC * (x * x * x)))
+    du = _GK * (1.0 + (3.0 * _GC) * (x * x))
+    return (1.0 - t * t) * (du - x * t * (du * du) + (3.0 * _GK * _GC) * (x * x))
+
+
+defvjp(gelu_tanh, lambda g, out, x: (gelu_tanh_backward(g, x),))
+defjvp(gelu_tanh, lambda ts, out, x: gelu_tanh_backward(ts[0], x))
+def_partials(
+    gelu_tanh_backward,
+    lambda out, g, x: gelu_tanh_backward(ops_creation.ones_like(g), x),
+    lambda out, g, x: g * _gelu_tanh_second(x),
 )
 
 # ---- binary -----------------------------------------------------------------------------
@@ -418,6 +440,21 @@ deflowering(
     " + {1} * (0.39894228040143268 * exp(-0.5 * {1} * {1}))))",
     name_args=(1,),
     math=("erf", "exp"),
+)
+deflowering(
+    gelu_tanh,
+    c="((0.5 * {0}) * (1 + tanh({0} * (0.79788456080286536 + 0.035677408136300125 * {0} * {0}))))",
+    name_args=(0,),
+    math=("tanh",),
+)
+deflowering(
+    gelu_tanh_backward,
+    c="({0} * (0.5 * (1 + tanh({1} * (0.79788456080286536 + 0.035677408136300125 * {1} * {1})))"
+    " + (0.5 * {1}) * (1 - tanh({1} * (0.79788456080286536 + 0.035677408136300125 * {1} * {1}))"
+    " * tanh({1} * (0.79788456080286536 + 0.035677408136300125 * {1} * {1})))"
+    " * (0.79788456080286536 + 0.10703222440890038 * {1} * {1})))",
+    name_args=(1,),
+    math=("tanh",),
 )
 deflowering(
     tanh_backward,

@@ -74,6 +74,13 @@ EQUATIONS = [
     "i...->...",
     "b...,b->b...",
     "...ij,jk->...ik",
+    # a weight mixing a middle axis: the larger operand is not moved (w @ x broadcast)
+    "bix,oi->box",
+    "oi,bix->box",
+    "bjix,oij->box",
+    "ijb,oij->bo",
+    "bixy,oi->boxy",
+    "...ix,oi->...ox",
 ]
 
 
@@ -270,3 +277,12 @@ def test_dot_inner_outer():
     assert ops.dot(T(a), T(b)).item() == pytest.approx(a @ b)
     np.testing.assert_allclose(_np(ops.inner(T(a), T(b))), np.inner(a, b))
     np.testing.assert_allclose(_np(ops.outer(T(a), T(b))), np.outer(a, b))
+
+
+def test_einsum_weight_on_a_middle_axis_moves_only_the_weight():
+    """"bix,oi->box" (a pointwise convolution, channels first) runs as w[o, i] @ x[b, i, x]:
+    the graph transposes the small weight, never the activation (no copy in, none out)."""
+    x, w = T(np.ones((4, 8, 32))), T(np.ones((6, 8)))
+    text = core.jit(lambda x, w: ops.einsum("bix,oi->box", x, w)).lower(x, w).as_text()
+    assert "transpose" not in text and "reshape" not in text
+    assert text.count("matmul") == 1

@@ -54,6 +54,17 @@ CASES.update(
             ((_normal(_BIG[1]), _normal(*_BIG)), {}, 0),  # broadcasting: numpy's path
             ((_normal(*_SMALL), _normal(*_SMALL)), {}, 0),
         ],
+        "gelu_tanh": [
+            ((_normal(*_BIG),), {}, 1e-6),
+            ((_normal(*_BIG, dtype=np.float64),), {}, 1e-13),
+            ((_normal(*_SMALL),), {}, 0),
+        ],
+        "gelu_tanh_backward": [
+            ((_normal(*_BIG), _normal(*_BIG)), {}, 1e-6),
+            ((_normal(*_BIG, dtype=np.float64), _normal(*_BIG, dtype=np.float64)), {}, 1e-13),
+            ((_normal(_BIG[1]), _normal(*_BIG)), {}, 0),  # broadcasting: numpy's path
+            ((_normal(*_SMALL), _normal(*_SMALL)), {}, 0),
+        ],
         "tanh_backward": [
             ((_normal(*_HUGE), np.tanh(_normal(*_HUGE))), {}, 0),  # bit-identical by design
             ((_normal(*_HUGE, dtype=np.float64), _normal(*_HUGE, dtype=np.float64)), {}, 0),

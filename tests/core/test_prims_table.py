@@ -173,6 +173,24 @@ UNARY = [
         [normal(*U), normal(*U)],
         lambda g, x: g * (sps.ndtr(x) + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi)),
     ),
+    Case(
+        prims_elementwise.gelu_tanh,
+        [normal(*U)],
+        lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))),
+    ),
+    Case(
+        prims_elementwise.gelu_tanh_backward,
+        [normal(*U), normal(*U)],
+        lambda g, x: g
+        * (
+            0.5 * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)))
+            + 0.5
+            * x
+            * (1 - np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3)) ** 2)
+            * np.sqrt(2 / np.pi)
+            * (1 + 3 * 0.044715 * x**2)
+        ),
+    ),
     Case(prims_elementwise.abs, [away_from_zero(*U)], np.abs),
     Case(prims_elementwise.abs, [cnormal(*U)], np.abs, id="abs_complex"),
     Case(prims_elementwise.sign, [away_from_zero(*U)], np.sign),

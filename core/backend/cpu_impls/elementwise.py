@@ -145,6 +145,10 @@ def _native_from(native_fn, same_operands=False, min_size=NATIVE_MIN):
 
 kernels.register("gelu")(_native_from(native.gelu))
 kernels.register("gelu_backward")(_native_from(native.gelu_backward, same_operands=True))
+kernels.register("gelu_tanh")(_native_from(native.gelu_tanh))
+kernels.register("gelu_tanh_backward")(
+    _native_from(native.gelu_tanh_backward, same_operands=True)
+)
 kernels.register("tanh_backward")(
     _native_from(native.tanh_backward, min_size=TANH_BACKWARD_NATIVE_MIN)
 )

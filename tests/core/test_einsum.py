@@ -18,7 +18,8 @@ def T(a):
     return core.Tensor(np.asarray(a))
 
 
-SIZES = {"a": 2, "b": 3, "c": 4, "d": 2, "e": 3, "i": 2, "j": 3, "k": 4, "l": 2, "m": 3, "n": 2}
+SIZES = {"a": 2, "b": 3, "c": 4, "d": 2, "e": 3, "i": 2, "j": 3, "k": 4, "l": 2, "m": 3, "n": 2, "o": 3}
+SIZES.update({"x": 5, "y": 4})
 
 
 def _operands(equation, seed=0, ell=(2, 3)):

@@ -1,0 +1,18 @@
+"""The time-domain Maxwell case's modules (MindElec's ``src`` package)."""
+
+from .dataset import check_source_sampling, create_random_dataset, get_test_data
+from .lr_scheduler import MultiStepLR
+from .maxwell import Maxwell2DMur, check_source
+from .reference import load_or_make_reference, maxwell_reference, self_convergence
+
+__all__ = [
+    "Maxwell2DMur",
+    "MultiStepLR",
+    "check_source",
+    "check_source_sampling",
+    "create_random_dataset",
+    "get_test_data",
+    "load_or_make_reference",
+    "maxwell_reference",
+    "self_convergence",
+]

@@ -1,0 +1,291 @@
+"""Time-domain Maxwell PINN (MindElec's ``physics_driven/time_domain_maxwell``) on our engine.
+
+2D TE fields (Ex, Ey, Hz) on ``[0, 1]^2 x [0, 4 ns]`` from a Gaussian-pulse point source
+(f0 = 1 GHz at (0.4975, 0.4975), smoothed over a disc of radius 0.01), Mur's second-order
+absorbing boundary in the loss, MindElec's multi-scale sine network (4 scales x 7 layers x 64)
+and MTL adaptive loss weights (``src/maxwell.py``, ``config.json``). The result is compared
+with our own FDTD run of the same problem (``src/reference.py``: 1000 x 1000 Yee cells and a
+CPML outside the square) at 41 times on a 101 x 101 grid; the relative L2 error of each field
+is printed and written to ``<out>/results.json`` with the plots.
+
+    python examples/mindelec/pinn/time_domain_maxwell/time_domain_maxwell.py            # full
+    python examples/mindelec/pinn/time_domain_maxwell/time_domain_maxwell.py --tiny     # CI
+
+Full-run knobs (the CPU cannot run MindElec's 6000 epochs x 8 steps of 5 x 8192 points):
+``--batch-size`` points per sub-dataset per step, ``--points`` sampled per sub-dataset,
+``--epochs``; the learning-rate milestones are MindElec's (2000, 4000, 5000 of 6000 epochs)
+scaled to ``--epochs``; ``--time-budget`` (s) stops training early and still evaluates.
+"""
+
+import argparse
+import json
+import math
+import os
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+from src import (  # noqa: E402
+    Maxwell2DMur,
+    MultiStepLR,
+    check_source_sampling,
+    create_random_dataset,
+    load_or_make_reference,
+)
+from src.sampling_config import (  # noqa: E402
+    bc_sampling_config,
+    no_src_sampling_config,
+    scaled,
+    src_sampling_config,
+)
+from src.utils import l2_over_time, plot_fields, plot_l2_over_time, plot_loss  # noqa: E402
+
+import core  # noqa: E402
+from core import nn  # noqa: E402
+from core.train import Callback  # noqa: E402
+from mindelec.architecture import MTLWeightedLossCell, MultiScaleFCCell  # noqa: E402
+from mindelec.loss import Constraints  # noqa: E402
+from mindelec.solver import EvalCallback, LossAndTimeMonitor, Solver  # noqa: E402
+
+TINY = {
+    "epochs": 3,
+    "points": 256,
+    "batch_size": 128,
+    "layers": 3,
+    "neurons": 16,
+    "num_scales": 2,
+    "ref_cells": 100,
+    "ref_times": 5,
+    "ref_points": 21,
+    "jit": False,
+}
+
+
+def load_config(path=HERE / "config.json"):
+    with open(path) as f:
+        return json.load(f)
+
+
+class TimeBudget(Callback):
+    """Stop training (after the current step) once ``seconds`` of wall time have passed."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.start = time.perf_counter()
+        self.stopped_at = None
+
+    def step_end(self, run_context):
+        if self.seconds and time.perf_counter() - self.start > self.seconds:
+            cb = run_context.original_args()
+            self.stopped_at = (cb.cur_epoch_num, cb.cur_step_num)
+            run_context.request_stop()
+
+
+def build(config, points, batch_size, layers, neurons, num_scales, seed=123456):
+    """Dataset, network, MTL cell, constraints for ``config``; returns a dict."""
+    core.set_seed(seed)
+    np.random.seed(seed)
+    dataset = create_random_dataset(
+        config,
+        scaled(src_sampling_config, points),
+        scaled(no_src_sampling_config, points),
+        scaled(bc_sampling_config, points),
+    )
+    train = dataset.create_dataset(
+        batch_size=batch_size, shuffle=True, prebatched_data=True, drop_remainder=True, seed=seed
+    )
+    n_src = check_source_sampling(dataset, config)
+    model = MultiScaleFCCell(
+        config["input_size"],
+        config["output_size"],
+        layers=layers,
+        neurons=neurons,
+        input_scale=config["input_scale"],
+        residual=config["residual"],
+        weight_init=nn.init.HeUniform(negative_slope=math.sqrt(5)),
+        act="sin",
+        num_scales=num_scales,
+        amp_factor=config["amp_factor"],
+        scale_factor=config["scale_factor"],
+    )
+    mtl = MTLWeightedLossCell(num_losses=dataset.num_dataset)
+    problems = {
+        sub.name: Maxwell2DMur(
+            model,
+            config,
+            domain_name=sub.name + "_points",
+            ic_name=sub.name + "_points",
+            bc_name=sub.name + "_points",
+        )
+        for sub in dataset.all_datasets
+    }
+    constraints = Constraints(dataset, problems)
+    return {
+        "dataset": dataset,
+        "train": train,
+        "model": model,
+        "mtl": mtl,
+        "constraints": constraints,
+        "n_src_points": n_src,
+    }
+
+
+def reference_points(ref):
+    """``[T * P * P, 3]`` (x, y, t) and ``[T * P * P, 3]`` (Ex, Ey, Hz) of a reference."""
+    t, x, y = ref["t"], ref["x"], ref["y"]
+    tt, xx, yy = np.meshgrid(t, x, y, indexing="ij")  # [T, P, P]
+    inputs = np.stack([xx, yy, tt], axis=-1).reshape(-1, 3)
+    label = np.stack([ref["ex"], ref["ey"], ref["hz"]], axis=-1).reshape(-1, 3)
+    return inputs, label
+
+
+def main(
+    tiny=False,
+    epochs=70,
+    points=65536,
+    batch_size=1024,
+    layers=None,
+    neurons=None,
+    num_scales=None,
+    ref_cells=1000,
+    ref_times=41,
+    ref_points=101,
+    jit=True,
+    time_budget=None,
+    eval_every=10,
+    out_dir=None,
+    config=None,
+    plots=True,
+):
+    """Train and evaluate; returns ``{"l2": {ex, ey, hz}, "losses": [...], ...}``."""
+    config = dict(load_config() if config is None else config)
+    if tiny:
+        epochs, points, batch_size = TINY["epochs"], TINY["points"], TINY["batch_size"]
+        layers, neurons, num_scales = TINY["layers"], TINY["neurons"], TINY["num_scales"]
+        ref_cells, ref_times, ref_points = TINY["ref_cells"], TINY["ref_times"], TINY["ref_points"]
+        jit = TINY["jit"]
+    layers = config["layers"] if layers is None else layers
+    neurons = config["neurons"] if neurons is None else neurons
+    num_scales = config["num_scales"] if num_scales is None else num_scales
+    out = (
+        pathlib.Path(out_dir)
+        if out_dir
+        else HERE / ("time_domain_maxwell_out" + ("_tiny" if tiny else ""))
+    )
+    out.mkdir(parents=True, exist_ok=True)
+
+    t0 = time.perf_counter()
+    ref = load_or_make_reference(
+        str(out / f"reference_cells{ref_cells}.h5"),
+        config,
+        cells=ref_cells,
+        n_times=ref_times,
+        n_points=ref_points,
+    )
+    print(f"reference: FDTD {ref_cells}^2 cells, {time.perf_counter() - t0:.1f} s", flush=True)
+    parts = build(config, points, batch_size, layers, neurons, num_scales)
+    model, mtl, dataset = parts["model"], parts["mtl"], parts["dataset"]
+    steps_per_epoch = len(dataset)
+    milestones = [max(1, round(epochs * m / config["train_epoch"])) for m in config["milestones"]]
+    lr = MultiStepLR(config["lr"], milestones, config["lr_gamma"], steps_per_epoch, epochs).get_lr()
+    params = model.trainable_params() + mtl.trainable_params()
+    optim = nn.Adam(params, learning_rate=core.tensor(lr))
+    solver = Solver(
+        model,
+        optimizer=optim,
+        mode="PINNs",
+        train_constraints=parts["constraints"],
+        loss_fn="smooth_l1_loss",
+        mtl_weighted_cell=mtl,
+        jit=jit,
+    )
+    inputs, label = reference_points(ref)
+    # a subsampled evaluation during training (every other time and point), the full one after
+    shape = (len(ref["t"]), len(ref["x"]), len(ref["y"]), 3)
+    sub = np.zeros(shape[:3], dtype=bool)
+    sub[::2, ::2, ::2] = True
+    sub = sub.reshape(-1)
+    names = ["Ex", "Ey", "Hz"]
+    scale = config["output_scale"]
+    monitor = LossAndTimeMonitor(steps_per_epoch, per_print_times=1)
+    evaluator = EvalCallback(model, inputs[sub], label[sub], scale, eval_every, 32768, names)
+    budget = TimeBudget(time_budget)
+    print(
+        f"training: {epochs} epochs x {steps_per_epoch} steps, 5 sub-datasets x {batch_size} "
+        f"points per step, network {num_scales} x {layers} x {neurons}, jit={jit}, "
+        f"milestones {milestones}",
+        flush=True,
+    )
+    t_train = time.perf_counter()
+    losses = solver.train(epochs, parts["train"], callbacks=[monitor, evaluator, budget])
+    train_s = time.perf_counter() - t_train
+    ckpt = out / "maxwell_pinn.ckpt.h5"
+    core.save_checkpoint(model, str(ckpt))
+
+    full = EvalCallback(model, inputs, label, scale, 1, 32768, names)
+    l2 = dict(zip(("ex", "ey", "hz"), (float(e) for e in full.evaluate(len(losses)))))
+    pred = full.predict().reshape(shape)
+    ref_f = label.reshape(shape)
+    results = {
+        "l2": l2,
+        "targets": {"ex": 0.035, "ey": 0.034, "hz": 0.023},
+        "mindelec": {"ex": 0.0356, "ey": 0.0343, "hz": 0.0230},
+        "epochs_run": len(losses),
+        "steps_run": len(losses) * steps_per_epoch
+        if budget.stopped_at is None
+        else budget.stopped_at[1],
+        "stopped_by_time_budget": budget.stopped_at,
+        "steps_per_epoch": steps_per_epoch,
+        "batch_size": batch_size,
+        "points_per_subdataset": points,
+        "network": [num_scales, layers, neurons],
+        "jit": jit,
+        "train_seconds": train_s,
+        "ms_per_step": monitor.step_times,
+        "losses": losses,
+        "eval_history": evaluator.history,
+        "reference": {"cells": ref_cells, "times": ref_times, "points": ref_points},
+        "n_src_points": parts["n_src_points"],
+        "l2_over_time": l2_over_time(ref_f, pred).tolist(),
+    }
+    if plots:
+        results["plots"] = [os.path.basename(p) for p in plot_fields(ref_f, pred, str(out))]
+        results["plots"].append(
+            os.path.basename(plot_l2_over_time(ref["t"], ref_f, pred, str(out)))
+        )
+        results["plots"].append(os.path.basename(plot_loss(losses, str(out))))
+    with open(out / "results.json", "w") as f:
+        json.dump(results, f, indent=1, default=float)
+    print("relative L2 vs FDTD: " + ", ".join(f"{k}: {v:.4f}" for k, v in l2.items()), flush=True)
+    return results
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tiny", action="store_true", help="the CI size (seconds)")
+    parser.add_argument("--epochs", type=int, default=70)
+    parser.add_argument("--points", type=int, default=65536)
+    parser.add_argument("--batch-size", type=int, default=1024)
+    parser.add_argument("--ref-cells", type=int, default=1000)
+    parser.add_argument("--eval-every", type=int, default=10)
+    parser.add_argument("--time-budget", type=float, default=None, help="seconds of training")
+    parser.add_argument("--no-jit", action="store_true")
+    parser.add_argument("--out-dir", default=None)
+    a = parser.parse_args()
+    main(
+        tiny=a.tiny,
+        epochs=a.epochs,
+        points=a.points,
+        batch_size=a.batch_size,
+        ref_cells=a.ref_cells,
+        eval_every=a.eval_every,
+        time_budget=a.time_budget,
+        jit=not a.no_jit,
+        out_dir=a.out_dir,
+    )

@@ -1,0 +1,56 @@
+"""bench.fdtd: rows at toy size (no timing asserted), the roofline's byte count against a hand
+count, and the table's ratios."""
+
+import math
+
+import numpy as np
+import pytest
+
+from bench import fdtd as bench_fdtd
+
+
+def test_bytes_per_cell_update_hand_count():
+    # vacuum, CPML(p) on all faces of n^3: per half step 3 sources + 3 olds read, 3 news
+    # written (float32), and 6 psi terms, each on 2p of the n cells of its axis, read + written
+    n, p = 20, 3
+    sim = bench_fdtd._simulation({"n": n, "pml": p, "steps": 1, "spacing": 1e-3})
+    total, parts = bench_fdtd.bytes_per_cell(sim)
+    assert total == pytest.approx(2 * (9 * 4 + 6 * 2 * 4 * (2 * p / n)))
+    assert parts["e: coefficient maps read"] == 0.0  # Cb read as a number times wall masks
+
+
+def test_bytes_per_cell_counts_material_maps():
+    from mindelec import fdtd
+
+    n = 12
+    grid = fdtd.Grid((n, n, n), 1e-3, dtype="float32")
+    eps = 1 + np.random.default_rng(0).random((n, n, n))
+    sim = fdtd.Simulation(grid, fdtd.Materials(eps_r=eps, sigma=0.1), fdtd.PEC())
+    total, parts = bench_fdtd.bytes_per_cell(sim)
+    # E: Ca and Cb maps of 3 components; H: lossless vacuum numbers
+    assert parts["e: coefficient maps read"] == 6 * 4 and parts["h: coefficient maps read"] == 0
+    assert total == pytest.approx(2 * 9 * 4 + 6 * 4)
+
+
+def test_ours_and_fdtd_rows_run_tiny():
+    r = bench_fdtd.run_row("ours", tiny=True, repeats=1)
+    wall, cpu = bench_fdtd.rates(r)
+    assert wall > 0 and math.isfinite(cpu) and r["bytes_per_cell"] > 0
+    pytest.importorskip("fdtd")
+    r = bench_fdtd.run_row("fdtd", tiny=True, steps=8, repeats=1)
+    assert r["steps"] == 1 and r["wall"] > 0
+
+
+def test_copy_bandwidth_and_table():
+    assert bench_fdtd.copy_bandwidth(2, mib=4, repeats=2) > 1e8
+    ours = {"wall": 1.0, "cpu": 2.0, "steps": 10, "cells": 10**6, "threads": 2}
+    ours.update(bytes_per_cell=100.0, streaming=True)
+    ref = {"wall": 4.0, "cpu": 4.0, "steps": 10, "cells": 10**6, "threads": 1}
+    text = bench_fdtd.format_table(
+        [("ours", ours, ""), ("fdtd", ref, ""), ("gprMax", None, "skipped: why")], 2e9
+    )
+    (line,) = [s for s in text.splitlines() if s.strip().startswith("fdtd")]
+    assert line.split()[1:5] == ["2.5", "2.5", "4.00", "2.00"]
+    # 2 GB/s / 100 bytes = 20 Mcell/s; ours 10 (wall) and 5 (cpu)
+    assert "= 20 Mcell/s; ours 0.50 of it (wall), 0.25 (cpu clock)" in text
+    assert "skipped: why" in text

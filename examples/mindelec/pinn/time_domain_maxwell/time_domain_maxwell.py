@@ -173,11 +173,8 @@ def main(
     layers = config["layers"] if layers is None else layers
     neurons = config["neurons"] if neurons is None else neurons
     num_scales = config["num_scales"] if num_scales is None else num_scales
-    out = (
-        pathlib.Path(out_dir)
-        if out_dir
-        else HERE / ("time_domain_maxwell_out" + ("_tiny" if tiny else ""))
-    )
+    name = "time_domain_maxwell_tiny_out" if tiny else "time_domain_maxwell_out"
+    out = pathlib.Path(out_dir) if out_dir else HERE / name
     out.mkdir(parents=True, exist_ok=True)
 
     t0 = time.perf_counter()

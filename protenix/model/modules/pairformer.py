@@ -1,0 +1,220 @@
+"""The Pairformer (AF3 supplement Algorithm 17): PairformerBlock and PairformerStack.
+
+Training runs the plain path, with ``core.recompute`` over groups of ``blocks_per_ckpt``
+blocks (activation checkpointing, AF2 supplement 1.11.8). Inference with
+``inplace_safe=True`` (no gradients) runs the block-wise path: the pair tensor is held as row
+blocks of ``chunk_size`` rows (``protenix.model.triangular.triangular.row_blocks``) and every
+update replaces its block, so a block's peak memory stays about two pair tensors.
+
+Parameter names follow ``protenix.model.modules.pairformer`` (Protenix 2.0.0).
+"""
+
+import core
+from core import nn, ops
+
+from ..triangular.layers import dropout_add_rowwise
+from ..triangular.triangular import (
+    TriangleAttention,
+    TriangleMultiplicationIncoming,
+    TriangleMultiplicationOutgoing,
+    join_blocks,
+    row_blocks,
+    transpose_blocks,
+)
+from .primitives import Transition
+from .transformer import AttentionPairBias
+
+__all__ = ["PairformerBlock", "PairformerStack"]
+
+
+class PairformerBlock(nn.Cell):
+    """Implements Algorithm 17 (lines 2-8) of the AlphaFold 3 supplement.
+
+    Args:
+        n_heads: heads of the single track's attention with pair bias.
+        c_z: pair channels.
+        c_s: single channels (0: no single track).
+        c_hidden_mul: channels of the triangle multiplications.
+        c_hidden_pair_att: channels per head of the triangle attentions.
+        no_heads_pair: heads of the triangle attentions.
+        num_intermediate_factor: expansion of the pair transition.
+        dropout: row-wise dropout of the triangle updates (training only).
+        hidden_scale_up: scale the triangle hidden sizes with ``c_z`` (protenix-v2).
+    """
+
+    def __init__(
+        self,
+        n_heads=16,
+        c_z=128,
+        c_s=384,
+        c_hidden_mul=128,
+        c_hidden_pair_att=32,
+        no_heads_pair=4,
+        num_intermediate_factor=4,
+        dropout=0.25,
+        hidden_scale_up=False,
+    ):
+        super().__init__()
+        self.n_heads = n_heads
+        if hidden_scale_up:
+            no_heads_pair = c_z // c_hidden_pair_att
+            c_hidden_mul = c_z
+        self.tri_mul_out = TriangleMultiplicationOutgoing(c_z=c_z, c_hidden=c_hidden_mul)
+        self.tri_mul_in = TriangleMultiplicationIncoming(c_z=c_z, c_hidden=c_hidden_mul)
+        self.tri_att_start = TriangleAttention(
+            c_in=c_z, c_hidden=c_hidden_pair_att, no_heads=no_heads_pair
+        )
+        self.tri_att_end = TriangleAttention(
+            c_in=c_z, c_hidden=c_hidden_pair_att, no_heads=no_heads_pair
+        )
+        self.p_drop = dropout
+        self.pair_transition = Transition(c_in=c_z, n=num_intermediate_factor)
+        self.c_s = c_s
+        if c_s > 0:
+            self.attention_pair_bias = AttentionPairBias(
+                has_s=False, create_offset_ln_z=True, n_heads=n_heads, c_a=c_s, c_z=c_z
+            )
+            self.single_transition = Transition(c_in=c_s, n=4)
+
+    def construct(
+        self,
+        s,
+        z,
+        pair_mask,
+        triangle_multiplicative="torch",
+        triangle_attention="torch",
+        inplace_safe=False,
+        chunk_size=None,
+    ):
+        """
+        Args:
+            s: ``[..., N, c_s]`` or None (``c_s == 0``).
+            z: ``[..., N, N, c_z]``.
+            pair_mask: ``[..., N, N]`` (None: all ones).
+            triangle_multiplicative, triangle_attention: accepted for Protenix's signature.
+            inplace_safe: block-wise inference path (no gradients), rows of ``chunk_size``.
+            chunk_size: rows per block (triangle attention and, with ``inplace_safe``, every
+                pair update).
+
+        Returns:
+            ``(s, z)``: the updated single (None without a single track) and pair tensors.
+        """
+        if pair_mask is None:
+            pair_mask = ops.ones(tuple(z.shape[:-1]), dtype=z.dtype)
+        if inplace_safe:
+            z = join_blocks(self.pair_blocks(row_blocks(z, chunk_size), pair_mask, chunk_size))
+        else:
+            p, train = self.p_drop, self.training
+            z = dropout_add_rowwise(z, self.tri_mul_out(z, mask=pair_mask), p, train)
+            z = dropout_add_rowwise(z, self.tri_mul_in(z, mask=pair_mask), p, train)
+            upd = self.tri_att_start(z, mask=pair_mask, chunk_size=chunk_size)
+            z = dropout_add_rowwise(z, upd, p, train)
+            z = ops.swapaxes(z, -2, -3)  # [..., j, i, c_z]
+            upd = self.tri_att_end(z, mask=ops.swapaxes(pair_mask, -1, -2), chunk_size=chunk_size)
+            z = dropout_add_rowwise(z, upd, p, train)
+            z = ops.swapaxes(z, -2, -3)  # [..., i, j, c_z]
+            z = z + self.pair_transition(z)
+        if self.c_s > 0:
+            s = s + self.attention_pair_bias(a=s, s=None, z=z)
+            s = s + self.single_transition(s)
+        return s, z
+
+    def pair_blocks(self, blocks, pair_mask, chunk_size=None):
+        """The pair track on row blocks (block-wise inference, no dropout). Consumes and
+        returns a list of row blocks ``[..., r, N, c_z]``."""
+        blocks = self.tri_mul_out.update_blocks(blocks, pair_mask, with_add=True)
+        blocks = self.tri_mul_in.update_blocks(blocks, pair_mask, with_add=True)
+        blocks = self.tri_att_start.update_blocks(blocks, pair_mask, chunk_size)
+        blocks = transpose_blocks(blocks)
+        blocks = self.tri_att_end.update_blocks(blocks, ops.swapaxes(pair_mask, -1, -2), chunk_size)
+        blocks = transpose_blocks(blocks)
+        for i in range(len(blocks)):
+            blocks[i] = blocks[i] + self.pair_transition(blocks[i])
+        return blocks
+
+
+class PairformerStack(nn.Cell):
+    """Implements Algorithm 17 of the AlphaFold 3 supplement: ``n_blocks`` PairformerBlocks.
+
+    Args:
+        n_blocks: number of blocks.
+        n_heads: heads of the single track's attention with pair bias.
+        c_z: pair channels.
+        c_s: single channels.
+        num_intermediate_factor: expansion of the pair transition.
+        dropout: row-wise dropout of the triangle updates.
+        blocks_per_ckpt: blocks per ``core.recompute`` group in training (None: no
+            recompute); ignored without gradients.
+        hidden_scale_up: scale the triangle hidden sizes with ``c_z``.
+    """
+
+    def __init__(
+        self,
+        n_blocks=48,
+        n_heads=16,
+        c_z=128,
+        c_s=384,
+        num_intermediate_factor=4,
+        dropout=0.25,
+        blocks_per_ckpt=None,
+        hidden_scale_up=False,
+    ):
+        super().__init__()
+        self.n_blocks, self.n_heads = n_blocks, n_heads
+        self.blocks_per_ckpt = blocks_per_ckpt
+        self.blocks = nn.CellList(
+            [
+                PairformerBlock(
+                    n_heads=n_heads,
+                    c_z=c_z,
+                    c_s=c_s,
+                    num_intermediate_factor=num_intermediate_factor,
+                    dropout=dropout,
+                    hidden_scale_up=hidden_scale_up,
+                )
+                for _ in range(n_blocks)
+            ]
+        )
+
+    def construct(
+        self,
+        s,
+        z,
+        pair_mask,
+        triangle_multiplicative="torch",
+        triangle_attention="torch",
+        inplace_safe=False,
+        chunk_size=None,
+    ):
+        """
+        Args:
+            s: ``[..., N, c_s]`` (None when ``c_s == 0``).
+            z: ``[..., N, N, c_z]``.
+            pair_mask: ``[..., N, N]``.
+            inplace_safe, chunk_size: see ``PairformerBlock``.
+
+        Returns:
+            ``(s, z)``.
+        """
+        blocks = list(self.blocks)
+        k = self.blocks_per_ckpt
+        if k is not None and not 1 <= k <= len(blocks):
+            raise ValueError(
+                f"PairformerStack: blocks_per_ckpt={k} must be between 1 and {len(blocks)}"
+            )
+        kwargs = {"inplace_safe": inplace_safe, "chunk_size": chunk_size}
+        if k is None or inplace_safe:
+            for b in blocks:
+                s, z = b(s, z, pair_mask, **kwargs)
+            return s, z
+        for start in range(0, len(blocks), k):
+            group = blocks[start : start + k]
+
+            def run(s, z, pair_mask, group=group):
+                for b in group:
+                    s, z = b(s, z, pair_mask, **kwargs)
+                return (z,) if s is None else (s, z)
+
+            out = core.recompute(run)(s, z, pair_mask)
+            s, z = (None, out[0]) if s is None else out
+        return s, z

@@ -303,5 +303,11 @@ if __name__ == "__main__":
     parser.add_argument("--tiny", action="store_true", help="2x coarser board, 1000 steps")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--float32", action="store_true", help="float32 fields")
+    parser.add_argument("--out", default=None, help="output folder (default: next to this file)")
     args = parser.parse_args()
-    main(tiny=args.tiny, steps=args.steps, dtype="float32" if args.float32 else "float64")
+    main(
+        tiny=args.tiny,
+        steps=args.steps,
+        out=args.out,
+        dtype="float32" if args.float32 else "float64",
+    )

@@ -119,11 +119,21 @@ def minima(freqs, db, depth_db=3.0, window=20):
     return np.array(fs), np.array(vals)
 
 
+def _paired_rel_err(found, reference):
+    """``|f / f_ref - 1|`` for each reference minimum against the nearest one found (nan if
+    none was found)."""
+    if found.size == 0:
+        return np.full(reference.shape, np.nan)
+    nearest = found[np.argmin(np.abs(found[None, :] - reference[:, None]), axis=1)]
+    return np.abs(nearest / reference - 1)
+
+
 def main(tiny=False, steps=None, out=None, plot=True, verbose=True, dtype="float64", freqs=None):
     """Run, extract S11, compare with the reference, write the Touchstone file and the plot.
 
     Returns a dict: ``freqs`` (Hz), ``s11`` complex ``[nf]``, ``resonances_ghz``/``depths_db``
-    and the reference's ``ref_resonances_ghz``/``ref_depths_db``, ``touchstone`` (path),
+    and the reference's ``ref_resonances_ghz``/``ref_depths_db``, ``resonance_rel_err`` (per
+    reference minimum, against the nearest found), ``touchstone`` (path),
     ``seconds``, ``cells``, ``steps``, ``decay`` (last 100 samples' max |V| over the max).
     """
     coarsen, npml, air = (4, 4, 1) if tiny else (1, 10, 3)
@@ -167,6 +177,7 @@ def main(tiny=False, steps=None, out=None, plot=True, verbose=True, dtype="float
         "depths_db": res_db,
         "ref_resonances_ghz": ref_f / 1e9,
         "ref_depths_db": ref_db,
+        "resonance_rel_err": _paired_rel_err(res_f, ref_f),
         "touchstone": touchstone,
         "seconds": seconds,
         "cells": int(np.prod(grid.shape)),
@@ -192,6 +203,7 @@ def main(tiny=False, steps=None, out=None, plot=True, verbose=True, dtype="float
             "depths (dB):",
             np.round(ref_db, 1),
         )
+        print("relative frequency error:", np.round(result["resonance_rel_err"], 4))
         print(f"wrote {touchstone}")
     return result
 
@@ -201,5 +213,11 @@ if __name__ == "__main__":
     parser.add_argument("--tiny", action="store_true", help="4x coarser in y and z, 800 steps")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--float32", action="store_true", help="float32 fields")
+    parser.add_argument("--out", default=None, help="output folder (default: next to this file)")
     args = parser.parse_args()
-    main(tiny=args.tiny, steps=args.steps, dtype="float32" if args.float32 else "float64")
+    main(
+        tiny=args.tiny,
+        steps=args.steps,
+        out=args.out,
+        dtype="float32" if args.float32 else "float64",
+    )

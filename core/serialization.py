@@ -150,7 +150,10 @@ def save_checkpoint(save_obj, ckpt_file_name, append_dict=None, format=None):
             NamedTuples, dataclasses registered with ``core.tree.register_dataclass``; entry
             names join the keys: ``"flux.rho"``), or a list of Cells / dicts (e.g.
             ``[net, optimizer]``); names must be unique across the list.
-        ckpt_file_name: path of the file (any suffix; ``.ckpt.h5`` by convention).
+        ckpt_file_name: path of the file (``.ckpt.h5`` by convention). As in MindSpore, a
+            name that ends neither in ``.ckpt`` nor in ``.h5``/``.hdf5`` gets ``.ckpt`` appended
+            (MindFlow's scripts save ``f"{name}_epoch{epoch}"`` and load ``...ckpt``);
+            ``load_checkpoint`` reads either format whatever the suffix.
         append_dict: extra ``{name: int | float | bool}`` values (e.g. ``epoch_num``) saved as
             0-d tensors and returned by ``load_checkpoint`` like the others.
         format: None or ``"h5"`` (default): this module's HDF5 layout. ``"ckpt"``: MindSpore's
@@ -184,6 +187,8 @@ def save_checkpoint(save_obj, ckpt_file_name, append_dict=None, format=None):
             )
         seen.add(name)
     path = os.fspath(ckpt_file_name)
+    if not path.endswith((".ckpt", ".h5", ".hdf5")):
+        path += ".ckpt"  # MindSpore's rule, so ported scripts find their files
     if format == "ckpt":
         write_mindspore_checkpoint(path, [(n, _to_numpy(n, v)) for n, v, _ in entries])
         return

@@ -375,3 +375,20 @@ def test_mindspore_conv1d_kernels_load_with_their_unit_axis():
     np.testing.assert_array_equal(conv.weight.asnumpy(), kernel[:, :, 0, :])
     with pytest.raises(ValueError, match=r"'weight'.*\(3, 2, 5\).*\(3, 2, 5, 1\)"):
         core.load_param_into_net(conv, {"weight": core.tensor(kernel.reshape(3, 2, 5, 1))})
+
+
+def test_save_checkpoint_appends_ckpt_like_mindspore(tmp_path):
+    """MindFlow's scripts save ``f"{name}_epoch{epoch}"`` and load ``..._epoch{epoch}.ckpt``:
+    a name without a checkpoint suffix gets ``.ckpt`` (MindSpore's rule); ``.h5`` names stay."""
+    net = core.nn.Dense(3, 2)
+    core.save_checkpoint(net, str(tmp_path / "fno1d_epoch10"))
+    assert not (tmp_path / "fno1d_epoch10").exists()
+    loaded = core.load_checkpoint(str(tmp_path / "fno1d_epoch10.ckpt"))
+    np.testing.assert_array_equal(loaded["weight"].asnumpy(), net.weight.asnumpy())
+    core.save_checkpoint(net, str(tmp_path / "kept.ckpt.h5"))
+    core.save_checkpoint(net, str(tmp_path / "kept.h5"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "fno1d_epoch10.ckpt",
+        "kept.ckpt.h5",
+        "kept.h5",
+    ]

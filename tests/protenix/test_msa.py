@@ -247,7 +247,7 @@ def test_fixtures_regenerate_from_reference(tmp_path):
         assert json.load(a) == json.load(b)
     from protenix.model.weights import read_state_dict
 
-    for name in ("weights_release.pt", "weights_plain.pt"):
+    for name in ("weights_release.pt", "weights_plain.pt", "weights_train.pt"):
         new, old = read_state_dict(tmp_path / name), read_state_dict(os.path.join(fixtures, name))
         assert list(new) == list(old)
         for k in old:

@@ -226,3 +226,21 @@ def test_restricted_unpickler_rejects_reduce_of_builtins(tmp_path):
 class _EvalBomb:
     def __reduce__(self):
         return (eval, ("1/0",))
+
+
+def test_training_checkpoint(expected):
+    """What Protenix's runner saves in training (model, Adam state, scheduler, step): read
+    without refusing anything, the model's state dict taken from it."""
+    obj = read_torch_checkpoint(os.path.join(FIX, "weights_train.pt"))
+    assert obj["step"] == 1
+    assert obj["optimizer"]["param_groups"][0]["betas"] == (0.9, 0.95)
+    np.testing.assert_array_equal(
+        obj["optimizer"]["state"][0]["exp_avg"], expected["train_exp_avg/0"]
+    )
+    sd = read_state_dict(os.path.join(FIX, "weights_train.pt"))
+    assert sorted(sd) == sorted(k[len("train/") :] for k in expected if k.startswith("train/"))
+    for name, arr in sd.items():
+        np.testing.assert_array_equal(arr, expected["train/" + name])
+    net = _Plain()
+    load_weights(net, os.path.join(FIX, "weights_train.pt"))
+    assert not np.array_equal(net.linear.weight.asnumpy(), expected["plain/linear.weight"])

@@ -19,6 +19,8 @@ from .activation import softmax as softmax
 from .attention import dense as dense
 from .attention import linear as linear
 from .attention import scaled_dot_product_attention as scaled_dot_product_attention
+from .clip import clip_by_global_norm as clip_by_global_norm
+from .clip import global_norm as global_norm
 from .composite import GradOperation as GradOperation
 from .composite import depend as depend
 from .conv import conv1d as conv1d
@@ -129,7 +131,6 @@ from .elementwise import tan as tan
 from .elementwise import tanh as tanh
 from .elementwise import where as where
 from .indexing import gather as gather
-from .kernel import kernel_call as kernel_call
 from .indexing import gather_elements as gather_elements
 from .indexing import getitem as getitem
 from .indexing import index_add as index_add
@@ -140,6 +141,7 @@ from .indexing import scatter_add as scatter_add
 from .indexing import take as take
 from .indexing import take_along_axis as take_along_axis
 from .interpolate import interpolate as interpolate
+from .kernel import kernel_call as kernel_call
 from .linalg import cholesky as cholesky
 from .linalg import cross as cross
 from .linalg import det as det
@@ -201,13 +203,13 @@ from .reduction import cumprod as cumprod
 from .reduction import cumsum as cumsum
 from .reduction import logsumexp as logsumexp
 from .reduction import max as max
+from .reduction import mean as mean
+from .reduction import min as min
+from .reduction import prod as prod
 from .reduction import reduce_max as reduce_max
 from .reduction import reduce_mean as reduce_mean
 from .reduction import reduce_min as reduce_min
 from .reduction import reduce_sum as reduce_sum
-from .reduction import mean as mean
-from .reduction import min as min
-from .reduction import prod as prod
 from .reduction import std as std
 from .reduction import sum as sum
 from .reduction import var as var

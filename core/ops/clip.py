@@ -1,7 +1,8 @@
 """Gradient clipping by global norm (MindSpore ``ops.clip_by_global_norm``)."""
 
-from ... import dtypes as _dt
-from ... import ops
+from .. import dtypes as _dt
+from . import elementwise as _ew
+from . import reduction as _red
 
 __all__ = ["clip_by_global_norm", "global_norm"]
 
@@ -13,12 +14,12 @@ def global_norm(grads):
     for g in grads:
         if g is None:
             continue
-        sq = ops.real(g * ops.conj(g)) if _dt.is_complex(g.dtype) else g * g
-        part = ops.astype(ops.sum(sq), _dt.float64)
+        sq = _ew.real(g * _ew.conj(g)) if _dt.is_complex(g.dtype) else g * g
+        part = _ew.astype(_red.sum(sq), _dt.float64)
         total = part if total is None else total + part
     if total is None:
         raise ValueError("global_norm: no gradients (all entries are None)")
-    return ops.sqrt(total)
+    return _ew.sqrt(total)
 
 
 def clip_by_global_norm(grads, clip_norm=1.0, use_norm=None):
@@ -35,11 +36,11 @@ def clip_by_global_norm(grads, clip_norm=1.0, use_norm=None):
     if not clip_norm > 0:
         raise ValueError(f"clip_by_global_norm: clip_norm must be > 0, got {clip_norm}")
     norm = global_norm(grads) if use_norm is None else use_norm
-    scale = clip_norm / ops.maximum(norm, float(clip_norm))
+    scale = clip_norm / _ew.maximum(norm, float(clip_norm))
     out = []
     for g in grads:
         if g is None:
             out.append(None)
             continue
-        out.append(g * ops.astype(scale, _dt.real_dtype(g.dtype)))
+        out.append(g * _ew.astype(scale, _dt.real_dtype(g.dtype)))
     return tuple(out)

@@ -110,8 +110,8 @@ def test_mindflow_fno1d_train_py_runs_tiny(tmp_path):
     errors = [float(v) for v in re.findall(r"mean rms_error: Tensor\(([-\d.e+]+)", text)]
     assert len(errors) == 2 and all(np.isfinite(errors))
     assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir())[:2] == [
-        "FNO1D_epoch1",
-        "FNO1D_epoch2",
+        "FNO1D_epoch1.ckpt",  # MindSpore's rule: save_checkpoint appends .ckpt
+        "FNO1D_epoch2.ckpt",
     ]
     # MindFlow's files, written from the generator: u(., 0) -> u(., 1) at 8192 / 128 points
     for part, n in (("train", 16), ("test", 4)):

@@ -36,7 +36,9 @@ def add_arguments(parser):
 
 
 def convert(input_path, output_path, dtype="keep", prefix=None):
-    """Read ``input_path``'s state dict and write it to ``output_path``; returns it."""
+    """Read ``input_path``'s state dict and write it to ``output_name(output_path)``; returns
+    the state dict."""
+    output_path = output_name(output_path)
     state = read_state_dict(input_path, prefix=prefix)
     if not state:
         raise WeightsError(f"protenix convert: {input_path!r} has no entries to write")
@@ -47,6 +49,13 @@ def convert(input_path, output_path, dtype="keep", prefix=None):
     return state
 
 
+def output_name(path):
+    """The file name written: ``path``, with ``.h5`` added when it has no checkpoint suffix
+    (``core.save_checkpoint`` would otherwise add MindSpore's ``.ckpt``)."""
+    path = str(path)
+    return path if path.endswith((".h5", ".hdf5", ".ckpt")) else path + ".h5"
+
+
 def run(args):
     try:
         state = convert(args.input, args.output, dtype=args.dtype, prefix=args.prefix)
@@ -54,5 +63,6 @@ def run(args):
         print(f"protenix convert: {err}", file=sys.stderr)
         return 1
     n = sum(int(np.prod(v.shape)) for v in state.values())
-    print(f"protenix convert: wrote {len(state)} tensors ({n} values) to {args.output}")
+    out = output_name(args.output)
+    print(f"protenix convert: wrote {len(state)} tensors ({n} values) to {out}")
     return 0

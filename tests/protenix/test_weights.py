@@ -244,3 +244,9 @@ def test_training_checkpoint(expected):
     net = _Plain()
     load_weights(net, os.path.join(FIX, "weights_train.pt"))
     assert not np.array_equal(net.linear.weight.asnumpy(), expected["plain/linear.weight"])
+
+
+def test_convert_output_suffix(tmp_path, capsys):
+    assert cli_main(["convert", PLAIN, str(tmp_path / "plain")]) == 0
+    assert (tmp_path / "plain.h5").is_file() and "plain.h5" in capsys.readouterr().out
+    assert list(read_state_dict(str(tmp_path / "plain.h5"))) == list(read_state_dict(PLAIN))

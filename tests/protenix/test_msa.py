@@ -131,6 +131,29 @@ def test_sample_msa_indices_order_and_cutoff():
         sample_msa_indices(3, strategy="greedy")
 
 
+class NormalOnly:
+    """The diffusion sampler's rng protocol: only ``randn(shape)``, recorded."""
+
+    def __init__(self, draws):
+        self.draws, self.shapes = list(draws), []
+
+    def randn(self, shape):
+        self.shapes.append(list(shape))
+        return np.asarray(self.draws.pop(0), np.float32)
+
+
+def test_sample_msa_indices_from_a_randn_only_rng():
+    # size: Phi(0.0) = 0.5 -> 2 + floor(0.5 * (8 - 2)) = 5; order: argsort of the 7 draws
+    draws = [[0.0], [0.3, -1.0, 2.0, 0.1, -0.5, 1.5, 0.0]]
+    rng = NormalOnly(draws)
+    assert sample_msa_indices(7, lower_bound=2, rng=rng) == [1, 4, 6, 3, 0]
+    assert rng.shapes == [[1], [7]]
+    assert sample_msa_indices(7, lower_bound=2, rng=NormalOnly([[-9.0], [0] * 7])) == [0, 1]
+    assert len(sample_msa_indices(7, lower_bound=2, rng=NormalOnly([[9.0], range(7)]))) == 7
+    with pytest.raises(TypeError, match="randn"):
+        sample_msa_indices(3, rng=object())
+
+
 def _pairformer_or_skip():
     try:
         from protenix.model.modules.pairformer import PairformerBlock  # noqa: F401

@@ -14,6 +14,10 @@ mean in blocks of ``chunk_size`` residue rows, and training recomputes each grou
 ``blocks_per_ckpt`` blocks in the backward pass (``core.recompute``).
 """
 
+import math
+
+import numpy as np
+
 import core
 from core import ops
 
@@ -258,6 +262,27 @@ class _CoreDraws:
         return core.random.permutation(n).asnumpy()
 
 
+class _FromNormal:
+    """Integer draws made from an ``rng`` that only has ``randn(shape)`` (the sampler's
+    protocol): a uniform ``Phi(x)`` of one normal draw picks the size, the order of ``n``
+    normal draws the permutation (uniform over permutations, as the draws are i.i.d.)."""
+
+    def __init__(self, rng):
+        self.rng = rng
+
+    def randint(self, low, high):
+        x = float(np.asarray(_numpy(self.rng.randn([1]))).reshape(-1)[0])
+        u = 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))  # Phi(x) in [0, 1]
+        return min(high - 1, low + int(u * (high - low)))
+
+    def permutation(self, n):
+        return np.argsort(np.asarray(_numpy(self.rng.randn([n]))).reshape(-1), kind="stable")
+
+
+def _numpy(x):
+    return x.asnumpy() if hasattr(x, "asnumpy") else x
+
+
 def sample_msa_indices(n, lower_bound=1, strategy="random", cutoff=-1, rng=None):
     """Protenix's MSA subsample (``protenix.model.utils.sample_indices``, then the cutoff):
     a size ``k ~ U{min(lower_bound, n), ..., n}``, then the first ``k`` of a random permutation
@@ -269,8 +294,9 @@ def sample_msa_indices(n, lower_bound=1, strategy="random", cutoff=-1, rng=None)
         strategy: "random" or "topk".
         cutoff: keep at most this many (<= 0: no limit).
         rng: the random source, drawn in Protenix's order: ``rng.randint(low, high)`` (an int
-            in ``[low, high)``), then for "random" ``rng.permutation(n)``. None: core's seeded
-            generator. A test passes an object that replays recorded draws.
+            in ``[low, high)``), then for "random" ``rng.permutation(n)``; an ``rng`` with only
+            ``randn(shape)`` (the diffusion sampler's protocol) has these made from its normal
+            draws. None: core's seeded generator. A test passes an object that replays draws.
 
     Returns:
         A list of row indices.
@@ -279,7 +305,15 @@ def sample_msa_indices(n, lower_bound=1, strategy="random", cutoff=-1, rng=None)
         raise ValueError(
             f"sample_msa_indices: strategy must be 'random' or 'topk', got {strategy!r}"
         )
-    rng = _CoreDraws if rng is None else rng
+    if rng is None:
+        rng = _CoreDraws
+    elif not (hasattr(rng, "randint") and hasattr(rng, "permutation")):
+        if not hasattr(rng, "randn"):
+            raise TypeError(
+                "sample_msa_indices: rng needs randint(low, high) and permutation(n), or "
+                f"randn(shape); got a {type(rng).__name__}"
+            )
+        rng = _FromNormal(rng)
     size = int(rng.randint(min(lower_bound, n), n + 1))
     if strategy == "random":
         indices = [int(i) for i in rng.permutation(n)][:size]

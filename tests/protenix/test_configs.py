@@ -131,3 +131,44 @@ def test_config_dict():
     dup = copy.deepcopy(cfg)
     dup.a.b = 2
     assert cfg.a.b == 1
+
+
+SHAPES = os.path.join(os.path.dirname(__file__), "fixtures", "shapes_reference.json")
+MODULES = ["msa_module", "template_embedder", "relative_position_encoding", "input_embedder"]
+
+
+def _build(module, cfg):
+    from protenix.model.modules.embedders import RelativePositionEncoding
+    from protenix.model.modules.msa import MSAModule
+    from protenix.model.modules.template import TemplateEmbedder
+
+    m = cfg.model
+    if module == "msa_module":
+        return MSAModule(**m.msa_module, msa_configs={})
+    if module == "template_embedder":
+        return TemplateEmbedder(**m.template_embedder)
+    if module == "relative_position_encoding":
+        return RelativePositionEncoding(**m.relative_position_encoding)
+    try:
+        from protenix.model.modules.embedders import InputFeatureEmbedder
+
+        return InputFeatureEmbedder(**m.input_embedder, esm_configs=cfg.esm)
+    except ImportError as err:
+        pytest.skip(f"AtomAttentionEncoder (protenix.model.modules.transformer) is missing: {err}")
+
+
+@pytest.mark.parametrize("module", MODULES)
+@pytest.mark.parametrize(
+    "name", ["protenix_base_default_v1.0.0", "protenix-v2", "protenix_mini_esm_v0.5.0"]
+)
+def test_full_size_modules_have_the_official_names_and_shapes(name, module):
+    """Built from a variant's config at full size, each module has exactly the state-dict names
+    and shapes of the reference module (what that variant's official checkpoint holds)."""
+    with open(SHAPES) as f:
+        ref = json.load(f)[name][module]
+    ours = {
+        n: list(p.shape) for n, p in _build(module, get_model_config(name)).parameters_and_names()
+    }
+    assert sorted(set(ref) - set(ours)) == [], "missing in ours"
+    assert sorted(set(ours) - set(ref)) == [], "not in the reference"
+    assert {n: s for n, s in ours.items() if ref[n] != s} == {}

@@ -268,6 +268,11 @@ def test_fixtures_regenerate_from_reference(tmp_path):
         open(os.path.join(fixtures, "configs_reference.json")) as b,
     ):
         assert json.load(a) == json.load(b)
+    with (
+        open(tmp_path / "shapes_reference.json") as a,
+        open(os.path.join(fixtures, "shapes_reference.json")) as b,
+    ):
+        assert json.load(a) == json.load(b)
     from protenix.model.weights import read_state_dict
 
     for name in ("weights_release.pt", "weights_plain.pt", "weights_train.pt"):

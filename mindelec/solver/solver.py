@@ -171,6 +171,7 @@ class Solver:
             cur_epoch_num=0,
             cur_step_num=0,
             step_in_epoch=0,
+            epochs_done=0,
             net_outputs=None,
             loss=math.nan,
             batch_num=len(train_dataset) if hasattr(train_dataset, "__len__") else None,
@@ -201,6 +202,8 @@ class Solver:
                 if ctx.get_stop_requested():
                     break
             history.append(total / max(cb.step_in_epoch, 1))
+            if not ctx.get_stop_requested():
+                cb.epochs_done = ep + 1
             fire("epoch_end")
             if ctx.get_stop_requested():
                 break

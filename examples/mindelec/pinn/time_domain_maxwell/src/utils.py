@@ -23,7 +23,7 @@ def plot_fields(ref, pred, path, times=None):
     times = times if times is not None else sorted({n_t // 3, (2 * n_t) // 3, n_t - 1})
     files = []
     for k in times:
-        fig, axes = plt.subplots(3, 3, figsize=(10, 9))
+        fig, axes = plt.subplots(3, 3, figsize=(10, 9), layout="compressed")
         for f in range(3):
             vmax = np.abs(ref[..., f]).max() or 1.0
             panels = (ref[k, :, :, f], pred[k, :, :, f], np.abs(pred[k, :, :, f] - ref[k, :, :, f]))
@@ -34,7 +34,6 @@ def plot_fields(ref, pred, path, times=None):
                 ax.set_title(f"{_NAMES[f]} {title}", fontsize=9)
                 fig.colorbar(im, ax=ax, fraction=0.046)
         fig.suptitle(f"time sample {k} of {n_t - 1}")
-        fig.tight_layout()
         name = os.path.join(path, f"fields_t{k:03d}.png")
         fig.savefig(name, dpi=80)
         plt.close(fig)

@@ -273,22 +273,61 @@ class Simulation:
             self._locate_non_finite(state, int(start), steps)
         return out, results
 
-    def _locate_non_finite(self, state, start, steps):
-        """Replay the run step by step to name the first step and cell with a NaN/inf."""
-        for n in range(start, start + steps):
-            state = self.compiled_step(state, n)
-            for name, field in (*state.components().items(), *state.psi.items()):
-                data = field.asnumpy()
-                bad = ~np.isfinite(data)
-                if bad.any():
-                    cell = tuple(int(i) for i in np.argwhere(bad)[0])
-                    where = ", ".join(f"{a}={i}" for a, i in zip(AXES, cell))
+    def _locate_non_finite(self, state, start, steps, chunk=128):
+        """Name the first step, field and cell with a NaN/inf: the run is replayed in compiled
+        chunks of ``chunk`` steps (checked between chunks), then step by step inside the first
+        bad chunk. Only called when the final state is non-finite, so the normal loop pays a
+        single check of its final state."""
+        bad = _first_non_finite(state)
+        if bad is not None:
+            raise FloatingPointError(
+                f"non-finite {bad[0]} = {bad[2]} at step {start} (already in the initial "
+                f"state), cell ({_where(bad[1])}) of {self.grid.shape}"
+            )
+        n, end = start, start + steps
+        while n < end:
+            size = min(chunk, end - n)
+            trial, _ = self._run_jit(
+                self.coeffs,
+                state,
+                core.tensor(n, dtype=core.int64),
+                steps=size,
+                checkpoint=None,
+            )
+            if _first_non_finite(trial) is None:
+                state, n = trial, n + size
+                continue
+            for m in range(n, n + size):
+                state = self.compiled_step(state, m)
+                bad = _first_non_finite(state)
+                if bad is not None:
+                    name, cell, value = bad
                     raise FloatingPointError(
-                        f"non-finite {name} = {data[cell]} at step {n} (t = {(n + 1) * self.grid.dt:.6g}"
-                        f" s), cell ({where}) of {self.grid.shape}; check the Courant number, "
-                        "the materials (eps_r, mu_r > 0) and the sources"
+                        f"non-finite {name} = {value} at step {m} "
+                        f"(t = {(m + 1) * self.grid.dt:.6g} s), cell ({_where(cell)}) of "
+                        f"{self.grid.shape}; check the Courant number, the materials (eps_r, "
+                        "mu_r > 0, dispersive poles) and the sources"
                     )
+            break
         raise FloatingPointError("the run produced non-finite fields (the replay did not)")
+
+
+def _where(cell) -> str:
+    return ", ".join(f"{a}={i}" for a, i in zip(AXES, cell))
+
+
+def _first_non_finite(state):
+    """``(name, cell, value)`` of the first non-finite entry of a component, psi term or
+    dispersive current (components first), or None."""
+    items = [*state.components().items(), *state.psi.items()]
+    items += [(f"aux {k}", v) for k, v in state.aux.get(AUX_KEY, {}).items()]
+    for name, field in items:
+        data = field.asnumpy()
+        bad = ~np.isfinite(data)
+        if bad.any():
+            cell = tuple(int(i) for i in np.argwhere(bad)[0])
+            return name, cell, data[cell]
+    return None
 
 
 def _step_tensor(step):

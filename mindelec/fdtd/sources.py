@@ -124,11 +124,11 @@ def _one_hot(field, index):
 
 
 def _add(field, index, value):
-    """``field`` with ``value`` added at ``index`` (differentiable in both)."""
-    return field + _one_hot(field, index) * value
+    """``field`` with ``value`` added at ``index`` (differentiable in both; only that cell is
+    touched, so a NaN value stays at the source's cell where the NaN check finds it)."""
+    return ops.index_add(field, tuple(index), value)
 
 
 def _set(field, index, value):
     """``field`` with the entry at ``index`` replaced by ``value`` (differentiable in both)."""
-    mask = _one_hot(field, index)
-    return field * (1 - mask) + mask * value
+    return ops.index_update(field, tuple(index), value)

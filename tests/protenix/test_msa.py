@@ -243,15 +243,23 @@ def test_fixtures_regenerate_from_reference(tmp_path):
         pytest.skip(f"the reference Protenix 2.0.0 is not installed at {REF}")
     env = dict(os.environ, PYTHONPATH=REF, LAYERNORM_TYPE="torch", OMP_NUM_THREADS="1")
     fixtures = os.path.join(REPO, "tests", "protenix", "fixtures")
-    for script in ("make_msa.py", "make_configs.py", "make_weights.py"):
-        subprocess.run(
-            [sys.executable, os.path.join(fixtures, script), str(tmp_path)],
-            cwd=tmp_path,
-            env=env,
-            check=True,
-            capture_output=True,
-            timeout=300,
-        )
+    # one interpreter for the three scripts (torch and Protenix are imported once)
+    runner = (
+        "import runpy, sys\n"
+        "out, scripts = sys.argv[1], sys.argv[2:]\n"
+        "for script in scripts:\n"
+        "    sys.argv = [script, out]\n"
+        "    runpy.run_path(script, run_name='__main__')\n"
+    )
+    scripts = [os.path.join(fixtures, f"make_{x}.py") for x in ("msa", "configs", "weights")]
+    subprocess.run(
+        [sys.executable, "-c", runner, str(tmp_path), *scripts],
+        cwd=tmp_path,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
     for name in ("msa.npz", "template.npz", "embedders.npz", "weights_expected.npz"):
         with np.load(tmp_path / name) as new, np.load(os.path.join(fixtures, name)) as old:
             assert sorted(new.files) == sorted(old.files), name

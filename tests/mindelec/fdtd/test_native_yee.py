@@ -131,12 +131,14 @@ def test_forward_mode_and_second_order_through_native_steps():
     )
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize(("shape", "mode", "boundaries"), [CASES[1], CASES[3], CASES[5]])
-def test_streaming_and_masked_variants_equal_composite(monkeypatch, shape, mode, boundaries, dtype):
+@pytest.mark.parametrize(
+    ("case", "dtype"), [(CASES[1], "float64"), (CASES[3], "float32"), (CASES[5], "float64")]
+)
+def test_streaming_and_masked_variants_equal_composite(monkeypatch, case, dtype):
     # the forward kernel's fast variants: non-temporal row stores (forced on at toy size; odd
     # row lengths exercise the unaligned head and the tail) and uniform coefficients read as a
     # number times the walls' mask vectors; still bit-equal to the composite
+    shape, mode, boundaries = case
     monkeypatch.setattr(native_yee, "STREAM_BYTES", 0)
     materials = fdtd.Materials(eps_r=2.0, mu_r=1.5, sigma=0.01)
     _compare_step(shape, mode, boundaries, dtype, materials)
@@ -189,3 +191,15 @@ def test_long_rows_do_not_stream(monkeypatch):
     plan, _ = sim._plans["h"]
     arrays = [x.asnumpy() for x in plan.operands(sim.initial_state(), sim.coeffs)]
     assert plan.variant(arrays)[1] is False
+
+
+def test_streaming_kernel_split_across_threads(monkeypatch):
+    # enough rows that the pool splits them (2 x grain rows of 9 cells): each thread streams
+    # its rows and fences; the result is the composite's, bit for bit
+    monkeypatch.setattr(native_yee, "STREAM_BYTES", 0)
+    before = core.get_num_threads()
+    core.set_num_threads(2)
+    try:
+        _compare_step((90, 85, 9), None, fdtd.CPML(3), "float32", fdtd.Materials(1.5))
+    finally:
+        core.set_num_threads(before)

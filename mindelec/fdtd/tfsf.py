@@ -58,6 +58,7 @@ background ``eps_r`` the auxiliary grid uses.
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -155,6 +156,9 @@ class PlaneWave(Source):
             waveform decays within 2^17 steps, else ``"auxiliary"``).
         steps: length of the array method's tables (default: until the wave has left the
             box); after it the incident field is taken as zero.
+        max_bytes: memory budget of the array method's tables (cells next to the box's faces
+            x steps); over it ``"auto"`` falls back to ``"auxiliary"`` with a warning and
+            ``"array"`` raises.
 
     ``prepare`` keeps the auxiliary grid and the boundary masks on the instance: give each
     ``Simulation`` its own ``PlaneWave``.
@@ -187,6 +191,7 @@ class PlaneWave(Source):
         name="plane_wave",
         method="auto",
         steps=None,
+        max_bytes=1 << 28,
     ):
         self.k_hat, self.aligned = _parse_direction(direction)
         self._pol_spec = polarization
@@ -221,6 +226,7 @@ class PlaneWave(Source):
             )
         self.method = method
         self.steps = None if steps is None else int(steps)
+        self.max_bytes = int(max_bytes)
         self._fix = None
         self._array = None
         self._set_names()
@@ -460,6 +466,24 @@ class PlaneWave(Source):
                     f"{self.name}: method='array' needs a waveform that decays (or steps=...); "
                     "use method='auxiliary' for a continuous wave"
                 )
+            return None
+        cells = sum(
+            np.unique(np.concatenate([e[2] for e in es if e[0] == name])).size
+            for es in entries.values()
+            for name in {e[0] for e in es}
+        )
+        size = cells * (length + 1) * np.dtype(grid.dtype).itemsize
+        if size > self.max_bytes:
+            message = (
+                f"{self.name}: the incident-field array needs {size / 2**20:.0f} MiB "
+                f"({cells} cells x {length + 1} steps), over max_bytes = "
+                f"{self.max_bytes / 2**20:.0f} MiB"
+            )
+            if self.method == "array":
+                raise ValueError(message + "; raise max_bytes or use method='auxiliary'")
+            warnings.warn(
+                message + "; falling back to the auxiliary grid (leakage ~1e-3)", stacklevel=3
+            )
             return None
         spectrum = self._discrete_spectrum(grid, length)
         tables = {"h": {}, "e": {}}

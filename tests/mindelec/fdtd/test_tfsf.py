@@ -230,11 +230,18 @@ def test_oblique_array_in_3d_and_amplitude_gradient():
     assert abs(grad) > 0
 
 
-def test_oblique_continuous_wave_falls_back_to_the_auxiliary_grid():
+def test_oblique_continuous_wave_or_large_array_falls_back_to_the_auxiliary_grid():
     g = Grid((40, 40), 1e-3)
     wave = PlaneWave((12, 12), (28, 28), ContinuousWave(7e9), direction=30.0)
     _Sim(g, boundaries=CPML(8), sources=[wave])
     assert wave._array is None
+    with pytest.warns(UserWarning, match=r"MiB .* falling back to the auxiliary"):
+        wave = PlaneWave((12, 12), (28, 28), Gaussian(7e9), direction=30.0, max_bytes=1000)
+        _Sim(g, boundaries=CPML(8), sources=[wave])
+    assert wave._array is None
+    with pytest.raises(ValueError, match=r"needs \d+ MiB \(\d+ cells x \d+ steps\)"):
+        wave = PlaneWave((12, 12), (28, 28), Gaussian(7e9), 30.0, method="array", max_bytes=1)
+        _Sim(g, boundaries=CPML(8), sources=[wave])
     with pytest.raises(ValueError, match="decays"):
         _Sim(
             g,

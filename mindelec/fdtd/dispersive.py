@@ -1,8 +1,9 @@
 """Drude and Lorentz media by auxiliary differential equations (ADE).
 
 The medium's permittivity is ``eps_inf`` (``Materials.eps_r``) plus a sum of poles, each with
-its own polarization current ``J_p`` carried per E component in the state (Taflove & Hagness,
-*Computational Electrodynamics*, 3rd ed., sec. 9.4, the ADE method). Ampere's law, centred at
+its own polarization current ``J_p`` carried per E component in the state (Taflove &
+Hagness, *Computational Electrodynamics*, 3rd ed., ch. 9, the auxiliary differential
+equation method). Ampere's law, centred at
 ``t = (n + 1/2) dt``, becomes
 
     eps0 eps_inf (E^{n+1} - E^n) / dt + sigma (E^{n+1} + E^n) / 2 + sum_p J_p^{n+1/2}
@@ -10,10 +11,11 @@ its own polarization current ``J_p`` carried per E component in the state (Taflo
 
 Drude pole ``(omega_p, gamma)``, ``chi(omega) = -omega_p^2 / (omega^2 - j omega gamma)``
 (``exp(+j omega t)`` convention): ``dJ/dt + gamma J = eps0 omega_p^2 E``, with ``J`` at integer
-steps, centred at ``n + 1/2`` (Taflove & Hagness eqs. 9.47-9.49):
+steps, centred at ``n + 1/2`` (the ADE Drude update of Taflove & Hagness ch. 9):
 
     J^{n+1} = k J^n + beta (E^{n+1} + E^n),   k = (1 - gamma dt/2) / (1 + gamma dt/2),
-    beta = (eps0 omega_p^2 dt / 2) / (1 + gamma dt/2),   J^{n+1/2} = ((1 + k) J^n + beta (E^{n+1} + E^n)) / 2.
+    beta = (eps0 omega_p^2 dt / 2) / (1 + gamma dt/2),
+    J^{n+1/2} = (J^{n+1} + J^n) / 2 = ((1 + k) J^n + beta (E^{n+1} + E^n)) / 2.
 
 The ``beta`` term of ``J^{n+1/2}`` is a conductivity ``beta`` (S/m) in (1): it goes into the
 update coefficients ``Ca``, ``Cb`` (``sigma_extra``), and the E update gains
@@ -23,7 +25,7 @@ Lorentz pole ``(delta_eps, omega_0, delta)``,
 ``chi(omega) = delta_eps omega_0^2 / (omega_0^2 + 2 j omega delta - omega^2)``: the
 polarization ``P`` (``J = dP/dt``) obeys ``P'' + 2 delta P' + omega_0^2 P = eps0 delta_eps
 omega_0^2 E``, centred at step ``n`` with the field averaged over ``n +- 1`` (the semi-implicit
-form of Taflove & Hagness sec. 9.4.3, written for ``P``):
+choice of the Lorentz ADE in Taflove & Hagness ch. 9, written here for ``P``):
 
     P^{n+1} = A^n + g E^{n+1},   g = eps0 delta_eps omega_0^2 dt^2 / (2 (1 + delta dt)),
     A^n = ((2 - omega_0^2 dt^2) P^n + (delta dt - 1) P^{n-1}) / (1 + delta dt) + g E^{n-1},

@@ -106,8 +106,9 @@ def _check_int_tuple(what, value, where):
 
 def _make_rebuild_tensor(where):
     def rebuild_tensor(storage, storage_offset, size, stride, requires_grad, hooks, *metadata):
-        """``torch._utils._rebuild_tensor_v2`` done with numpy: a contiguous copy of the view
-        ``storage[offset + sum(i_k * stride_k)]``, its index range checked first."""
+        """``torch._utils._rebuild_tensor_v2`` done with numpy: the C-contiguous array of
+        ``storage[offset + sum(i_k * stride_k)]`` (a view for a contiguous block, else a copy),
+        its index range checked first."""
         if not isinstance(storage, _Storage):
             raise WeightsError(f"{where}: a tensor's storage is a {type(storage).__name__}")
         if not isinstance(storage_offset, int) or storage_offset < 0:
@@ -125,6 +126,11 @@ def _make_rebuild_tensor(where):
                 f"{where}: tensor of size {size}, stride {stride}, offset {storage_offset} reads "
                 f"element {last} of storage {storage.key!r}, which holds {flat.size}"
             )
+        if stride == _contiguous_strides(size):
+            # a C-order block of the storage: a view (of the copy-on-write memory map when
+            # the member is stored uncompressed, so a 1.5 GB checkpoint is not read twice)
+            count = int(np.prod(size))
+            return flat[storage_offset : storage_offset + count].reshape(size)
         view = np.lib.stride_tricks.as_strided(
             flat[storage_offset:],
             shape=size,
@@ -136,6 +142,14 @@ def _make_rebuild_tensor(where):
     return rebuild_tensor
 
 
+def _contiguous_strides(size):
+    strides, step = [], 1
+    for n in reversed(size):
+        strides.append(step)
+        step *= n
+    return tuple(reversed(strides))
+
+
 def _rebuild_parameter(data, requires_grad, hooks, *state):
     """``torch._utils._rebuild_parameter[_with_state]``: the tensor itself."""
     return data
@@ -144,9 +158,9 @@ def _rebuild_parameter(data, requires_grad, hooks, *state):
 class _RestrictedUnpickler(pickle.Unpickler):
     """Unpickles torch's ``data.pkl`` with an allow-list of globals; see the module docstring."""
 
-    def __init__(self, file, archive, prefix, where):
+    def __init__(self, file, archive, prefix, where, path=None):
         super().__init__(file)
-        self._archive, self._prefix, self._where = archive, prefix, where
+        self._archive, self._prefix, self._where, self._path = archive, prefix, where, path
         self._storages = {}
         self._byteorder = "little"
         name = f"{prefix}byteorder"
@@ -196,23 +210,43 @@ class _RestrictedUnpickler(pickle.Unpickler):
             return cached
         member = f"{self._prefix}data/{key}"
         try:
-            raw = self._archive.read(member)
+            info = self._archive.getinfo(member)
         except KeyError:
             raise WeightsError(f"{self._where}: storage {key!r} ({member}) is missing") from None
         dtype = stype.dtype
         if self._byteorder == "big" and dtype.itemsize > 1:
             dtype = dtype.newbyteorder(">")
-        if len(raw) != numel * dtype.itemsize:
+        if info.file_size != numel * dtype.itemsize:
             raise WeightsError(
-                f"{self._where}: storage {key!r} has {len(raw)} bytes, expected {numel} "
+                f"{self._where}: storage {key!r} has {info.file_size} bytes, expected {numel} "
                 f"{stype.name} elements of {dtype.itemsize} bytes"
             )
-        array = np.frombuffer(raw, dtype=dtype)
+        offset = self._data_offset(info)
+        if offset is not None and numel > 0:
+            # copy-on-write map: writable arrays, the file never changes, pages read lazily
+            array = np.memmap(self._path, dtype=dtype, mode="c", offset=offset, shape=(numel,))
+        else:
+            array = np.frombuffer(self._archive.read(member), dtype=dtype)
         if dtype.byteorder == ">":
             array = array.astype(dtype.newbyteorder("="))
         storage = _Storage(key, array)
         self._storages[key] = storage
         return storage
+
+    def _data_offset(self, info):
+        """Where an uncompressed member's bytes start in the file (after its local header:
+        30 bytes, then the name and extra field, whose lengths are at bytes 26-29), or None
+        when it is compressed or the archive is not a file on disk."""
+        if self._path is None or info.compress_type != zipfile.ZIP_STORED:
+            return None
+        with open(self._path, "rb") as f:
+            f.seek(info.header_offset)
+            header = f.read(30)
+        if len(header) != 30 or header[:4] != b"PK\x03\x04":
+            raise WeightsError(f"{self._where}: bad zip local header for {info.filename}")
+        n_name = int.from_bytes(header[26:28], "little")
+        n_extra = int.from_bytes(header[28:30], "little")
+        return info.header_offset + 30 + n_name + n_extra
 
 
 def read_torch_checkpoint(path):
@@ -223,7 +257,10 @@ def read_torch_checkpoint(path):
 
     Returns:
         The saved object (dicts, lists, numbers, strings; every tensor a C-contiguous numpy
-        array of its dtype: float32, float16, ``ml_dtypes.bfloat16``, ints, bool).
+        array of its dtype: float32, float16, ``ml_dtypes.bfloat16``, ints, bool). Tensors
+        that are contiguous blocks of a storage are views of a copy-on-write memory map of
+        the file (tensors sharing a torch storage share memory, as in torch); writing to them
+        never changes the file.
 
     Raises:
         UnsafeCheckpointError: the pickle names a global that is not allowed (nothing it
@@ -245,7 +282,8 @@ def read_torch_checkpoint(path):
             )
         prefix = pkls[0][: -len("data.pkl")]
         payload = archive.read(pkls[0])
-        return _RestrictedUnpickler(io.BytesIO(payload), archive, prefix, where).load()
+        unpickler = _RestrictedUnpickler(io.BytesIO(payload), archive, prefix, where, path)
+        return unpickler.load()
 
 
 def _to_numpy(name, value, where):

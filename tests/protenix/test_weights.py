@@ -5,6 +5,7 @@ values in weights_expected.npz are what torch itself held. No torch is needed he
 """
 
 import os
+import pathlib
 import pickle
 import zipfile
 
@@ -90,7 +91,7 @@ def test_legacy_format_refused_clearly():
         read_state_dict(os.path.join(FIX, "weights_legacy.pt"))
 
 
-def _handmade_pt(path, offset, size, stride, data):
+def _handmade_pt(path, offset, size, stride, data, compression=zipfile.ZIP_STORED):
     """A zip .pt whose pickle is written opcode by opcode: one FloatStorage tensor."""
     ints = b"".join(b"I%d\n" % v for v in size)
     strides = b"".join(b"I%d\n" % v for v in stride)
@@ -104,7 +105,7 @@ def _handmade_pt(path, offset, size, stride, data):
         + strides
         + b"tI00\nccollections\nOrderedDict\n)RtR."
     )
-    with zipfile.ZipFile(path, "w") as z:
+    with zipfile.ZipFile(path, "w", compression=compression) as z:
         z.writestr("archive/data.pkl", pkl)
         z.writestr("archive/data/0", data.astype("<f4").tobytes())
         z.writestr("archive/byteorder", "little")
@@ -250,3 +251,21 @@ def test_convert_output_suffix(tmp_path, capsys):
     assert cli_main(["convert", PLAIN, str(tmp_path / "plain")]) == 0
     assert (tmp_path / "plain.h5").is_file() and "plain.h5" in capsys.readouterr().out
     assert list(read_state_dict(str(tmp_path / "plain.h5"))) == list(read_state_dict(PLAIN))
+
+
+def test_storages_are_memory_mapped_copy_on_write(tmp_path):
+    """Contiguous tensors are views of a copy-on-write map of the file (no second copy of a
+    large checkpoint); tensors of one torch storage share memory; the file never changes."""
+    obj = read_torch_checkpoint(RELEASE)["model"]
+    a, b = obj["module.shared_a"], obj["module.shared_b"]  # one storage, elements 4, 5 shared
+    assert isinstance(a.base, np.memmap) and np.shares_memory(a, b)
+    before = pathlib.Path(RELEASE).read_bytes()
+    a[1, 1] = 123.0
+    assert b[0, 0] == 123.0  # as torch: views of one storage
+    assert pathlib.Path(RELEASE).read_bytes() == before
+    assert read_torch_checkpoint(RELEASE)["model"]["module.shared_b"][0, 0] != 123.0
+    # a compressed member (torch never writes one) is read into memory instead
+    data = np.arange(16, dtype=np.float32)
+    p = tmp_path / "deflated.pt"
+    _handmade_pt(p, 4, (3, 4), (4, 1), data, compression=zipfile.ZIP_DEFLATED)
+    np.testing.assert_array_equal(read_torch_checkpoint(p), data[4:].reshape(3, 4))

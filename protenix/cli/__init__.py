@@ -1,3 +1,2 @@
-"""The ``protenix`` command (``protenix <subcommand> ...``); see :mod:`protenix.cli.main`."""
-
-from .main import main as main
+"""The ``protenix`` command (``protenix <subcommand> ...``): :func:`protenix.cli.main.main`,
+also run by ``python -m protenix.cli``."""

@@ -269,3 +269,23 @@ def test_storages_are_memory_mapped_copy_on_write(tmp_path):
     p = tmp_path / "deflated.pt"
     _handmade_pt(p, 4, (3, 4), (4, 1), data, compression=zipfile.ZIP_DEFLATED)
     np.testing.assert_array_equal(read_torch_checkpoint(p), data[4:].reshape(3, 4))
+
+
+def test_cli_runs_as_a_program(tmp_path):
+    """``python -m protenix.cli.main convert`` (what the ``protenix`` console script calls)."""
+    import subprocess
+    import sys
+
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=repo)
+    out = tmp_path / "plain.h5"
+    cmd = [sys.executable, "-m", "protenix.cli", "convert", PLAIN, str(out)]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "wrote 4 tensors (21 values)" in done.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", "protenix.cli.main", "convert", os.path.join(FIX, "weights_evil_os.pt"), str(tmp_path / "x.h5")],
+        env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path,
+    )  # fmt: skip
+    assert bad.returncode == 1 and "posix.system" in bad.stderr
+    assert not (tmp_path / "PWNED_BY_PICKLE").exists()

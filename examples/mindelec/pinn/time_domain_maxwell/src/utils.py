@@ -25,7 +25,7 @@ def plot_fields(ref, pred, path, times=None):
     for k in times:
         fig, axes = plt.subplots(3, 3, figsize=(10, 9), layout="compressed")
         for f in range(3):
-            vmax = np.abs(ref[..., f]).max() or 1.0
+            vmax = np.abs(ref[k, ..., f]).max() or 1.0  # this snapshot's range
             panels = (ref[k, :, :, f], pred[k, :, :, f], np.abs(pred[k, :, :, f] - ref[k, :, :, f]))
             for j, (data, title) in enumerate(zip(panels, ("reference", "PINN", "|error|"))):
                 ax = axes[f, j]

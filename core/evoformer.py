@@ -25,6 +25,7 @@ import math
 from . import dtypes as _dt
 from .autodiff.custom import custom_vjp
 from .ops._convert import as_tensor
+from .ops.activation import softmax
 from .ops.elementwise import astype, exp, sigmoid, stop_gradient
 from .ops.linalg import matmul
 from .ops.reduction import logsumexp
@@ -54,47 +55,49 @@ def _bias_rows(b, r0, r1):
     return b if b.shape[-2] == 1 else slice_axis(b, -2, r0, r1)
 
 
-def _logits(qc, kt, biases, r0, r1, scale):
-    """One block's logits ``[..., h, c, N_k]`` in the compute dtype."""
-    s = matmul(qc, kt) * scale  # [..., h, c, N_k]
+def _logits(qc, kt, biases, r0, r1):
+    """One block's logits ``[..., h, c, N_k]`` (``qc`` already scaled)."""
+    s = matmul(qc, kt)  # [..., h, c, N_k]
     for b in biases:
         s = s + _bias_rows(b, r0, r1)
     return s
 
 
-def _forward(q, k, v, biases, chunk, scale):
-    """q [..., h, N_q, d], k/v [..., h, N_k, d] -> (o [..., h, N_q, d_v], lse [..., h, N_q, 1])."""
+def _forward(q, k, v, biases, chunk, with_lse):
+    """q [..., h, N_q, d] (scaled), k/v [..., h, N_k, d] -> o [..., h, N_q, d_v], and with
+    ``with_lse`` the row-wise log-sum-exp [..., h, N_q, 1] of the logits."""
     n_q = q.shape[-2]
     kt = swapaxes(k, -1, -2)  # [..., h, d, N_k]
     outs, lses = [], []
     for r0 in range(0, n_q, chunk):
         r1 = min(r0 + chunk, n_q)
-        s = _logits(slice_axis(q, -2, r0, r1), kt, biases, r0, r1, scale)  # [..., h, c, N_k]
-        lse = logsumexp(s, axis=-1, keepdims=True)  # [..., h, c, 1]
-        p = exp(s - lse)
+        s = _logits(slice_axis(q, -2, r0, r1), kt, biases, r0, r1)  # [..., h, c, N_k]
+        if with_lse:  # for the backward only: o must not depend on whether grads are taken
+            lses.append(logsumexp(s, axis=-1, keepdims=True))  # [..., h, c, 1]
+        p = softmax(s, axis=-1)  # one fused pass
         del s
         outs.append(matmul(astype(p, v.dtype), v))  # [..., h, c, d_v]
-        lses.append(lse)
-    if len(outs) == 1:
-        return outs[0], lses[0]
-    return concat(outs, axis=-2), concat(lses, axis=-2)
+    o = outs[0] if len(outs) == 1 else concat(outs, axis=-2)
+    if not with_lse:
+        return o
+    return o, (lses[0] if len(lses) == 1 else concat(lses, axis=-2))
 
 
-def _attend(q, k, v, biases, chunk, scale):
-    return _forward(q, k, v, biases, chunk, scale)[0]
+def _attend(q, k, v, biases, chunk):
+    return _forward(q, k, v, biases, chunk, False)
 
 
-_attend = custom_vjp(_attend, nondiff_argnums=(4, 5))
+_attend = custom_vjp(_attend, nondiff_argnums=(4,))
 
 
-def _attend_fwd(q, k, v, biases, chunk, scale):
-    o, lse = _forward(q, k, v, biases, chunk, scale)
+def _attend_fwd(q, k, v, biases, chunk):
+    o, lse = _forward(q, k, v, biases, chunk, True)
     return o, (q, k, v, biases, o, lse)
 
 
-def _attend_bwd(chunk, scale, res, g):
-    """FlashAttention's backward, by blocks of query rows:
-    dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dO * O)), dQ = dS K s, dK = dS^T Q s,
+def _attend_bwd(chunk, res, g):
+    """FlashAttention's backward, by blocks of query rows (q arrives scaled by s):
+    dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dO * O)), dQ = dS K, dK = dS^T Q,
     dbias = dS summed to the bias's shape."""
     q, k, v, biases, o, lse = res
     n_q = q.shape[-2]
@@ -110,15 +113,15 @@ def _attend_bwd(chunk, scale, res, g):
         r1 = min(r0 + chunk, n_q)
         qc = slice_axis(q, -2, r0, r1)
         gc = slice_axis(g, -2, r0, r1)
-        p = exp(_logits(qc, kt, biases, r0, r1, scale) - slice_axis(lse, -2, r0, r1))
+        p = exp(_logits(qc, kt, biases, r0, r1) - slice_axis(lse, -2, r0, r1))
         pv = astype(p, v.dtype)
         dv_c = matmul(swapaxes(pv, -1, -2), gc)  # [..., h, N_k, d_v]
         dv = dv_c if dv is None else dv + dv_c
         dp = matmul(gc, vt)  # [..., h, c, N_k]
         ds = p * (astype(dp, p.dtype) - slice_axis(delta, -2, r0, r1))
         del p, pv, dp
-        dq_parts.append(matmul(ds, k) * scale)  # [..., h, c, d]
-        dk_c = matmul(swapaxes(ds, -1, -2), qc) * scale  # [..., h, N_k, d]
+        dq_parts.append(matmul(ds, k))  # [..., h, c, d]
+        dk_c = matmul(swapaxes(ds, -1, -2), qc)  # [..., h, N_k, d]
         dk = dk_c if dk is None else dk + dk_c
         for i, b in enumerate(biases):
             if b.shape[-2] == 1:
@@ -218,11 +221,11 @@ def evoformer_attention(
     if mask is not None:
         mask = _pad_bias(as_tensor(mask), "mask", target)
         bs.append(stop_gradient((astype(mask, compute) - 1.0) * inf))  # mask is data
-    qh = astype(swapaxes(q, -2, -3), compute)  # [..., h, N_q, d]
+    qh = astype(swapaxes(q, -2, -3), compute) * scale  # [..., h, N_q, d], scaled once
     kh = astype(swapaxes(k, -2, -3), compute)  # [..., h, N_k, d]
     vh = swapaxes(v, -2, -3)  # [..., h, N_k, d_v]
     chunk = _rows_per_chunk(chunk_size, lead, h, n_q, n_k)
-    o = _attend(qh, kh, vh, tuple(bs), chunk, scale)  # [..., h, N_q, d_v]
+    o = _attend(qh, kh, vh, tuple(bs), chunk)  # [..., h, N_q, d_v]
     o = swapaxes(o, -2, -3)  # [..., N_q, h, d_v]
     if gate is not None:
         gate = as_tensor(gate)

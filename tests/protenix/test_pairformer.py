@@ -6,7 +6,6 @@ import gc
 import tracemalloc
 
 import numpy as np
-import pytest
 
 import core
 from core import ops
@@ -15,6 +14,7 @@ from protenix.model.modules.pairformer import PairformerBlock, PairformerStack
 from ._trunk_fixture import assert_rel_close, case, load_strict
 
 RTOL = 1e-4
+N_RECOMPUTE = 16
 
 
 def _eval(cell):
@@ -81,15 +81,13 @@ def _randomize(cell, seed):
 
 
 def test_recompute_same_gradients_and_3x_lower_peak():
-    """Training step of a 4-block stack with dropout: with blocks_per_ckpt=1 the gradients
+    """Training step of a 6-block stack with dropout: with blocks_per_ckpt=1 the gradients
     are identical (recompute replays the dropout draws) and the peak drops >= 3x."""
-    n, c_z, c_s = 24, 16, 16
+    n, c_z, c_s = N_RECOMPUTE, 8, 8
 
     def build(k):
-        st = PairformerStack(n_blocks=4, n_heads=2, c_z=c_z, c_s=c_s, dropout=0.25,
+        st = PairformerStack(n_blocks=6, n_heads=2, c_z=c_z, c_s=c_s, dropout=0.25,
                              blocks_per_ckpt=k)  # fmt: skip
-        for b in st.blocks:
-            b.tri_mul_out.c_hidden = b.tri_mul_out.c_hidden
         return _randomize(st, 0)
 
     rng = np.random.default_rng(0)
@@ -112,28 +110,31 @@ def test_recompute_same_gradients_and_3x_lower_peak():
     (p0, v0, g0), (p1, v1, g1) = results[None], results[1]
     assert v0 == v1
     for a, b in zip(g0, g1, strict=True):
-        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+        np.testing.assert_array_equal(b, a)
+    print(f"recompute: peak {p0} B -> {p1} B ({p0 / p1:.2f}x lower)")
     assert p1 * 3 <= p0, f"recompute peak {p1} B vs {p0} B: only {p0 / p1:.2f}x lower"
 
 
-@pytest.mark.parametrize("n", [512])
-def test_blockwise_block_peak_within_3x_pair_tensor(n):
-    """PairformerBlock at N = 512 (c_z = 8, triangle hidden 8) under no-grad, block-wise with
-    chunk_size = 64: the peak above the inputs stays within 3x the pair tensor."""
-    c_z = 8
-    blk = PairformerBlock(n_heads=2, c_z=c_z, c_s=16, c_hidden_mul=c_z, c_hidden_pair_att=4,
-                          no_heads_pair=2, num_intermediate_factor=4)  # fmt: skip
+def test_blockwise_block_peak_within_3x_pair_tensor():
+    """PairformerBlock at N = 512 under no-grad, block-wise with chunk_size = 32: the peak
+    above the inputs stays within 3x the pair tensor. c_z = 4 (and hidden sizes 4, one head)
+    keeps it fast; the bound is in units of this small pair tensor, where the temporaries that
+    do not scale with c_z (masks, per-head biases) weigh more than at c_z = 128."""
+    n, c_z, c_s = 512, 4, 8
+    blk = PairformerBlock(n_heads=1, c_z=c_z, c_s=c_s, c_hidden_mul=c_z, c_hidden_pair_att=4,
+                          no_heads_pair=1, num_intermediate_factor=4)  # fmt: skip
     _eval(_randomize(blk, 1))
     rng = np.random.default_rng(0)
     z = core.tensor(rng.normal(size=(n, n, c_z)).astype(np.float32))
-    s = core.tensor(rng.normal(size=(n, 16)).astype(np.float32))
+    s = core.tensor(rng.normal(size=(n, c_s)).astype(np.float32))
     mask = ops.ones((n, n))
     pair_bytes = n * n * c_z * 4
 
     def run():
         with core.no_grad():
-            return blk(s, z, mask, inplace_safe=True, chunk_size=64)
+            return blk(s, z, mask, inplace_safe=True, chunk_size=32)
 
     peak, (_, z1) = _peak(run)
     assert z1.shape == z.shape and np.isfinite(z1.asnumpy()).all()
+    print(f"block-wise N={n}: peak {peak / pair_bytes:.2f}x the pair tensor")
     assert peak <= 3 * pair_bytes, f"peak {peak / pair_bytes:.2f}x the pair tensor"

@@ -124,12 +124,14 @@ class PairformerBlock(nn.Cell):
         returns a list of row blocks ``[..., r, N, c_z]``."""
         blocks = self.tri_mul_out.update_blocks(blocks, pair_mask, with_add=True)
         blocks = self.tri_mul_in.update_blocks(blocks, pair_mask, with_add=True)
-        blocks = self.tri_att_start.update_blocks(blocks, pair_mask, chunk_size)
+        blocks = self.tri_att_start.update_blocks(blocks, pair_mask)
         blocks = transpose_blocks(blocks)
-        blocks = self.tri_att_end.update_blocks(blocks, ops.swapaxes(pair_mask, -1, -2), chunk_size)
+        blocks = self.tri_att_end.update_blocks(blocks, ops.swapaxes(pair_mask, -1, -2))
         blocks = transpose_blocks(blocks)
         for i in range(len(blocks)):
-            blocks[i] = blocks[i] + self.pair_transition(blocks[i])
+            # the hidden [r, N, 4 c_z] in slices of an eighth of the block's rows
+            rows = max(1, blocks[i].shape[-3] // 8)
+            blocks[i] = blocks[i] + self.pair_transition(blocks[i], chunk_size=rows)
         return blocks
 
 
@@ -209,12 +211,28 @@ class PairformerStack(nn.Cell):
             return s, z
         for start in range(0, len(blocks), k):
             group = blocks[start : start + k]
-
-            def run(s, z, pair_mask, group=group):
-                for b in group:
-                    s, z = b(s, z, pair_mask, **kwargs)
-                return (z,) if s is None else (s, z)
-
-            out = core.recompute(run)(s, z, pair_mask)
-            s, z = (None, out[0]) if s is None else out
+            s, z = _unpack(core.recompute(_packed_run(group, kwargs))(s, z, pair_mask), s, z)
         return s, z
+
+
+def _packed_run(group, kwargs):
+    """The blocks of one recompute group as a function with ONE output, s and z flattened and
+    joined: core.recompute re-runs a function once per output in the backward pass, so two
+    outputs would cost two re-runs."""
+
+    def run(s, z, pair_mask):
+        for b in group:
+            s, z = b(s, z, pair_mask, **kwargs)
+        if s is None:
+            return z
+        return ops.concat([s.reshape(-1), z.reshape(-1)], axis=0)  # [N c_s + N^2 c_z]
+
+    return run
+
+
+def _unpack(out, s, z):
+    """(s, z) of a packed group output, with the shapes of the group's inputs."""
+    if s is None:
+        return None, out
+    ns = s.size
+    return out[:ns].reshape(s.shape), out[ns:].reshape(z.shape)

@@ -229,9 +229,10 @@ class TriangleAttention(nn.Cell):
         return ops.expand_dims(ops.moveaxis(b, -1, -3), -4)  # [..., 1, H, I, J]
 
     def _attend(self, x_ln, mask, tri_bias, chunk_size):
-        """Rows of x_ln ``[..., r, J, c]`` with their mask ``[..., r, J]`` -> ``[..., r, J, c]``."""
+        """Rows of x_ln ``[..., r, J, c]`` with their mask ``[..., r, J]`` -> ``[..., r, J, c]``;
+        ``chunk_size``: query rows per block of the attention kernel."""
         m = mask[..., :, None, None, :]  # [..., r, 1, 1, J]
-        return self.mha(x_ln, x_ln, [tri_bias], m, None)
+        return self.mha(x_ln, x_ln, [tri_bias], m, chunk_size)
 
     def construct(
         self, x, mask=None, chunk_size=None, triangle_attention="torch", inplace_safe=False
@@ -272,7 +273,14 @@ class TriangleAttention(nn.Cell):
 
     def update_blocks(self, blocks, mask, chunk_size=None):
         """Block-wise inference (starting node on the rows held in ``blocks``): replaces each
-        row block by ``block + update``. mask ``[..., N, N]``; returns the list."""
+        row block by ``block + update``. mask ``[..., N, N]``; returns the list.
+
+        The attention kernel runs ``chunk_size`` query rows at a time; None picks
+        ``max(8, c_in // no_heads)`` rows, so one chunk's logits ``[..., r, H, rows, N]`` are
+        no larger than the row block ``[..., r, N, c_in]`` itself (for c_in >= 8 no_heads;
+        the floor of 8 rows bounds the number of kernel calls for tiny c_in)."""
+        if chunk_size is None:
+            chunk_size = max(8, self.c_in // self.no_heads)
         bias_rows = [self.linear(self.layer_norm(b)) for b in blocks]  # [..., r, N, H]
         tri = bias_rows[0] if len(bias_rows) == 1 else ops.concat(bias_rows, axis=-3)
         del bias_rows

@@ -236,3 +236,13 @@ def dropout_add_rowwise(z, x, p, training):
     shape = list(x.shape)
     shape[-3] = 1
     return z + x * ops.dropout(ops.ones(tuple(shape), dtype=x.dtype), p, True)
+
+
+def __getattr__(name):
+    # Protenix keeps OuterProductMean in this module; ours lives in modules/msa.py (imported
+    # on first use: msa.py imports this module)
+    if name == "OuterProductMean":
+        from ..modules.msa import OuterProductMean
+
+        return OuterProductMean
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

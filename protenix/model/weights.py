@@ -413,11 +413,37 @@ def load_weights(module, source, strict=True, prefix=None):
     if bad or (strict and (missing or unexpected)):
         lines = [f"load_weights into {type(module).__name__}: the state dict does not fit"]
         if strict and missing:
-            lines.append(f"  missing keys ({len(missing)}): {missing}")
+            lines.append(f"  missing keys ({len(missing)}): {_listing(missing)}")
         if strict and unexpected:
-            lines.append(f"  unexpected keys ({len(unexpected)}): {unexpected}")
+            lines.append(f"  unexpected keys ({len(unexpected)}): {_listing(unexpected)}")
         if bad:
             lines.append(f"  wrong shape or dtype ({len(bad)}): {bad}")
+        hint = _prefix_hint(params, state) if strict and missing else None
+        if hint is not None:
+            lines.append(
+                f"  every missing key is in the checkpoint under {hint!r}: load with "
+                f"prefix={hint!r} to take that submodule's entries"
+            )
         raise WeightsError("\n".join(lines))
     load_param_into_net(module, ready)
     return LoadResult(missing, unexpected)
+
+
+def _listing(names, limit=50):
+    """``names`` for an error message, the first ``limit`` of a long list and how many more."""
+    if len(names) <= limit:
+        return str(names)
+    return f"{names[:limit]} ... and {len(names) - limit} more"
+
+
+def _prefix_hint(params, state):
+    """The one prefix under which the checkpoint holds every parameter name of the module
+    (``"msa_module."`` for a full-model file loaded into an MSAModule), else None."""
+    first = next(iter(params), None)
+    if first is None:
+        return None
+    candidates = {k[: -len(first)] for k in state if k.endswith("." + first)}
+    for prefix in sorted(candidates):
+        if all(prefix + n in state for n in params):
+            return prefix
+    return None

@@ -289,3 +289,14 @@ def test_cli_runs_as_a_program(tmp_path):
     )  # fmt: skip
     assert bad.returncode == 1 and "posix.system" in bad.stderr
     assert not (tmp_path / "PWNED_BY_PICKLE").exists()
+
+
+def test_prefix_hint_for_a_submodule_of_a_full_checkpoint():
+    sd = {"module.trunk." + k: v for k, v in read_state_dict(PLAIN).items()}
+    sd["module.other.weight"] = np.ones(2, np.float32)
+    with pytest.raises(WeightsError, match=r"load with prefix='trunk\.'"):
+        load_weights(_Plain(), sd)
+    load_weights(_Plain(), sd, prefix="trunk.")
+    many = {f"x{i}": np.ones(1, np.float32) for i in range(120)}
+    with pytest.raises(WeightsError, match=r"unexpected keys \(120\): .* and 70 more"):
+        load_weights(_Plain(), many)

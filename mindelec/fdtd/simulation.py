@@ -259,7 +259,10 @@ class Simulation:
             (a point probe: Tensor ``[steps]``).
 
         Raises:
-            FloatingPointError: the fields became NaN/inf (names the first step and cell).
+            FloatingPointError: the fields became NaN/inf: names the first step, the field
+                and the cell (the final state is checked once; only then is the run replayed
+                to locate it). Runs under ``core.jit``/``core.grad`` carry symbolic values and
+                are not checked.
         """
         steps = int(steps)
         if steps < 1:

@@ -82,6 +82,16 @@ def test_outer_product_mean(fx):
     close(opm(x["m"], mask=x["mask"], chunk_size=3, inplace_safe=True), out["z_masked"])
 
 
+def test_outer_product_mean_from_an_official_style_pt(fx):
+    """torch.save'd file -> restricted unpickler -> a submodule's prefix -> same numbers."""
+    c = cfg(fx, "opm")
+    opm = OuterProductMean(c_m=c["c_m"], c_z=c["c_z"], c_hidden=c["c_hidden"])
+    path = os.path.join(os.path.dirname(FIX), "opm_release.pt")
+    load_weights(opm, path, prefix="msa_module.blocks.0.outer_product_mean_msa.")
+    x = tensors(part(fx, "opm", "in"))
+    close(opm(x["m"], mask=x["mask"]), part(fx, "opm", "out")["z_masked"])
+
+
 def test_msa_pair_weighted_averaging(fx):
     c = cfg(fx, "pwa")
     pwa = build(MSAPairWeightedAveraging, fx, "pwa", **c)
@@ -283,7 +293,7 @@ def test_fixtures_regenerate_from_reference(tmp_path):
         assert json.load(a) == json.load(b)
     from protenix.model.weights import read_state_dict
 
-    for name in ("weights_release.pt", "weights_plain.pt", "weights_train.pt"):
+    for name in ("weights_release.pt", "weights_plain.pt", "weights_train.pt", "opm_release.pt"):
         new, old = read_state_dict(tmp_path / name), read_state_dict(os.path.join(fixtures, name))
         assert list(new) == list(old)
         for k in old:

@@ -21,10 +21,22 @@ from ..triangular.triangular import (
     row_blocks,
     transpose_blocks,
 )
+from .msa import MSABlock, MSAModule, MSAPairWeightedAveraging, MSAStack
 from .primitives import Transition
+from .template import TemplateEmbedder
 from .transformer import AttentionPairBias
 
-__all__ = ["PairformerBlock", "PairformerStack"]
+# Protenix keeps the MSA module and the template embedder in pairformer.py; here they live in
+# msa.py and template.py and are re-exported under Protenix's module path.
+__all__ = [
+    "MSABlock",
+    "MSAModule",
+    "MSAPairWeightedAveraging",
+    "MSAStack",
+    "PairformerBlock",
+    "PairformerStack",
+    "TemplateEmbedder",
+]
 
 
 class PairformerBlock(nn.Cell):

@@ -345,9 +345,11 @@ def test_msa_module_recompute_same_gradients(fx):
         results.append((float(val.asnumpy()), [g.asnumpy() for g in grads]))
     (v0, g0), (v1, g1) = results
     assert v0 == v1
-    assert any(np.abs(g).max() > 0 for g in g0)
+    scale = max(float(np.abs(g).max()) for g in g0)
+    assert scale > 0
     for a, b in zip(g0, g1, strict=True):
-        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-7)
+        # the same numbers up to float32 summation order (the backward re-runs the blocks)
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6 * scale)
 
 
 def _peak_bytes(fn):

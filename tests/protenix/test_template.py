@@ -63,3 +63,16 @@ def test_template_embedder_off(fx, embedder):
     assert embedder({"asym_id": x["asym_id"]}, x["z"]) == 0  # no templates
     off = TemplateEmbedder(n_blocks=0, c=6, c_z=8)
     assert off(dict(x), x["z"]) == 0  # Protenix v0.5 models: n_blocks = 0
+
+
+def test_hdf5_round_trip(fx, embedder, tmp_path):
+    """core.save_checkpoint of the loaded embedder (Protenix names) -> load_weights into a new
+    one -> the same output."""
+    path = tmp_path / "template.ckpt.h5"
+    core.save_checkpoint(embedder, str(path))
+    fresh = TemplateEmbedder(n_blocks=2, c=6, c_z=8)
+    load_weights(fresh, str(path))
+    fresh.set_train(False)
+    x = {k: core.tensor(v) for k, v in part(fx, "in").items()}
+    feats = {k: v for k, v in x.items() if k.startswith("template_") or k == "asym_id"}
+    np.testing.assert_array_equal(fresh(feats, x["z"]).asnumpy(), embedder(feats, x["z"]).asnumpy())

@@ -87,7 +87,11 @@ def test_input_feature_embedder(fx):
     ife.set_train(False)
     feats = {k: core.tensor(v) for k, v in part(fx, "input", "in").items()}
     feats.update({k: core.tensor(v) for k, v in part(fx, "input", "derived").items()})
-    feats["pad_info"] = {k: core.tensor(v) for k, v in part(fx, "input", "pad_info").items()}
+    # pad_info as Protenix's rearrange_qk_to_dense_trunk returns it: ints and a mask tensor
+    feats["pad_info"] = {
+        k: int(v) if v.ndim == 0 else core.tensor(v)
+        for k, v in part(fx, "input", "pad_info").items()
+    }
     s_inputs = ife(feats)
     ref = part(fx, "input", "out")["s_inputs"]
     assert tuple(s_inputs.shape) == ref.shape

@@ -172,3 +172,13 @@ def test_full_size_modules_have_the_official_names_and_shapes(name, module):
     assert sorted(set(ref) - set(ours)) == [], "missing in ours"
     assert sorted(set(ours) - set(ref)) == [], "not in the reference"
     assert {n: s for n, s in ours.items() if ref[n] != s} == {}
+
+
+def test_yaml_round_trip(tmp_path):
+    from protenix.config import load_config, save_config
+
+    cfg = get_model_config("protenix-v2")
+    save_config(cfg, str(tmp_path / "v2.yaml"))
+    back = load_config(str(tmp_path / "v2.yaml"))
+    assert back == cfg.to_dict()
+    assert ConfigDict(back).model.pairformer.hidden_scale_up is True

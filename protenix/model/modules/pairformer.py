@@ -114,7 +114,8 @@ class PairformerBlock(nn.Cell):
         if pair_mask is None:
             pair_mask = ops.ones(tuple(z.shape[:-1]), dtype=z.dtype)
         if inplace_safe:
-            z = join_blocks(self.pair_blocks(row_blocks(z, chunk_size), pair_mask, chunk_size))
+            s, blocks = self.forward_blocks(s, row_blocks(z, chunk_size), pair_mask)
+            return s, join_blocks(blocks)
         else:
             p, train = self.p_drop, self.training
             z = dropout_add_rowwise(z, self.tri_mul_out(z, mask=pair_mask), p, train)
@@ -131,7 +132,19 @@ class PairformerBlock(nn.Cell):
             s = s + self.single_transition(s)
         return s, z
 
-    def pair_blocks(self, blocks, pair_mask, chunk_size=None):
+    def forward_blocks(self, s, blocks, pair_mask):
+        """Block-wise inference on z held as row blocks (see ``row_blocks``): returns
+        ``(s, blocks)``; the list passed in is consumed. A stack passes the blocks from one
+        block to the next without joining them."""
+        blocks = self.pair_blocks(blocks, pair_mask)
+        if self.c_s > 0:
+            bias = self.attention_pair_bias.bias_from_blocks(blocks)  # [..., H, N, N]
+            s = s + self.attention_pair_bias.attend_with_bias(s, None, bias)
+            del bias
+            s = s + self.single_transition(s)
+        return s, blocks
+
+    def pair_blocks(self, blocks, pair_mask):
         """The pair track on row blocks (block-wise inference, no dropout). Consumes and
         returns a list of row blocks ``[..., r, N, c_z]``."""
         blocks = self.tri_mul_out.update_blocks(blocks, pair_mask, with_add=True)
@@ -217,7 +230,15 @@ class PairformerStack(nn.Cell):
                 f"PairformerStack: blocks_per_ckpt={k} must be between 1 and {len(blocks)}"
             )
         kwargs = {"inplace_safe": inplace_safe, "chunk_size": chunk_size}
-        if k is None or inplace_safe:
+        if inplace_safe:  # block-wise inference: z stays in row blocks from block to block
+            if pair_mask is None:
+                pair_mask = ops.ones(tuple(z.shape[:-1]), dtype=z.dtype)
+            rows = row_blocks(z, chunk_size)
+            del z
+            for b in blocks:
+                s, rows = b.forward_blocks(s, rows, pair_mask)
+            return s, join_blocks(rows)
+        if k is None:
             for b in blocks:
                 s, z = b(s, z, pair_mask, **kwargs)
             return s, z

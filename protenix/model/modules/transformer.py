@@ -102,8 +102,7 @@ class AttentionPairBias(nn.Cell):
     def standard_multihead_attention(
         self, q, kv, z, inplace_safe=False, enable_efficient_fusion=False, chunk_size=None
     ):
-        """Global attention with pair bias. q, kv ``[..., N, c_a]``; z ``[..., N, N, c_z]``
-        (or the bias itself when ``z`` is already ``[..., H, N, N]``, see ``pair_bias``).
+        """Global attention with pair bias. q, kv ``[..., N, c_a]``; z ``[..., N, N, c_z]``.
         Returns ``[..., N, c_a]``."""
         bias = self.pair_bias(z)  # [..., H, N, N]
         return self.attention(
@@ -144,6 +143,24 @@ class AttentionPairBias(nn.Cell):
             a = self.standard_multihead_attention(
                 a, kv, z, inplace_safe=inplace_safe, chunk_size=chunk_size
             )
+        if self.has_s:
+            a = ops.sigmoid(self.linear_a_last(s)) * a
+        return a
+
+    def bias_from_blocks(self, blocks):
+        """The pair bias ``[..., H, N, N]`` of z held as row blocks ``[..., r, N, c_z]``
+        (block-wise inference: only one block's LayerNorm output is alive at a time)."""
+        rows = [self.pair_bias(b) for b in blocks]  # [..., H, r, N]
+        return rows[0] if len(rows) == 1 else ops.concat(rows, axis=-2)
+
+    def attend_with_bias(self, a, s, bias, chunk_size=None):
+        """``construct`` for global attention with the pair bias ``[..., H, N, N]`` given
+        (see ``bias_from_blocks``). Returns the update of ``a``."""
+        a = self.layernorm_a(a, s) if self.has_s else self.layernorm_a(a)
+        kv = a
+        if self.cross_attention_mode:
+            kv = self.layernorm_kv(a, s) if self.has_s else self.layernorm_kv(a)
+        a = self.attention(q_x=a, kv_x=kv, attn_bias=bias, chunk_size=chunk_size)
         if self.has_s:
             a = ops.sigmoid(self.linear_a_last(s)) * a
         return a

@@ -127,12 +127,15 @@ class LayerNorm(nn.Cell):
         self.bias = _param(ops.zeros((self.c_in,)), "bias") if create_offset else None
 
     def construct(self, x):
+        d = x.dtype
+        # bfloat16/float16 inputs are normalized in float32 and cast back (the statistics of
+        # c_in values need more than 8 mantissa bits)
+        compute = d if d in (core.float32, core.float64) else core.float32
         w, b = self.weight, self.bias
-        if w is not None and w.dtype != x.dtype:
-            w = ops.astype(w, x.dtype)
-        if b is not None and b.dtype != x.dtype:
-            b = ops.astype(b, x.dtype)
-        return ops.layer_norm(x, self.c_in, w, b, self.eps)
+        w = None if w is None else ops.astype(w, compute)
+        b = None if b is None else ops.astype(b, compute)
+        y = ops.layer_norm(ops.astype(x, compute), self.c_in, w, b, self.eps)
+        return ops.astype(y, d)
 
 
 class Attention(nn.Cell):

@@ -288,8 +288,9 @@ class DispersiveUpdate:
         return sigma_extra, eps_extra, coeffs
 
     def static_eps_peak(self):
-        """Largest ``delta_eps`` sum of the Lorentz poles (for the resolution check), or 0."""
-        total = 0.0
+        """Largest per-cell sum of the Lorentz ``delta_eps * region`` (the static permittivity
+        above ``eps_inf``, for the resolution check), or 0."""
+        total = np.zeros(self.grid.shape)
         for m in self.materials:
             region = _concrete(m.region)
             for p in m.poles:
@@ -297,8 +298,10 @@ class DispersiveUpdate:
                     de = _concrete(p.delta_eps)
                     if de is None or region is None:
                         return 0.0
-                    total += float(np.max(np.asarray(de) * np.asarray(region)))
-        return total
+                    total = total + np.asarray(de, dtype=np.float64) * np.asarray(
+                        region, dtype=np.float64
+                    )
+        return float(np.max(total))
 
     def init_aux(self):
         grid = self.grid

@@ -153,30 +153,37 @@ def _slab_transfer_bg(eps_map, w, g, right, k_b, eps_b):
     return 1 / a
 
 
-@pytest.mark.parametrize(
-    "pole",
-    [
-        DrudePole(TWO_PI * 20e9, 0.0),
-        LorentzPole(3.0, TWO_PI * 10e9, 0.0),
-        [DrudePole(TWO_PI * 10e9, TWO_PI * 1e9), LorentzPole(1.0, TWO_PI * 8e9, 0.0)],
-    ],
-)
-def test_lossless_poles_do_not_grow_in_a_pec_box(pole):
-    """A closed PEC box filled with lossless poles: 20000 steps, the field stays bounded (the
-    late maximum no larger than the early one)."""
-    n, steps = 60, 20000
+def test_lossless_poles_do_not_grow_in_a_pec_box():
+    """A closed PEC box holding three lossless media side by side (Drude; Lorentz; Drude +
+    Lorentz, three ``DispersiveMaterial``s) at 0.99 of the Courant limit: over 20000 steps the
+    field stays bounded (the second half's maximum within 20% of the first half's). The
+    explicit Lorentz form (``E^n`` in the P update) overflows here at step 3844 (checked by
+    patching it in)."""
+    n, steps = 90, 20000
+    cells = np.arange(n)
+    materials = [
+        DispersiveMaterial(DrudePole(TWO_PI * 20e9), region=(cells >= 30) & (cells < 50)),
+        DispersiveMaterial(
+            LorentzPole(3.0, TWO_PI * 10e9), region=(cells >= 50) & (cells < 70), name="lorentz"
+        ),
+        DispersiveMaterial(
+            [DrudePole(TWO_PI * 10e9), LorentzPole(1.0, TWO_PI * 8e9)], region=cells >= 70
+        ),
+    ]
     g = fdtd.Grid((n,), D, dtype="float64")
     sim = fdtd.Simulation(
         g,
         sources=[fdtd.PointSource("ez", (20,), Gaussian(15e9))],
-        monitors=[fdtd.PointProbe("ez", (37,))],
-        dispersive=DispersiveMaterial(pole, region=(np.arange(n) >= 30).astype(float)),
+        monitors=[fdtd.PointProbe("ez", (p,), name=f"p{p}") for p in (25, 45, 60, 80)],
+        dispersive=materials,
     )
     _, r = sim.run(steps)
-    e = np.abs(r["probe"].asnumpy())
-    early, late = e[200:2000].max(), e[-2000:].max()
-    assert early > 1e-3
-    assert late < 1.05 * early, (early, late)
+    for key, value in r.items():
+        e = np.abs(value.asnumpy())
+        # a closed lossless box beats between its modes: compare the halves of the record
+        early, late = e[200 : steps // 2].max(), e[steps // 2 :].max()
+        assert early > 1e-3, key
+        assert late < 1.2 * early, (key, early, late)
 
 
 def test_lossy_drude_2d_with_cpml_decays():

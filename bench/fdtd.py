@@ -19,7 +19,9 @@ all six components by one time step). Rows, each in a fresh interpreter:
       git clone https://github.com/gprMax/gprMax && cd gprMax
       python setup.py build_ext --inplace        # then: GPRMAX_PATH=$PWD python -m bench.fdtd
 
-  (or any install that makes ``import gprMax`` work). Its thread count is ``OMP_NUM_THREADS``.
+  (or copy the built ``gprMax`` folder to ``.ref/gprMax-<commit>/`` in this repository, where
+  the row looks by default, or any install that makes ``import gprMax`` work). Its thread
+  count is ``OMP_NUM_THREADS`` (set from ``--threads``).
 
 Both clocks are reported: wall (``time.perf_counter``) and CPU (``time.process_time``, all
 threads of the process together); on a shared machine the CPU clock is the steadier one, and
@@ -42,6 +44,7 @@ each thread copies its part). Roofline rate = bandwidth / bytes per cell-update.
 """
 
 import argparse
+import glob
 import itertools
 import json
 import os
@@ -195,8 +198,21 @@ _GPRMAX_INPUT = """#title: bench.fdtd {n}^3 with a {p}-cell PML
 """
 
 
-def _gprmax(cfg, steps):
+def _gprmax_path():
+    """Where a built gprMax tree is: ``$GPRMAX_PATH``, else ``.ref/gprMax*`` in the repository
+    (ignored by git, like the other reference installs), else None (``import gprMax``)."""
     path = os.environ.get("GPRMAX_PATH")
+    if path:
+        return path
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for found in sorted(glob.glob(os.path.join(root, ".ref", "gprMax*"))):
+        if os.path.isdir(os.path.join(found, "gprMax")):
+            return found
+    return None
+
+
+def _gprmax(cfg, steps):
+    path = _gprmax_path()
     if path:
         sys.path.insert(0, path)
     import gprMax.gprMax as gpr_main
@@ -280,7 +296,7 @@ def _available(row):
     if row == "fdtd":
         return importlib.util.find_spec("fdtd") is not None, "skipped: pip install fdtd==0.3.5"
     if row == "gprMax":
-        path = os.environ.get("GPRMAX_PATH")
+        path = _gprmax_path()
         if path and os.path.isdir(os.path.join(path, "gprMax")):
             return True, ""
         found = importlib.util.find_spec("gprMax") is not None

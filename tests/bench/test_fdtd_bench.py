@@ -57,3 +57,10 @@ def test_copy_bandwidth_and_table():
     assert "= 20 Mcell/s; ours 10 = 0.50 of it" in text
     assert "= 10 Mcell/s; ours 5 = 0.50 of it" in text
     assert "skipped: why" in text
+
+
+def test_gprmax_row_runs_tiny_where_built():
+    if not bench_fdtd._available("gprMax")[0]:
+        pytest.skip("gprMax not built here (see bench/fdtd.py)")
+    r = bench_fdtd.run_row("gprMax", tiny=True, steps=3, repeats=1)
+    assert r["steps"] == 3 and 0 < r["wall"] < 60

@@ -196,3 +196,22 @@ def test_errors_name_the_argument():
         evoformer_attention(q, q, q, [core.ops.ones((3, 4, 4))])
     with pytest.raises(ValueError, match="chunk_size"):
         evoformer_attention(q, q, q, chunk_size=0)
+
+
+def test_vmap_and_its_gradient():
+    rng = np.random.default_rng(6)
+    q = core.tensor(rng.normal(size=(3, 5, 2, 4)))
+    k = core.tensor(rng.normal(size=(5, 2, 4)))
+    b = core.tensor(rng.normal(size=(2, 5, 5)))
+
+    def mapped(q):
+        return core.vmap(lambda qi: evoformer_attention(qi, k, k, [b], None, None, 2))(q)
+
+    def whole(q):
+        kk = core.ops.broadcast_to(k, (3, 5, 2, 4))
+        return naive_attention(q, kk, kk, [b])
+
+    np.testing.assert_allclose(mapped(q).asnumpy(), whole(q).asnumpy(), rtol=1e-12, atol=1e-12)
+    g1 = core.grad(lambda q: (mapped(q) ** 2).sum())(q)
+    g2 = core.grad(lambda q: (whole(q) ** 2).sum())(q)
+    np.testing.assert_allclose(g1.asnumpy(), g2.asnumpy(), rtol=1e-10, atol=1e-12)

@@ -19,7 +19,10 @@ steps, centred at ``n + 1/2`` (the ADE Drude update of Taflove & Hagness ch. 9):
 
 The ``beta`` term of ``J^{n+1/2}`` is a conductivity ``beta`` (S/m) in (1): it goes into the
 update coefficients ``Ca``, ``Cb`` (``sigma_extra``), and the E update gains
-``- Cb (1 + k) J^n / 2`` (semi-implicit: no extra stability limit).
+``- Cb (1 + k) J^n / 2`` (semi-implicit: no extra stability limit). The leapfrog energy
+(``monitors.yee_energy``) plus the carriers' ``sum |J^n|^2 / (2 eps0 omega_p^2) dV`` is
+conserved exactly without collisions and decreases by ``gamma dt^2 sum |J^{n+1/2}|^2 /
+(eps0 omega_p^2) dV`` per step with them (tested to 1e-13).
 
 Lorentz pole ``(delta_eps, omega_0, delta)``,
 ``chi(omega) = delta_eps omega_0^2 / (omega_0^2 + 2 j omega delta - omega^2)``: the

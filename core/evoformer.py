@@ -83,23 +83,24 @@ def _forward(q, k, v, biases, chunk, with_lse):
     return o, (lses[0] if len(lses) == 1 else concat(lses, axis=-2))
 
 
-def _attend(q, k, v, biases, chunk):
-    return _forward(q, k, v, biases, chunk, False)
+def _attend(q, k, v, biases, fixed, chunk):
+    """``biases`` get cotangents, ``fixed`` (the mask bias) do not."""
+    return _forward(q, k, v, biases + fixed, chunk, False)
 
 
-_attend = custom_vjp(_attend, nondiff_argnums=(4,))
+_attend = custom_vjp(_attend, nondiff_argnums=(5,))
 
 
-def _attend_fwd(q, k, v, biases, chunk):
-    o, lse = _forward(q, k, v, biases, chunk, True)
-    return o, (q, k, v, biases, o, lse)
+def _attend_fwd(q, k, v, biases, fixed, chunk):
+    o, lse = _forward(q, k, v, biases + fixed, chunk, True)
+    return o, (q, k, v, biases, fixed, o, lse)
 
 
 def _attend_bwd(chunk, res, g):
     """FlashAttention's backward, by blocks of query rows (q arrives scaled by s):
     dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dO * O)), dQ = dS K, dK = dS^T Q,
     dbias = dS summed to the bias's shape."""
-    q, k, v, biases, o, lse = res
+    q, k, v, biases, fixed, o, lse = res
     n_q = q.shape[-2]
     kt = swapaxes(k, -1, -2)
     vt = swapaxes(v, -1, -2)
@@ -113,7 +114,7 @@ def _attend_bwd(chunk, res, g):
         r1 = min(r0 + chunk, n_q)
         qc = slice_axis(q, -2, r0, r1)
         gc = slice_axis(g, -2, r0, r1)
-        p = exp(_logits(qc, kt, biases, r0, r1) - slice_axis(lse, -2, r0, r1))
+        p = exp(_logits(qc, kt, biases + fixed, r0, r1) - slice_axis(lse, -2, r0, r1))
         pv = astype(p, v.dtype)
         dv_c = matmul(swapaxes(pv, -1, -2), gc)  # [..., h, N_k, d_v]
         dv = dv_c if dv is None else dv + dv_c
@@ -142,6 +143,7 @@ def _attend_bwd(chunk, res, g):
         astype(dk, k.dtype),
         astype(dv, v.dtype),
         tuple(dbs),
+        None,
     )
 
 
@@ -218,14 +220,15 @@ def evoformer_attention(
     compute = q.dtype if q.dtype in (_dt.float32, _dt.float64) else _dt.float32
     bs = [astype(_pad_bias(as_tensor(b), f"biases[{i}]", target), compute)
           for i, b in enumerate(biases)]  # fmt: skip
+    fixed = ()
     if mask is not None:
         mask = _pad_bias(as_tensor(mask), "mask", target)
-        bs.append(stop_gradient((astype(mask, compute) - 1.0) * inf))  # mask is data
+        fixed = (stop_gradient((astype(mask, compute) - 1.0) * inf),)  # data: no cotangent
     qh = astype(swapaxes(q, -2, -3), compute) * scale  # [..., h, N_q, d], scaled once
     kh = astype(swapaxes(k, -2, -3), compute)  # [..., h, N_k, d]
     vh = swapaxes(v, -2, -3)  # [..., h, N_k, d_v]
     chunk = _rows_per_chunk(chunk_size, lead, h, n_q, n_k)
-    o = _attend(qh, kh, vh, tuple(bs), chunk)  # [..., h, N_q, d_v]
+    o = _attend(qh, kh, vh, tuple(bs), fixed, chunk)  # [..., h, N_q, d_v]
     o = swapaxes(o, -2, -3)  # [..., N_q, h, d_v]
     if gate is not None:
         gate = as_tensor(gate)

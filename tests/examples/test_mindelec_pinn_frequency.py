@@ -156,7 +156,7 @@ def test_fdtd_reference_matches_the_2d_greens_function(mad_modules):
     """``Hz`` of a point magnetic current in a uniform medium (``eps_r = mu_r = 2``) solves
     ``(1/v^2) Hz_tt - Delta Hz = eps dS/dt delta``, so (2-D wave Green's function,
     ``tau = (r / v) cosh(theta)``) ``Hz(r, t) = eps / (2 pi) int_0^acosh(v t / r)
-    S'(t - (r / v) cosh theta) d theta``; the 4 mm grid agrees within 3 %."""
+    S'(t - (r / v) cosh theta) d theta``; the 4 mm grid agrees within 1 % (measured: 0.12 %)."""
     _, _, ref = mad_modules
     eps_r = mu_r = 2.0
     eps, v = eps_r * EPS, 1.0 / math.sqrt(eps_r * EPS * mu_r * MU)
@@ -181,4 +181,4 @@ def test_fdtd_reference_matches_the_2d_greens_function(mad_modules):
     run = ref.solve(eps_r, mu_r, probe[None, :], times, cell=4e-3, pml=10)
     hz = run["fields"][:, 0, 2]
     assert np.abs(exact).max() > 1e-4
-    assert np.linalg.norm(hz - exact) / np.linalg.norm(exact) < 0.03
+    assert np.linalg.norm(hz - exact) / np.linalg.norm(exact) < 0.01

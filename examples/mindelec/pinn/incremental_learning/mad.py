@@ -10,7 +10,8 @@ the pre-trained network with a fresh zero code, fine-tuned (the code and, with
 ``Ex, Ey, Hz`` against ``fdtd_reference`` (our ``mindelec.fdtd`` run, CPML, 1 mm cells) on
 51 x 51 points x 20 times in ``(0, 4 ns]`` (MindElec: 0.060 / 0.066 / 0.059).
 ``--mode scratch``: the same reconstruction budget from a random network (the baseline that
-shows what pre-training buys).
+shows what pre-training buys). ``--mode evaluate``: the pre-trained network with its own code
+for the training scenario ``eps_r = mu_r = 1`` against that scenario's FDTD run.
 
 Every loss is MindElec's: per column (source disk, its t = 0 slice, the rest of the square, its
 t = 0 slice, the boundary) the smooth-L1 mean of the ``maxwell.Maxwell2DMur`` residuals, the
@@ -45,7 +46,7 @@ sys.path.insert(0, str(HERE))
 import fdtd_reference  # noqa: E402
 import maxwell  # noqa: E402
 
-MODES = ("pretrain", "reconstruct", "scratch", "all")
+MODES = ("pretrain", "reconstruct", "scratch", "evaluate", "all")
 CKPT_NAME = "pretrain_maxwell_frq1e9.ckpt.h5"
 TINY = {
     "layers": 3,
@@ -278,7 +279,10 @@ def reconstruct(config, ckpt_path=None, cache_dir=None, seed=0, verbose=True):
         params = [model.latent]
     if model.mtl is not None:
         params = params + model.mtl.trainable_params()
-    label = "reconstruct" if ckpt_path is not None else "scratch"
+    if ckpt_path is None:
+        label = "scratch"
+    else:
+        label = "reconstruct" if config.get("finetune_model", True) else "reconstruct_code_only"
     history = train(model, params, config, seed=seed + 1, verbose=verbose, label=label)
     pred = maxwell.predict_fields(model.network, points, times, scale)
     errors = field_errors(pred, ref)
@@ -292,6 +296,7 @@ def reconstruct(config, ckpt_path=None, cache_dir=None, seed=0, verbose=True):
             flush=True,
         )
     return {
+        "label": label,
         "errors": errors,
         "errors_before": before,
         "history": history,
@@ -300,6 +305,41 @@ def reconstruct(config, ckpt_path=None, cache_dir=None, seed=0, verbose=True):
         "ref": ref,
         "points": points,
         "times": times,
+    }
+
+
+def evaluate_pretrained(ckpt_path, config, eps_r, mu_r, cache_dir=None, verbose=True):
+    """The pre-trained network with its own code for the training scenario ``(eps_r, mu_r)``
+    against that scenario's FDTD run (how well pre-training fitted its own problems).
+
+    Returns ``{"errors", "pred", "ref", "points", "times", "scenario"}``.
+    """
+    k = config["EPS_candidates"].index(eps_r) * len(config["MU_candidates"]) + config[
+        "MU_candidates"
+    ].index(mu_r)
+    saved = core.load_checkpoint(str(ckpt_path))
+    one = dict(config, EPS_candidates=[eps_r], MU_candidates=[mu_r], num_scenarios=1)
+    for key in ("reference_cell", "reference_pml", "test_space_size", "test_time_size"):
+        one.setdefault(key, load_config("reconstruct")[key])
+    model = Model(one, saved["latent_vector"].asnumpy()[k : k + 1])
+    net_values = {n: v for n, v in saved.items() if n != "latent_vector" and "mtl" not in n}
+    core.load_param_into_net(model.network, net_values)
+    points, times, ref = reference(one, cache_dir, verbose)
+    pred = maxwell.predict_fields(model.network, points, times, one["output_scale"])
+    errors = field_errors(pred, ref)
+    if verbose:
+        print(
+            f"pre-trained, scenario eps_r = {eps_r}, mu_r = {mu_r} (code {k}): rel-L2 "
+            f"Ex {errors['ex']:.4f} Ey {errors['ey']:.4f} Hz {errors['hz']:.4f}",
+            flush=True,
+        )
+    return {
+        "errors": errors,
+        "pred": pred,
+        "ref": ref,
+        "points": points,
+        "times": times,
+        "scenario": (eps_r, mu_r),
     }
 
 
@@ -393,21 +433,27 @@ def main(
         if not ckpt.exists():
             raise FileNotFoundError(f"reconstruct needs the pre-trained checkpoint {ckpt}")
         config = load_config("reconstruct", tiny, reconstruct_overrides)
-        results["reconstruct"] = reconstruct(config, ckpt, out, seed, verbose)
+        res = reconstruct(config, ckpt, out, seed, verbose)
+        results[res["label"]] = res
     if mode == "scratch":
         config = load_config("reconstruct", tiny, reconstruct_overrides)
         results["scratch"] = reconstruct(config, None, out, seed, verbose)
+    if mode == "evaluate":
+        config = load_config("pretrain", tiny, pretrain_overrides)
+        results["pretrained_eps1_mu1"] = evaluate_pretrained(ckpt, config, 1, 1, out, verbose)
     for label, res in results.items():
         if label == "pretrain":
             continue
         e = res["errors"]
+        eps, mu = res.get("scenario", (2, 2))
         title = (
-            f"{label} eps_r = mu_r = 2: rel-L2 Ex {e['ex']:.3f} Ey {e['ey']:.3f} Hz {e['hz']:.3f}"
+            f"{label} eps_r = {eps}, mu_r = {mu}: rel-L2 Ex {e['ex']:.3f} Ey {e['ey']:.3f} "
+            f"Hz {e['hz']:.3f}"
         )
         res["plot"] = plot_fields(out / f"{label}_fields.png", res, title)
-    histories = {k: r["history"] for k, r in results.items()}
+    histories = {k: r["history"] for k, r in results.items() if "history" in r}
     if histories:
-        plot_history(out / f"loss_{mode}.png", histories, "meta-auto-decoder training")
+        plot_history(out / f"loss_{'_'.join(histories)}.png", histories, "meta-auto-decoder")
     return results
 
 

@@ -136,15 +136,13 @@ class Transition(nn.Cell):
         """x ``[..., c_in]`` -> update ``[..., c_in]``.
 
         ``chunk_size`` (our addition; Protenix splits in 8 above 3200 rows at inference):
-        evaluate blocks of that many rows of the flattened leading axes, so the hidden
-        ``[..., n * c_in]`` lives one block at a time.
+        evaluate slices of that many entries of the first axis of ``x`` (rows of a pair
+        tensor ``[N, N, c]``, tokens of ``[N, c]``), so the hidden ``[..., n * c_in]`` lives
+        one slice at a time.
         """
-        if chunk_size is None:
+        if chunk_size is None or x.ndim < 2:
             return self._update(x)
-        flat = x.reshape(-1, self.c_in)  # [R, c_in]
-        rows = int(chunk_size) * (x.shape[-2] if x.ndim > 1 else 1)
-        out = core.chunk_map(self._update, rows)(flat)  # [R, c_in]
-        return out.reshape(*x.shape)
+        return core.chunk_map(self._update, int(chunk_size))(x)
 
 
 def create_local_attn_bias(n, n_queries, n_keys, inf=1e10):

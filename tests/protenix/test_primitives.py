@@ -13,7 +13,9 @@ from protenix.model.modules.primitives import (
     Linear,
     LinearNoBias,
     Transition,
+    broadcast_token_to_local_atom_pair,
     create_local_attn_bias,
+    rearrange_qk_to_dense_trunk,
 )
 from protenix.model.triangular.layers import LayerNorm
 
@@ -87,3 +89,22 @@ def test_linear_initializers_and_names():
     with pytest.raises(ValueError, match="in_features=3"):
         lin2 = Linear(3, 4)
         lin2(ops.ones((2, 5)))
+
+
+def test_dense_trunks_match_protenix():
+    """rearrange_qk_to_dense_trunk (list form, int and float tensors, the pair mask and the
+    padding sizes) and broadcast_token_to_local_atom_pair, against Protenix."""
+    cfg, _, x, want = case("dense_trunk")
+    nq, nk = cfg["n_queries"], cfg["n_keys"]
+    (qp, qu), (kp, ku), info = rearrange_qk_to_dense_trunk(
+        [x["pos"], x["uid"]], [x["pos"], x["uid"]], [-2, -1], [-2, -1], nq, nk, True
+    )
+    for name, got in (("q_pos", qp), ("q_uid", qu), ("k_pos", kp), ("k_uid", ku)):
+        np.testing.assert_array_equal(got.asnumpy(), want[name], err_msg=name)
+    mask = info["mask_trunked"].asnumpy()
+    np.testing.assert_array_equal(mask, want["mask"].reshape(mask.shape))
+    assert [info["q_pad"], info["k_pad_left"], info["k_pad_right"]] == list(want["pads"])
+    z_loc, _ = broadcast_token_to_local_atom_pair(
+        x["z_token"], x["atom_to_token_idx"], nq, nk, compute_mask=False
+    )
+    np.testing.assert_array_equal(z_loc.asnumpy(), want["z_local"])

@@ -24,6 +24,7 @@ __all__ = [
     "Transition",
     "create_local_attn_bias",
     "gather_pair_embedding_in_dense_trunk",
+    "broadcast_token_to_local_atom_pair",
     "rearrange_qk_to_dense_trunk",
 ]
 
@@ -181,37 +182,60 @@ def _key_windows(n, n_queries, n_keys):
 
 
 def rearrange_qk_to_dense_trunk(q, k, dim_q, dim_k, n_queries=32, n_keys=128, compute_mask=True):
-    """Query blocks and key windows (Protenix's dense trunks) of one tensor each.
+    """Query blocks and key windows (Protenix's dense trunks) of a tensor or a list of tensors.
 
     Args:
-        q: ``[..., n, ...]`` with ``n`` at ``dim_q``.
-        k: ``[..., n, ...]`` with ``n`` at ``dim_k``.
+        q: tensor (or list of tensors) with the sequence axis ``n`` at ``dim_q`` (a list of
+            axes for a list).
+        k: likewise with ``dim_k``.
+        n_queries, n_keys: block and window sizes (even, ``n_keys >= n_queries``).
+        compute_mask: also return ``mask_trunked``.
 
     Returns:
-        (q_trunked ``[..., n_trunks, n_queries, ...]`` (zero-padded), k_trunked
-        ``[..., n_trunks, n_keys, ...]`` (zero outside the sequence), padding_info with
-        ``mask_trunked`` ``[n_trunks, n_queries, n_keys]`` bool (True: a real query-key
-        pair) when ``compute_mask``, and ``q_pad``).
+        (q_trunked: ``[..., n_trunks, n_queries, ...]`` (zero-padded), k_trunked:
+        ``[..., n_trunks, n_keys, ...]`` (zero outside the sequence), each a tensor or a list
+        as given; padding_info: ``mask_trunked`` ``[n_trunks, n_queries, n_keys]`` bool (True
+        for a real query-key pair; None without ``compute_mask``), ``q_pad``, ``k_pad_left``,
+        ``k_pad_right``).
     """
-    n = q.shape[dim_q]
+    q_list, k_list = isinstance(q, (list, tuple)), isinstance(k, (list, tuple))
+    qs, ks = (list(q) if q_list else [q]), (list(k) if k_list else [k])
+    dqs = list(dim_q) if q_list else [dim_q]
+    dks = list(dim_k) if k_list else [dim_k]
+    n = qs[0].shape[dqs[0]]
+    for x, d in [*zip(qs, dqs, strict=True), *zip(ks, dks, strict=True)]:
+        if x.shape[d] != n:
+            raise ValueError(
+                f"rearrange_qk_to_dense_trunk: axis {d} of shape {tuple(x.shape)} is not n={n}"
+            )
     idx, valid, n_trunks, q_pad = _key_windows(n, n_queries, n_keys)
-    dq = dim_q % q.ndim
-    if q_pad:
-        widths = [(0, 0)] * q.ndim
-        widths[dq] = (0, q_pad)
-        q = ops.pad(q, widths)
-    q_tr = q.reshape(*q.shape[:dq], n_trunks, n_queries, *q.shape[dq + 1 :])
-    dk = dim_k % k.ndim
-    k_tr = ops.take(k, core.tensor(idx.reshape(-1)), axis=dk)
-    k_tr = k_tr.reshape(*k.shape[:dk], n_trunks, n_keys, *k.shape[dk + 1 :])
-    vshape = [1] * k_tr.ndim
-    vshape[dk], vshape[dk + 1] = n_trunks, n_keys
-    k_tr = k_tr * core.tensor(valid.reshape(vshape).astype(np.float32), dtype=k_tr.dtype)
-    info = {"q_pad": q_pad, "mask_trunked": None}
+    q_out = []
+    for x, d in zip(qs, dqs, strict=True):
+        d = d % x.ndim
+        if q_pad:
+            widths = [(0, 0)] * x.ndim
+            widths[d] = (0, q_pad)
+            x = ops.pad(x, widths)
+        q_out.append(x.reshape(*x.shape[:d], n_trunks, n_queries, *x.shape[d + 1 :]))
+    k_out = []
+    for x, d in zip(ks, dks, strict=True):
+        d = d % x.ndim
+        w = ops.take(x, core.tensor(idx.reshape(-1)), axis=d)
+        w = w.reshape(*x.shape[:d], n_trunks, n_keys, *x.shape[d + 1 :])
+        vshape = [1] * w.ndim
+        vshape[d], vshape[d + 1] = n_trunks, n_keys
+        k_out.append(ops.where(core.tensor(valid.reshape(vshape)), w, ops.zeros_like(w)))
+    pad_left = (n_keys - n_queries) // 2
+    info = {
+        "mask_trunked": None,
+        "q_pad": q_pad,
+        "k_pad_left": pad_left,
+        "k_pad_right": int((n_trunks - 0.5) * n_queries + n_keys / 2 - n + 0.5),
+    }
     if compute_mask:
         qvalid = (np.arange(n_trunks * n_queries) < n).reshape(n_trunks, n_queries)
         info["mask_trunked"] = core.tensor(qvalid[:, :, None] & valid[:, None, :])
-    return q_tr, k_tr, info
+    return (q_out if q_list else q_out[0]), (k_out if k_list else k_out[0]), info
 
 
 def gather_pair_embedding_in_dense_trunk(x, idx_q, idx_k):
@@ -231,6 +255,27 @@ def gather_pair_embedding_in_dense_trunk(x, idx_q, idx_k):
     xf = x.reshape(*x.shape[:-3], n * n, x.shape[-1])
     y = ops.take(xf, core.tensor(flat), axis=xf.ndim - 2)
     return y.reshape(*x.shape[:-3], nb, nq, nk, x.shape[-1])
+
+
+def broadcast_token_to_local_atom_pair(
+    z_token, atom_to_token_idx, n_queries, n_keys, compute_mask=True
+):
+    """Token-pair embedding gathered onto the local atom pairs of the dense trunks.
+
+    Args:
+        z_token: ``[..., N_token, N_token, d]``.
+        atom_to_token_idx: ``[N_atom]`` ints.
+
+    Returns:
+        (``[..., n_trunks, n_queries, n_keys, d]``, padding_info as
+        ``rearrange_qk_to_dense_trunk``).
+    """
+    idx = atom_to_token_idx
+    idx = np.asarray(idx.asnumpy() if isinstance(idx, core.Tensor) else idx, np.int64)
+    iq, ik, info = rearrange_qk_to_dense_trunk(
+        core.tensor(idx), core.tensor(idx), -1, -1, n_queries, n_keys, compute_mask
+    )
+    return gather_pair_embedding_in_dense_trunk(z_token, iq, ik), info
 
 
 class Attention(nn.Cell):

@@ -1,0 +1,80 @@
+"""Write ``protenix/data/ccd_table.py``: the built-in CCD rows of the 20 standard residues + UNK.
+
+Protenix reads residue chemistry from the wwPDB Chemical Component Dictionary
+(``components.cif``). For protein chains only 21 components are ever needed, so instead of a
+download we commit their rows, taken once from the CCD copy that biotite ships
+(``biotite.structure.info.get_ccd()``, the ``data`` extra)::
+
+    PYTHONPATH=. .venv/bin/python -m protenix.data.make_ccd_table
+
+Kept per residue, in CCD ``_chem_comp_atom`` order: the heavy atoms (hydrogens dropped, as
+Protenix's ``get_component_atom_array(keep_hydrogens=False)``), with their element
+(``type_symbol``), formal charge (``charge``), leaving-atom flag
+(``pdbx_leaving_atom_flag``: ``OXT``, kept only on a chain's last residue) and ideal
+coordinates (``pdbx_model_Cartn_{x,y,z}_ideal``, Angstrom); plus ``one_letter_code`` and
+``type`` from ``_chem_comp``.
+"""
+
+import os
+import pprint
+
+import numpy as np
+
+CODES = ("ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "ILE", "LEU", "LYS",
+         "MET", "PHE", "PRO", "SER", "THR", "TRP", "TYR", "VAL", "UNK")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ccd_table.py")
+
+
+def build_table():
+    """Returns {code: {"one_letter_code", "type", "atoms": [(name, element, charge, leaving,
+    (x, y, z)), ...]}} read from biotite's bundled CCD."""
+    import biotite
+    import biotite.structure.info as info
+
+    ccd = info.get_ccd()
+    comp, atoms = ccd["chem_comp"], ccd["chem_comp_atom"]
+    comp_ids = comp["id"].as_array(str)
+    atom_comp = atoms["comp_id"].as_array(str)
+    keep = np.isin(atom_comp, CODES)
+    cols = {k: atoms[k].as_array(str)[keep] for k in (
+        "atom_id", "type_symbol", "charge", "pdbx_leaving_atom_flag",
+        "pdbx_model_Cartn_x_ideal", "pdbx_model_Cartn_y_ideal", "pdbx_model_Cartn_z_ideal")}
+    atom_comp = atom_comp[keep]
+    table = {}
+    for code in CODES:
+        row = int(np.flatnonzero(comp_ids == code)[0])
+        sel = np.flatnonzero(atom_comp == code)
+        entries = []
+        for i in sel:
+            element = cols["type_symbol"][i].upper()
+            if element in ("H", "D"):
+                continue
+            xyz = tuple(round(float(cols[f"pdbx_model_Cartn_{c}_ideal"][i]), 3) for c in "xyz")
+            entries.append((str(cols["atom_id"][i]), element, int(cols["charge"][i]),
+                            cols["pdbx_leaving_atom_flag"][i] == "Y", xyz))
+        table[code] = {
+            "one_letter_code": str(comp["one_letter_code"].as_array(str)[row]),
+            "type": str(comp["type"].as_array(str)[row]),
+            "atoms": entries,
+        }
+    return table, biotite.__version__
+
+
+def main():
+    table, version = build_table()
+    text = (
+        '"""Built-in CCD rows of the 20 standard amino acids + UNK (generated; do not edit).\n\n'
+        "Made by ``python -m protenix.data.make_ccd_table`` from the Chemical Component\n"
+        f"Dictionary bundled with biotite {version}. Per residue: ``one_letter_code``, ``type``\n"
+        "and ``atoms``, the heavy atoms in CCD order as (name, element, formal charge,\n"
+        'leaving-atom flag, ideal coordinates in Angstrom).\n"""\n\n'
+        f"BIOTITE_VERSION = {version!r}\n\n"
+        f"CCD_TABLE = {pprint.pformat(table, width=96, sort_dicts=False)}\n"
+    )
+    with open(OUT, "w") as f:
+        f.write(text)
+    print("wrote", OUT, sum(len(v["atoms"]) for v in table.values()), "atoms")
+
+
+if __name__ == "__main__":
+    main()

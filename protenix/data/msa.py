@@ -155,7 +155,7 @@ def msa_features(chains, max_msa_size=16384, msa_pair_as_unpair=True):
             u_rows = list(c["paired"]) + list(c["unpaired"])
             if short:
                 u_rows = []
-        ud, ur = dedup([r for _, r in u_rows], [d for d, _ in u_rows])
+        ur, ud = dedup([r for _, r in u_rows], [d for d, _ in u_rows])
         unpaired = _chain_msa(seq, ur, ud)
         paired = _chain_msa(seq, [r for _, r in p_rows] if need_pairing else [],
                             [d for d, _ in p_rows] if need_pairing else [])

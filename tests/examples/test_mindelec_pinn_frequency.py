@@ -55,7 +55,9 @@ def test_real_helmholtz_tiny_run(solve, tmp_path):
 
 
 def test_complex_helmholtz_tiny_run(solve, tmp_path):
-    result = solve.main("complex", tiny=True, out=tmp_path, verbose=False, steps=40)
+    result = solve.main(
+        "complex", tiny=True, out=tmp_path, verbose=False, adam_steps=20, lbfgs_steps=10
+    )
     h = result["history"]
     assert _falls(h["total"], n=5)
     assert np.iscomplexobj(result["test"][2])

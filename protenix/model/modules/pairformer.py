@@ -117,20 +117,34 @@ class PairformerBlock(nn.Cell):
             s, blocks = self.forward_blocks(s, row_blocks(z, chunk_size), pair_mask)
             return s, join_blocks(blocks)
         else:
-            p, train = self.p_drop, self.training
-            z = dropout_add_rowwise(z, self.tri_mul_out(z, mask=pair_mask), p, train)
-            z = dropout_add_rowwise(z, self.tri_mul_in(z, mask=pair_mask), p, train)
-            upd = self.tri_att_start(z, mask=pair_mask, chunk_size=chunk_size)
+            p, train, rc = self.p_drop, self.training, self._sub_recompute
+            z = dropout_add_rowwise(z, rc(self.tri_mul_out)(z, pair_mask), p, train)
+            z = dropout_add_rowwise(z, rc(self.tri_mul_in)(z, pair_mask), p, train)
+            upd = rc(self.tri_att_start)(z, pair_mask, chunk_size=chunk_size)
             z = dropout_add_rowwise(z, upd, p, train)
             z = ops.swapaxes(z, -2, -3)  # [..., j, i, c_z]
-            upd = self.tri_att_end(z, mask=ops.swapaxes(pair_mask, -1, -2), chunk_size=chunk_size)
+            mask_t = ops.swapaxes(pair_mask, -1, -2)
+            upd = rc(self.tri_att_end)(z, mask_t, chunk_size=chunk_size)
             z = dropout_add_rowwise(z, upd, p, train)
             z = ops.swapaxes(z, -2, -3)  # [..., i, j, c_z]
-            z = z + self.pair_transition(z)
+            z = z + rc(self.pair_transition)(z)
         if self.c_s > 0:
             s = s + self.attention_pair_bias(a=s, s=None, z=z)
             s = s + self.single_transition(s)
         return s, z
+
+    def set_fine_grained_recompute(self, mode=True):
+        """Recompute each triangle update, triangle attention and the pair transition in the
+        backward pass (``core.recompute`` around each; MindSpore's Protenix recomputes these
+        activations). Inside a ``blocks_per_ckpt`` group this bounds the re-run's peak by one
+        sub-module's activations instead of the whole block's. Returns self."""
+        self.fine_grained_recompute = bool(mode)
+        return self
+
+    def _sub_recompute(self, cell):
+        if getattr(self, "fine_grained_recompute", False):
+            return core.recompute(cell)
+        return cell
 
     def forward_blocks(self, s, blocks, pair_mask):
         """Block-wise inference on z held as row blocks (see ``row_blocks``): returns
@@ -202,6 +216,12 @@ class PairformerStack(nn.Cell):
                 for _ in range(n_blocks)
             ]
         )
+
+    def set_fine_grained_recompute(self, mode=True):
+        """``PairformerBlock.set_fine_grained_recompute`` on every block. Returns self."""
+        for b in self.blocks:
+            b.set_fine_grained_recompute(mode)
+        return self
 
     def construct(
         self,

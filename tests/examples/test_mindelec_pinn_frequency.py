@@ -21,12 +21,22 @@ FREQ = ROOT / "examples" / "mindelec" / "pinn" / "frequency_domain_maxwell"
 MAD = ROOT / "examples" / "mindelec" / "pinn" / "incremental_learning"
 
 
+_SIBLINGS = ("solve", "helmholtz", "mad", "maxwell", "fdtd_reference")
+
+
 def _import(folder, *names):
+    """The example's scripts, imported with its folder first on the path; their top-level
+    names (``maxwell``, ``solve`` ...) are dropped from ``sys.modules`` before and after, so
+    another example's module of the same name is never picked up, nor left for others."""
+    for n in _SIBLINGS:
+        sys.modules.pop(n, None)
     sys.path.insert(0, str(folder))
     try:
         return [importlib.import_module(n) for n in names]
     finally:
         sys.path.remove(str(folder))
+        for n in _SIBLINGS:
+            sys.modules.pop(n, None)
 
 
 @pytest.fixture(scope="module")

@@ -20,11 +20,13 @@ EXAMPLE = ROOT / "examples" / "mindelec" / "pinn" / "frequency_domain_maxwell"
 
 @pytest.fixture(scope="module")
 def hz():
+    sys.modules.pop("helmholtz", None)  # never another example's module of that name
     sys.path.insert(0, str(EXAMPLE))
     try:
         yield importlib.import_module("helmholtz")
     finally:
         sys.path.remove(str(EXAMPLE))
+        sys.modules.pop("helmholtz", None)
 
 
 def _batch(hz, k, n=24, m=12, seed=0):

@@ -18,8 +18,6 @@ coordinates (``pdbx_model_Cartn_{x,y,z}_ideal``, Angstrom); plus ``one_letter_co
 import os
 import pprint
 
-import numpy as np
-
 CODES = ("ALA", "ARG", "ASN", "ASP", "CYS", "GLN", "GLU", "GLY", "HIS", "ILE", "LEU", "LYS",
          "MET", "PHE", "PRO", "SER", "THR", "TRP", "TYR", "VAL", "UNK")
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ccd_table.py")
@@ -31,30 +29,24 @@ def build_table():
     import biotite
     import biotite.structure.info as info
 
-    ccd = info.get_ccd()
-    comp, atoms = ccd["chem_comp"], ccd["chem_comp_atom"]
-    comp_ids = comp["id"].as_array(str)
-    atom_comp = atoms["comp_id"].as_array(str)
-    keep = np.isin(atom_comp, CODES)
-    cols = {k: atoms[k].as_array(str)[keep] for k in (
-        "atom_id", "type_symbol", "charge", "pdbx_leaving_atom_flag",
-        "pdbx_model_Cartn_x_ideal", "pdbx_model_Cartn_y_ideal", "pdbx_model_Cartn_z_ideal")}
-    atom_comp = atom_comp[keep]
     table = {}
     for code in CODES:
-        row = int(np.flatnonzero(comp_ids == code)[0])
-        sel = np.flatnonzero(atom_comp == code)
+        comp = info.get_from_ccd("chem_comp", code)
+        atoms = info.get_from_ccd("chem_comp_atom", code)
+        col = {k: atoms[k].as_array(str) for k in (
+            "atom_id", "type_symbol", "charge", "pdbx_leaving_atom_flag",
+            "pdbx_model_Cartn_x_ideal", "pdbx_model_Cartn_y_ideal", "pdbx_model_Cartn_z_ideal")}
         entries = []
-        for i in sel:
-            element = cols["type_symbol"][i].upper()
+        for i in range(len(col["atom_id"])):
+            element = col["type_symbol"][i].upper()
             if element in ("H", "D"):
                 continue
-            xyz = tuple(round(float(cols[f"pdbx_model_Cartn_{c}_ideal"][i]), 3) for c in "xyz")
-            entries.append((str(cols["atom_id"][i]), element, int(cols["charge"][i]),
-                            cols["pdbx_leaving_atom_flag"][i] == "Y", xyz))
+            xyz = tuple(round(float(col[f"pdbx_model_Cartn_{c}_ideal"][i]), 3) for c in "xyz")
+            entries.append((str(col["atom_id"][i]), element, int(col["charge"][i]),
+                            bool(col["pdbx_leaving_atom_flag"][i] == "Y"), xyz))
         table[code] = {
-            "one_letter_code": str(comp["one_letter_code"].as_array(str)[row]),
-            "type": str(comp["type"].as_array(str)[row]),
+            "one_letter_code": str(comp["one_letter_code"].as_array(str)[0]),
+            "type": str(comp["type"].as_array(str)[0]),
             "atoms": entries,
         }
     return table, biotite.__version__

@@ -3,6 +3,7 @@ forward against PyTorch Protenix 2.0.0 (same shapes, random weights, one thread 
 
     python -m bench.protenix_pairformer --n 1024                 # block-wise, c_z = 128
     python -m bench.protenix_pairformer --torch --n 128 256      # ours vs PyTorch, plain forward
+    python -m bench.protenix_pairformer --train --n 64 --c-z 32 --c-s 64 --blocks 8
     python -m bench.protenix_pairformer --tiny                   # what a smoke test runs
 
 Block-wise rows report the wall time of one PairformerBlock (Protenix's default sizes:
@@ -10,7 +11,10 @@ c_z = 128, c_s = 384, 16 single heads, 4 pair heads of 32, c_hidden_mul = 128) u
 ``no_grad`` with ``inplace_safe=True, chunk_size=--chunk``, the traced array peak above the
 inputs in units of the pair tensor, and the process's peak RSS. The PyTorch rows run the
 reference in a subprocess from outside the repository (``.ref/protenix-2.0.0``,
-``LAYERNORM_TYPE=torch``), best of 3 after a warm-up, like ours.
+``LAYERNORM_TYPE=torch``), best of 3 after a warm-up, like ours. ``--train`` rows: one
+``value_and_grad`` step of a PairformerStack (dropout 0.25, 4 single heads, other sizes
+Protenix's defaults) without recompute, with ``blocks_per_ckpt=1``, and with fine-grained
+recompute too: traced peak and time (the loss is the same in the three).
 """
 
 import argparse
@@ -112,6 +116,39 @@ def torch_plain(n, c_z=128, c_s=384):
     return float(out.stdout.strip().splitlines()[-1])
 
 
+def train_step(n, c_z, c_s, n_blocks):
+    """[(label, loss, traced peak MiB, seconds)] of one training step, three recompute modes."""
+    from protenix.model.modules.pairformer import PairformerStack
+
+    rng = np.random.default_rng(0)
+    s0 = core.tensor(rng.standard_normal((n, c_s), dtype=np.float32))
+    z0 = core.tensor(rng.standard_normal((n, n, c_z), dtype=np.float32))
+    m = ops.ones((n, n))
+    out = []
+    for label, k, fine in (("none", None, False), ("per block", 1, False), ("fine", 1, True)):
+        core.set_seed(0)
+        st = PairformerStack(n_blocks=n_blocks, n_heads=4, c_z=c_z, c_s=c_s, blocks_per_ckpt=k)
+        st.set_fine_grained_recompute(fine)
+
+        def loss(s, z, st=st):
+            s, z = st(s, z, m)
+            return (s**2).mean() + (z**2).mean()
+
+        grad_fn = core.value_and_grad(loss, None, st.trainable_params())
+        core.set_seed(7)
+        gc.collect()
+        tracemalloc.start()
+        tracemalloc.reset_peak()
+        base = tracemalloc.get_traced_memory()[0]
+        t = time.perf_counter()
+        val, _ = grad_fn(s0, z0)
+        sec = time.perf_counter() - t
+        peak = (tracemalloc.get_traced_memory()[1] - base) / 2**20
+        tracemalloc.stop()
+        out.append((label, float(val.asnumpy()), peak, sec))
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, nargs="+", default=[1024])
@@ -119,13 +156,23 @@ def main(argv=None):
     ap.add_argument("--c-s", type=int, default=384)
     ap.add_argument("--chunk", type=int, default=64)
     ap.add_argument("--torch", action="store_true", help="plain forward, ours vs PyTorch")
+    ap.add_argument("--train", action="store_true", help="training step, recompute modes")
+    ap.add_argument("--blocks", type=int, default=4, help="stack depth of --train")
     ap.add_argument("--tiny", action="store_true", help="N = 32, c_z = 16, c_s = 32")
     args = ap.parse_args(argv)
     if args.tiny:
         args.n, args.c_z, args.c_s, args.chunk = [32], 16, 32, 8
     rows = []
     for n in args.n:
-        if args.torch:
+        if args.train:
+            res = train_step(n, args.c_z, args.c_s, args.blocks)
+            for label, val, peak, sec in res:
+                rows.append(
+                    f"train step N={n} c_z={args.c_z} blocks={args.blocks} recompute={label}: "
+                    f"loss {val:.6f}, peak {peak:.1f} MiB ({res[0][2] / peak:.1f}x lower), "
+                    f"{sec:.1f} s"
+                )
+        elif args.torch:
             ours = plain(n, args.c_z, args.c_s)
             ref = torch_plain(n, args.c_z, args.c_s)
             ratio = "-" if ref is None else f"{ours / ref:.2f}"

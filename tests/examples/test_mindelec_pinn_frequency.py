@@ -99,6 +99,7 @@ def test_mad_pretrain_and_reconstruct_tiny(mad_modules, tmp_path):
     assert rec["pred"].shape == rec["ref"].shape == (4, 121, 3)
     assert (tmp_path / "ckpt" / mad.CKPT_NAME).exists()
     assert (tmp_path / "reconstruct_fields.png").exists()
+    assert (tmp_path / "reconstruct_error_over_time.png").exists()
     # the reconstruction's network started from the checkpoint, with a fresh zero code
     saved = core.load_checkpoint(str(tmp_path / "ckpt" / mad.CKPT_NAME))
     assert tuple(saved["latent_vector"].shape) == (9, 16)

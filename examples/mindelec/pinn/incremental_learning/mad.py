@@ -389,6 +389,27 @@ def plot_fields(path, result, title, n_times=3):
     return path
 
 
+def plot_error_over_time(path, result, title):
+    """Relative L2 error of Ex, Ey, Hz at each evaluation time (over the 2-D points)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pred, ref, times = result["pred"], result["ref"], result["times"]
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for c, name in enumerate(("Ex", "Ey", "Hz")):
+        num = np.linalg.norm(pred[..., c] - ref[..., c], axis=1)
+        den = np.maximum(np.linalg.norm(ref[..., c], axis=1), 1e-300)
+        ax.semilogy(times * 1e9, num / den, "o-", label=name)
+    ax.set(xlabel="t (ns)", ylabel="relative L2 error", title=title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
 def plot_history(path, histories, title):
     """Total loss per step of each run in ``{label: history}``."""
     import matplotlib
@@ -451,6 +472,7 @@ def main(
             f"Hz {e['hz']:.3f}"
         )
         res["plot"] = plot_fields(out / f"{label}_fields.png", res, title)
+        plot_error_over_time(out / f"{label}_error_over_time.png", res, title)
     histories = {k: r["history"] for k, r in results.items() if "history" in r}
     if histories:
         plot_history(out / f"loss_{'_'.join(histories)}.png", histories, "meta-auto-decoder")

@@ -21,6 +21,7 @@ run the gradient under ``core.jit`` (``core.jit(core.grad(loss))``) for speed.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import numpy as np
 
@@ -96,6 +97,7 @@ class Simulation:
             raise ValueError(f"monitor names must be unique, got {names}")
         for item in (*self.sources, *self.monitors):
             item.check(grid, self.boundaries)
+        self._check_fastest_medium()
         self._check_resolution()
         coefficient_materials = self.materials
         disp_coeffs = None
@@ -126,6 +128,37 @@ class Simulation:
                     self._plans[kind] = (plan, function)
         self._step_jit = core.jit(self._step)
         self._run_jit = core.jit(self._run, static_argnames=("steps", "checkpoint"))
+
+    def _check_fastest_medium(self):
+        """``ValueError`` when a medium faster than vacuum (``eps_r mu_r < 1``) pushes the
+        local Courant number ``S / sqrt(eps_r mu_r)`` above the grid's limit (the Yee scheme's
+        bound holds for the largest phase velocity on the grid)."""
+        try:
+            eps, mu = (
+                v.asnumpy() if isinstance(v, core.Tensor) else np.asarray(v)
+                for v in (self.materials.eps_r, self.materials.mu_r)
+            )
+        except Exception:  # symbolic under jit/grad
+            return
+        product = np.broadcast_to(np.asarray(eps) * np.asarray(mu), self.grid.shape).copy()
+        # cells on PEC/PMC walls, where no E component is updated, do not count
+        updated = np.zeros(self.grid.shape, dtype=bool)
+        for name in self.grid.e_components:
+            mask = self.boundaries.mask(name)
+            updated |= True if mask is None else np.asarray(mask) != 0
+        product[~updated] = np.inf
+        lowest = float(product.min())
+        if not np.isfinite(lowest):
+            return
+        local = self.grid.courant / math.sqrt(lowest)
+        if local > self.grid.courant_limit * (1 + 1e-12):
+            cell = tuple(int(i) for i in np.unravel_index(np.argmin(product), product.shape))
+            raise ValueError(
+                f"Courant number {self.grid.courant:.6g} is above the stability limit in the "
+                f"fastest medium: eps_r mu_r = {lowest:.6g} at cell ({_where(cell)}) makes it "
+                f"{local:.6g} > {self.grid.courant_limit:.6g}; use courant <= "
+                f"{self.grid.courant_limit * math.sqrt(lowest):.6g}"
+            )
 
     def _check_resolution(self):
         """Warn (``waveforms.ResolutionWarning``, naming the number) when a source's highest

@@ -47,6 +47,15 @@ def test_courant_limit_of_unequal_cells():
         fdtd.Grid((10, 10), (1e-3, 2e-3), courant=0.9)
 
 
+def test_courant_above_the_limit_in_a_fast_medium():
+    eps = np.ones((20, 20))
+    eps[4, 7] = 0.5  # faster than light in vacuum: the local Courant number is S sqrt(2)
+    g = fdtd.Grid((20, 20), D)  # 0.99 of the vacuum limit
+    with pytest.raises(ValueError, match=r"eps_r mu_r = 0.5 at cell \(x=4, y=7\)"):
+        fdtd.Simulation(g, fdtd.Materials(eps_r=eps))
+    fdtd.Simulation(fdtd.Grid((20, 20), D, courant=0.49), fdtd.Materials(eps_r=eps))
+
+
 def _sim(sources=(), monitors=(), shape=(50, 40), pml=8, **kw):
     g = fdtd.Grid(shape, D)
     return fdtd.Simulation(g, boundaries=fdtd.CPML(pml), sources=sources, monitors=monitors, **kw)

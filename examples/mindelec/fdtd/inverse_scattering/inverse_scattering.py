@@ -271,6 +271,7 @@ def main(
     out=None,
     plot=True,
     verbose=True,
+    tiny=False,
 ):
     """Reconstruct eps_r from the synthetic measurements; score it against the truth.
 
@@ -279,6 +280,7 @@ def main(
         epochs: Adam iterations (one gradient of the 4-source loss each); lr: learning rate.
         dtype: field dtype; time_limit: stop after this many seconds (None: run all epochs).
         out: folder for the plots and ``history.json`` (default ``inverse_scattering_out/``).
+        tiny: 40 x 40 cells, 200 steps, CPML 6, 5 epochs (overrides those arguments).
 
     Returns:
         dict: ``loss`` (per epoch, before its update), ``psnr``/``ssim``/``ssim_mindelec``
@@ -286,6 +288,8 @@ def main(
         ``seconds_per_epoch`` (median, after the first, compiling, one), ``eps`` (``[n, n]``
         reconstruction), ``eps_true``, ``initial`` (metrics of the starting map eps_r = 1).
     """
+    if tiny:
+        n, nt, npml, epochs = 40, 200, 6, 5
     setup = Setup(n, nt, npml, dtype)
     true = setup.true_permittivity()
     measured = setup.measure(setup.node_map(true))  # [nt, 4, 8]
@@ -365,6 +369,7 @@ def _plot(folder, setup, result):
     folder.mkdir(parents=True, exist_ok=True)
     ext = [0, SIZE, 0, SIZE]
     true, eps = result["eps_true"], result["eps"]
+    err = max(0.05, float(np.abs(eps - true).max()))  # symmetric colour range of the error
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
     panels = (
         ("true eps_r", true, "viridis", (1, EPS_DISC)),
@@ -374,7 +379,7 @@ def _plot(folder, setup, result):
             "viridis",
             (1, EPS_DISC),
         ),
-        ("reconstructed - true", eps - true, "RdBu_r", (-1, 1)),
+        ("reconstructed - true", eps - true, "RdBu_r", (-err, err)),
     )
     for ax, (title, data, cmap, (lo, hi)) in zip(axes, panels, strict=True):
         im = ax.imshow(data.T, origin="lower", extent=ext, cmap=cmap, vmin=lo, vmax=hi)
@@ -430,17 +435,14 @@ if __name__ == "__main__":
     parser.add_argument("--out", default=None)
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args()
-    npml = 10
-    if args.tiny:
-        args.n, args.nt, args.epochs, npml = 40, 200, 5, 6
     main(
         n=args.n,
         nt=args.nt,
-        npml=npml,
         epochs=args.epochs,
         lr=args.lr,
         dtype=args.dtype,
         time_limit=args.time_limit,
         out=args.out,
         plot=not args.no_plot,
+        tiny=args.tiny,
     )

@@ -487,6 +487,9 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pretrain_epochs", type=int, default=None)
     parser.add_argument("--time_budget", type=float, default=None, help="pretrain seconds")
+    parser.add_argument(
+        "--reconstruct_time_budget", type=float, default=None, help="reconstruct seconds"
+    )
     parser.add_argument("--reconstruct_epochs", type=int, default=None)
     parser.add_argument(
         "--finetune_model",
@@ -507,5 +510,9 @@ if __name__ == "__main__":
         out=args.out,
         seed=args.seed,
         pretrain_overrides={"train_epoch": args.pretrain_epochs, "time_budget": args.time_budget},
-        reconstruct_overrides={"train_epoch": args.reconstruct_epochs, "finetune_model": finetune},
+        reconstruct_overrides={
+            "train_epoch": args.reconstruct_epochs,
+            "finetune_model": finetune,
+            "time_budget": args.reconstruct_time_budget,
+        },
     )

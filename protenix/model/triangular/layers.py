@@ -163,12 +163,15 @@ class Attention(nn.Cell):
         self.linear_o = OpenfoldLinear(hc, c_q, bias=False, init="final")
         self.linear_g = OpenfoldLinear(c_q, hc, bias=False, init="gating") if gating else None
 
-    def construct(self, q_x, kv_x, biases=None, mask=None, chunk_size=None):
+    def construct(
+        self, q_x, kv_x, biases=None, triangle_attention="torch", mask=None, chunk_size=None
+    ):
         """
         Args:
             q_x: ``[..., Q, c_q]``.
             kv_x: ``[..., K, c_k]``.
             biases: list of tensors broadcastable to ``[..., H, Q, K]``.
+            triangle_attention: accepted for Protenix's signature (one kernel here).
             mask: broadcastable to ``[..., H, Q, K]``, 1 where attended; adds ``1e9 (mask - 1)``
                 (Protenix passes this as its first bias).
             chunk_size: query rows per block of the attention kernel (None: automatic).

@@ -232,7 +232,7 @@ class TriangleAttention(nn.Cell):
         """Rows of x_ln ``[..., r, J, c]`` with their mask ``[..., r, J]`` -> ``[..., r, J, c]``;
         ``chunk_size``: query rows per block of the attention kernel."""
         m = mask[..., :, None, None, :]  # [..., r, 1, 1, J]
-        return self.mha(x_ln, x_ln, [tri_bias], m, chunk_size)
+        return self.mha(x_ln, x_ln, [tri_bias], mask=m, chunk_size=chunk_size)
 
     def construct(
         self, x, mask=None, chunk_size=None, triangle_attention="torch", inplace_safe=False

@@ -137,8 +137,12 @@ def test_tiny_training_run(example, tmp_path):
     assert res["n_src_points"] > 0
     for name in res["plots"]:
         assert (tmp_path / name).stat().st_size > 0
-    # the run reads its cached reference back the second time
     assert (tmp_path / f"reference_cells{script.TINY['ref_cells']}.h5").exists()
+    # continuing from the saved network and MTL weights starts where the first run ended
+    again = script.main(
+        tiny=True, out_dir=tmp_path, plots=False, load_ckpt=tmp_path / "maxwell_pinn.ckpt.h5"
+    )
+    assert again["losses"][0] < losses[0]
 
 
 def test_ported_train_script_runs_tiny(example, tmp_path):

@@ -162,6 +162,8 @@ def main(
     out_dir=None,
     config=None,
     plots=True,
+    load_ckpt=None,
+    lr=None,
 ):
     """Train and evaluate; returns ``{"l2": {ex, ey, hz}, "losses": [...], ...}``."""
     config = dict(load_config() if config is None else config)
@@ -190,7 +192,12 @@ def main(
     model, mtl, dataset = parts["model"], parts["mtl"], parts["dataset"]
     steps_per_epoch = len(dataset)
     milestones = [max(1, round(epochs * m / config["train_epoch"])) for m in config["milestones"]]
-    lr = MultiStepLR(config["lr"], milestones, config["lr_gamma"], steps_per_epoch, epochs).get_lr()
+    if load_ckpt:  # continue a run (MindElec's load_ckpt): network and MTL weights
+        param_dict = core.load_checkpoint(str(load_ckpt))
+        core.load_param_into_net(model, param_dict)
+        core.load_param_into_net(mtl, param_dict)
+    base_lr = config["lr"] if lr is None else lr
+    lr = MultiStepLR(base_lr, milestones, config["lr_gamma"], steps_per_epoch, epochs).get_lr()
     params = model.trainable_params() + mtl.trainable_params()
     optim = nn.Adam(params, learning_rate=core.tensor(lr))
     solver = Solver(
@@ -223,7 +230,7 @@ def main(
     losses = solver.train(epochs, parts["train"], callbacks=[monitor, evaluator, budget])
     train_s = time.perf_counter() - t_train
     ckpt = out / "maxwell_pinn.ckpt.h5"
-    core.save_checkpoint(model, str(ckpt))
+    core.save_checkpoint([model, mtl], str(ckpt))
 
     full = EvalCallback(model, inputs, label, scale, 1, 32768, names)
     l2 = dict(zip(("ex", "ey", "hz"), (float(e) for e in full.evaluate(len(losses)))))
@@ -243,6 +250,8 @@ def main(
         "points_per_subdataset": points,
         "network": [num_scales, layers, neurons],
         "jit": jit,
+        "lr": base_lr,
+        "load_ckpt": str(load_ckpt) if load_ckpt else None,
         "train_seconds": train_s,
         "ms_per_step": monitor.step_times,
         "losses": losses,
@@ -275,6 +284,8 @@ if __name__ == "__main__":
     parser.add_argument("--time-budget", type=float, default=None, help="seconds of training")
     parser.add_argument("--no-jit", action="store_true")
     parser.add_argument("--out-dir", default=None)
+    parser.add_argument("--load-ckpt", default=None, help="continue from a saved checkpoint")
+    parser.add_argument("--lr", type=float, default=None, help="initial rate (config: 0.002)")
     a = parser.parse_args()
     main(
         tiny=a.tiny,
@@ -286,4 +297,6 @@ if __name__ == "__main__":
         time_budget=a.time_budget,
         jit=not a.no_jit,
         out_dir=a.out_dir,
+        load_ckpt=a.load_ckpt,
+        lr=a.lr,
     )

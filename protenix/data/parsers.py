@@ -64,12 +64,13 @@ def _read(source):
     return source, None
 
 
-def _check_letters(seq, file, line, column, what="sequence"):
+def _check_letters(seq, file, positions, what="sequence"):
+    """``positions[i]`` = (line, column) of ``seq[i]`` in the input."""
     for i, ch in enumerate(seq):
         if ch not in PROTEIN_LETTERS:
             raise InputError(
                 f"unknown residue letter {ch!r} in {what} (allowed: {PROTEIN_LETTERS}; "
-                "use X for an unknown residue, read as UNK)", file, line, column + i)
+                "use X for an unknown residue, read as UNK)", file, *positions[i])
 
 
 # --------------------------------------------------------------------------- FASTA
@@ -154,9 +155,7 @@ def jobs_from_fasta(source, name=None, max_tokens=DEFAULT_MAX_TOKENS):
             if not part:
                 col = pos[start] if start < len(pos) else (line, len(desc) + 2)
                 raise InputError(f"empty sequence in record '>{desc}'", file, *col)
-            _check_letters(part, file, *pos[start])
-            bad = [i for i, ch in enumerate(part) if ch not in PROTEIN_LETTERS]
-            assert not bad
+            _check_letters(part, file, pos[start:start + len(part)])
             chains.append((chain_id, part))
             start += len(part) + 1
         if chain_id is not None and len(parts) > 1:
@@ -307,7 +306,7 @@ def split_complex_a3m(source, name=None):
     for row in rows:
         segs, cur, n = [[] for _ in lens], 0, 0
         for ch in row:
-            while cur < len(lens) - 1 and n >= bounds[cur + 1] and (ch.isupper() or ch == "-"):
+            while cur < len(lens) - 1 and n >= bounds[cur + 1]:
                 cur += 1
             segs[cur].append(ch)
             if ch.isupper() or ch == "-":
@@ -323,7 +322,7 @@ def split_complex_a3m(source, name=None):
             if sum(has) > 1:
                 paired.append((d, segs[c]))
             elif has[c]:
-                if segs[c] != query_segs[c] or d != descs[0]:
+                if segs[c] != query_segs[c]:   # ColabFold repeats the query per chain
                     unpaired.append((d, segs[c]))
         out.append({
             "sequence": seq, "count": cards[c],

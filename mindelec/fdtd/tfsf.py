@@ -154,9 +154,10 @@ class PlaneWave(Source):
         name: key of the auxiliary state.
         method: oblique incidence only: ``"array"`` (incident-field array, exact),
             ``"auxiliary"`` (interpolated, matched 1D grid) or ``"auto"`` (``"array"`` when the
-            waveform decays within 2^17 steps, else ``"auxiliary"``).
+            waveform decays within 2^17 steps or ``steps`` is given, else ``"auxiliary"``).
         steps: length of the array method's tables (default: until the wave has left the
-            box); after it the incident field is taken as zero.
+            box); after it the incident field is taken as zero (the source is switched off
+            smoothly there). Give it for a CW to use the array over a run of that length.
         max_bytes: memory budget of the array method's tables (cells next to the box's faces
             x steps); over it ``"auto"`` falls back to ``"auxiliary"`` with a warning and
             ``"array"`` raises.
@@ -520,8 +521,12 @@ class PlaneWave(Source):
         """FFT of the waveform and, per frequency, the grid's wavenumber along ``k_hat`` and
         the E and H vectors of its discrete plane wave (see ``_incident_field_array``)."""
         dt, ndim = grid.dt, grid.ndim
-        size = 1 << math.ceil(math.log2(2 * length + 64))
+        size = 1 << math.ceil(math.log2(2 * length + 256))
         w = np.asarray(self.waveform.sample(dt, size), dtype=np.float64)
+        # after the table the source is switched off smoothly (a Gaussian over 16 steps: no
+        # content near the grid's cutoff), so a CW given ``steps`` does not wrap around
+        after = np.arange(size - length, dtype=np.float64)
+        w[length:] *= np.where(after < 128, np.exp(-((after / 16.0) ** 2)), 0.0)
         spec = np.fft.rfft(w)
         omega = 2 * math.pi * np.fft.rfftfreq(size, dt)
         keep = np.abs(spec) > 1e-14 * np.abs(spec).max()
@@ -537,7 +542,7 @@ class PlaneWave(Source):
         beyond = rhs > lhs(np.array(k_cap)) * (1 - 1e-12)
         if np.any(keep & beyond):
             worst = np.abs(spec[keep & beyond]).max() / np.abs(spec).max()
-            if worst > 1e-6:  # below: the sampled waveform's start, far under the leakage
+            if worst > 1e-5:  # below: a sampled start or ramp; leaks at that level at most
                 warnings.warn(
                     f"{self.name}: the waveform has content ({worst:.2g} of its peak) above "
                     f"the grid's cutoff along the direction "

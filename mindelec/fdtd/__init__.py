@@ -1,7 +1,8 @@
 """``mindelec.fdtd``: a differentiable FDTD library on the core engine.
 
 Yee grids in 1D, 2D (TMz/TEz) and 3D (``grid``), per-cell materials and the update equations
-(``yee``), PEC/PMC/periodic/CFS-CPML boundaries (``boundaries``), the field state pytree
+(``yee``), Drude/Lorentz media by auxiliary differential equations (``dispersive``),
+PEC/PMC/periodic/CFS-CPML boundaries (``boundaries``), the field state pytree
 (``state``), sources and monitors (``sources``, ``monitors``: their interfaces are documented
 there) and the compiled, checkpointed time loop (``simulation``, with the native C update of
 ``native_yee``). Around them: waveforms, running DFTs, lumped ports/resistors and their
@@ -23,10 +24,10 @@ from .constants import EPS0 as EPS0
 from .constants import ETA0 as ETA0
 from .constants import MU0 as MU0
 from .dft import DFTMonitor as DFTMonitor
+from .dft import RunningDFT as RunningDFT
 from .dispersive import DispersiveMaterial as DispersiveMaterial
 from .dispersive import DrudePole as DrudePole
 from .dispersive import LorentzPole as LorentzPole
-from .dft import RunningDFT as RunningDFT
 from .flux import FluxMonitor as FluxMonitor
 from .flux import dipole_power as dipole_power
 from .flux import line_source_power as line_source_power

@@ -126,7 +126,8 @@ class MSAServerClient:
             if status == "COMPLETE":
                 break
             if status in ("ERROR", "MAINTENANCE") or status is None:
-                raise MSAServerError(f"MSA server {self.url}: search {status or out!r} (mode "
+                what = status if status else f"reply without status: {out!r}"
+                raise MSAServerError(f"MSA server {self.url}: search {what} (mode "
                                      f"{mode}; check the sequences, or retry later)")
             if time.monotonic() - t0 > self.max_wait_s:
                 raise MSAServerError(f"MSA server {self.url}: no result after "

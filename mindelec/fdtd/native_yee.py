@@ -25,7 +25,9 @@ in front, size 1; index ``idx = (i n1 + j) n2 + k``. A forward difference along 
 backward difference mirrors it at the first cell. Row-invariant choices are a (pointer offset,
 weight) pair and the PML-slab flags of the outer axes select one of up to four copies of the
 row loop, so the inner loop over the contiguous axis has no branches and vectorizes; it is split
-at the PML slabs and its boundary cell is peeled off.
+at the PML slabs and its boundary cell is peeled off. The forward kernel instead runs the
+interior formula over the whole row (full vectors, no scalar tails) wherever the neighbour row
+exists, then recomputes the z-slab cells and the boundary cell over it with their own formulas.
 
 Memory traffic (the kernel is bandwidth bound: ``bench/fdtd.py`` prints the roofline). A map
 that is one number times the walls' 0/1 mask (``Cb`` of a uniform medium behind PEC-backed
@@ -525,6 +527,27 @@ class HalfStep:
             + " }"
         )
         inner = "\n      ".join([edge_call, *loops])
+        if mode == "forward":
+            # rows that have a neighbour row on the differences' side: one loop over the whole
+            # row with the interior formula (full vectors, no scalar tails: the last cell reads
+            # the next row's first, a value it then discards), then the z slabs and the
+            # boundary cell recomputed over it with their own formulas (the last write wins,
+            # so every cell keeps the bits of its own formula)
+            step = "1" if fwd else "-1"
+            fast = [
+                '_Pragma("GCC ivdep") for (ptrdiff_t k = 0; k < n2; ++k) '
+                + call.format(o=step, w="(T)1", q="-1", inn="0")
+            ]
+            for a, b, q, size in (("0", f"{lo2}", q_low, lo2), (f"n2 - {hi2}", "n2", q_high, hi2)):
+                if size:
+                    fast.append(
+                        f'_Pragma("GCC ivdep") for (ptrdiff_t k = {a}; k < {b}; ++k) '
+                        + call.format(o=step, w="(T)1", q=q, inn="1")
+                    )
+            fast.append(edge_call)
+            safe = "r < n0 * n1 - 1" if fwd else "r > 0"
+            fast = "\n      ".join(fast)
+            inner = f"if ({safe}) {{\n      {fast}\n      }} else {{\n      {inner}\n      }}"
         # the row-invariant PML flags of axes 0 and 1 become constants of separate loops
         flags = [[0, 1] if sum(pml[L]) else [0] for L in (0, 1)]
         variants = []

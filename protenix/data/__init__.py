@@ -10,6 +10,9 @@ from .featurizer import build_atoms as build_atoms
 from .featurizer import chain_ids as chain_ids
 from .featurizer import featurize as featurize
 from .msa import msa_features as msa_features
+from .msa_server import MSAServerClient as MSAServerClient
+from .msa_server import MSAServerError as MSAServerError
+from .msa_server import add_server_msas as add_server_msas
 from .parsers import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 from .parsers import InputError as InputError
 from .parsers import a3m_query as a3m_query

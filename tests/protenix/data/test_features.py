@@ -3,7 +3,8 @@
 The reference (fixtures/features.npz) was made by fixtures/make_features.py, which runs
 Protenix's ``SampleDictToFeatures`` + ``InferenceMSAFeaturizer`` + template featurizer +
 ``make_dummy_feature`` + ``data_type_transform`` on three jobs (a monomer with an unpaired a3m, a
-single sequence with X, and an A2B complex with paired + unpaired a3m). ``ref_pos`` is compared
+single sequence with X, an A2B complex with paired + unpaired a3m, and a complex with explicit
+chain ids, a short chain and deeper paired MSAs with repeated species). ``ref_pos`` is compared
 up to the random rigid motion Protenix applies to each residue (the conformer source is the
 CCD ideal one on both sides, see the script).
 """
@@ -18,7 +19,7 @@ from protenix.data import InputError, build_atoms, featurize
 from protenix.data.ccd_table import CCD_TABLE
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "features.npz")
-CASES = ["monomer_a3m", "single_seq", "complex_paired"]
+CASES = ["monomer_a3m", "single_seq", "complex_paired", "ids_and_species"]
 
 
 def _flat(feat):
@@ -141,3 +142,27 @@ def test_featurize_refuses_too_many_tokens():
     job = {"name": "big", "sequences": [{"proteinChain": {"sequence": "A" * 30, "count": 2}}]}
     with pytest.raises(InputError, match="60 tokens, above the limit of 50"):
         featurize(job, max_tokens=50)
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+REF_INSTALL = os.path.join(REPO, ".ref", "protenix-2.0.0")
+
+
+@pytest.mark.parity
+def test_fixture_regenerates_from_reference(tmp_path):
+    """Re-run fixtures/make_features.py against the PyTorch Protenix install (a subprocess
+    started outside the repository, so our package never shadows it): the committed fixture is
+    exactly what Protenix's featurizer produces now."""
+    import subprocess
+    import sys
+
+    if not os.path.isdir(REF_INSTALL):
+        pytest.skip(f"the reference Protenix 2.0.0 is not installed at {REF_INSTALL}")
+    env = dict(os.environ, PYTHONPATH=REF_INSTALL, LAYERNORM_TYPE="torch", OMP_NUM_THREADS="1")
+    script = os.path.join(os.path.dirname(FIX), "make_features.py")
+    subprocess.run([sys.executable, script, str(tmp_path)], cwd=tmp_path, env=env, check=True,
+                   capture_output=True, timeout=600)
+    with np.load(tmp_path / "features.npz") as new, np.load(FIX) as old:
+        assert sorted(new.files) == sorted(old.files)
+        for k in old.files:
+            np.testing.assert_array_equal(new[k], old[k], err_msg=k)

@@ -16,6 +16,7 @@ from .msa_server import add_server_msas as add_server_msas
 from .parsers import DEFAULT_MAX_TOKENS as DEFAULT_MAX_TOKENS
 from .parsers import InputError as InputError
 from .parsers import a3m_query as a3m_query
+from .parsers import attach_a3m as attach_a3m
 from .parsers import check_job as check_job
 from .parsers import jobs_from_a3m as jobs_from_a3m
 from .parsers import jobs_from_fasta as jobs_from_fasta

@@ -111,10 +111,18 @@ def random_rotation(rng):
     ])
 
 
+# Protenix's older JSON: "msa": {"precomputed_msa_dir": DIR} holding these two files
+_OLD_MSA_FILES = {"pairedMsa": "pairing.a3m", "unpairedMsa": "non_pairing.a3m"}
+
+
 def _read_msa(body, key, path_key, seq, where):
     text, file = body.get(key), None
-    if text is None and body.get(path_key):
-        file = body[path_key]
+    if text is None and not body.get(path_key) and isinstance(body.get("msa"), dict):
+        old = os.path.join(body["msa"].get("precomputed_msa_dir") or "", _OLD_MSA_FILES[key])
+        if body["msa"].get("precomputed_msa_dir") and os.path.isfile(old):
+            file = old
+    if text is None and (body.get(path_key) or file):
+        file = file or body[path_key]
         if not os.path.isfile(file):
             raise InputError(f"{path_key} of {where}: no such file", file)
         with open(file) as f:

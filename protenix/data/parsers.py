@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "InputError",
     "a3m_query",
+    "attach_a3m",
     "check_job",
     "jobs_from_a3m",
     "jobs_from_fasta",
@@ -348,6 +349,43 @@ def jobs_from_a3m(source, name=None, max_tokens=DEFAULT_MAX_TOKENS):
     job = {"name": job_name, "sequences": sequences}
     check_job(job, file=file, max_tokens=max_tokens)
     return [job]
+
+
+def attach_a3m(job, source, name=None):
+    """Adds the MSA of an a3m file to a job's chains (in place; returns the job).
+
+    A monomer a3m goes to the job's one entity; a ColabFold complex a3m (``#`` line) gives one
+    chain per entity, in order. The query row(s) must equal the job's sequences.
+
+    Raises:
+        InputError: naming the a3m's query row and the first differing residue, or the
+            header line when the chain count differs.
+    """
+    text, path = _read(source)
+    file = path or name
+    chains = split_complex_a3m(text, name=file)
+    entities = [e["proteinChain"] for e in job["sequences"]]
+    if len(chains) != len(entities):
+        raise InputError(f"a3m has {len(chains)} chain(s), job {job.get('name')!r} has "
+                         f"{len(entities)} distinct sequence(s)", file, 1, 1)
+    qline = next(i for i, ln in enumerate(text.splitlines(), 1)
+                 if ln.strip() and not ln.startswith((">", "#")))
+    for k, (chain, body) in enumerate(zip(chains, entities)):
+        if chain["sequence"] != body["sequence"]:
+            q, want = chain["sequence"], body["sequence"]
+            i = next((i for i in range(min(len(q), len(want))) if q[i] != want[i]),
+                     min(len(q), len(want)))
+            got_ch = q[i] if i < len(q) else "<end>"
+            want_ch = want[i] if i < len(want) else "<end>"
+            raise InputError(f"a3m query of chain {k + 1} differs from the job's sequence at "
+                             f"residue {i + 1}: {got_ch!r} vs {want_ch!r} (a3m of {len(q)} "
+                             f"residues, sequence of {len(want)})", file, qline, None)
+        for key in ("unpairedMsaPath", "pairedMsaPath"):
+            body.pop(key, None)
+        body["unpairedMsa"] = chain["unpairedMsa"]
+        if chain["pairedMsa"]:
+            body["pairedMsa"] = chain["pairedMsa"]
+    return job
 
 
 # --------------------------------------------------------------------------- JSON

@@ -150,3 +150,27 @@ def test_load_jobs_dispatches_on_suffix(tmp_path):
     assert [j["name"] for j in load_jobs(str(tmp_path))] == ["fa", "b", "js"]
     with pytest.raises(InputError, match="no such input file"):
         load_jobs(str(tmp_path / "missing.fasta"))
+
+
+def test_attach_a3m_to_fasta_jobs(tmp_path):
+    from protenix.data import attach_a3m
+
+    (job,) = jobs_from_fasta(_write(tmp_path, "m.fasta", ">m\nMKTAYIAK\n"))
+    attach_a3m(job, _write(tmp_path, "m.a3m", ">q\nMKTAYIAK\n>h\nMKSAYIAK\n"))
+    assert featurize(job)["msa"].shape == (3, 8)
+    (job,) = jobs_from_fasta(_write(tmp_path, "w.fasta", ">w\nMKTAYIAR\n"))
+    with pytest.raises(InputError, match=r"w\.a3m:2: a3m query of chain 1 differs from the "
+                                         r"job's sequence at residue 8: 'K' vs 'R'"):
+        attach_a3m(job, _write(tmp_path, "w.a3m", ">q\nMKTAYIAK\n>h\nMKSAYIAK\n"))
+    (job,) = jobs_from_fasta(_write(tmp_path, "c.fasta", ">c\nMKTAY:GSHMLE\n"))
+    with pytest.raises(InputError, match=r"c\.a3m:1:1: a3m has 1 chain\(s\), job 'c' has 2"):
+        attach_a3m(job, _write(tmp_path, "c.a3m", ">q\nMKTAY\n"))
+
+
+def test_old_protenix_msa_dir(tmp_path):
+    """Protenix's older JSON: "msa": {"precomputed_msa_dir": ...} with non_pairing.a3m."""
+    _write(tmp_path, "non_pairing.a3m", ">q\nMKTAY\n>h\nMKSAY\n")
+    job = {"name": "o", "sequences": [{"proteinChain": {
+        "sequence": "MKTAY", "count": 1, "msa": {"precomputed_msa_dir": str(tmp_path),
+                                                "pairing_db": "uniref100"}}}]}
+    assert featurize(job)["msa"].shape == (3, 5)

@@ -58,6 +58,9 @@ LAYERS = {
     "core.numpy": 8,
     "core.native": 8,
     "core.testing": 8,
+    "core.communication": 8,
+    "core.parallel": 8,
+    "core.launch": 8,
     # user-facing namespaces: they re-export from every layer
     "core": 8,
     "core.ops.__init__": 8,

@@ -11,7 +11,8 @@ Only protein chains are supported; DNA/RNA/ligand/ion entries raise :class:`Inpu
 naming the entry. Every error names the file, line and character (1-based) of the bad
 input. Conventions of the inputs:
 
-- FASTA (ColabFold's ``colabfold_batch``): one record per job; a complex is ``A:B`` in one
+- FASTA (ColabFold's ``colabfold_batch``; read here rather than with Biopython's
+  ``SeqIO``, which gives no line/column to report, and checked against it in the tests): one record per job; a complex is ``A:B`` in one
   record, or one record per chain written ``>name|chain`` (consecutive records with the same
   ``name``; the ``chain`` part becomes the chain id). Identical sequences of one job become one
   entity with ``count`` copies, at the position of the first copy (Protenix's entity model).

@@ -138,6 +138,13 @@ def test_featurize_reads_msa_paths_and_checks_the_query(tmp_path):
     assert f1["msa"].shape == (2, 5)
 
 
+def test_bond_mask_can_be_left_out():
+    job = {"name": "b", "sequences": [{"proteinChain": {"sequence": "MKTAY", "count": 1}}]}
+    full, light = featurize(job), featurize(job, bond_mask=False)
+    assert full["bond_mask"].shape == (full["ref_pos"].shape[0],) * 2
+    assert set(full) - set(light) == {"bond_mask"}
+
+
 def test_featurize_refuses_too_many_tokens():
     job = {"name": "big", "sequences": [{"proteinChain": {"sequence": "A" * 30, "count": 2}}]}
     with pytest.raises(InputError, match="60 tokens, above the limit of 50"):

@@ -174,3 +174,20 @@ def test_old_protenix_msa_dir(tmp_path):
         "sequence": "MKTAY", "count": 1, "msa": {"precomputed_msa_dir": str(tmp_path),
                                                 "pairing_db": "uniref100"}}}]}
     assert featurize(job)["msa"].shape == (3, 5)
+
+
+def test_colabfold_monomer_a3m_with_scored_headers(tmp_path):
+    """colabfold_batch's own a3m layout (first rows of ColabFold's test_a5e17_22.a3m): a
+    '#len<TAB>count' line, '>101' query, hits with tab-separated alignment scores."""
+    q = "PIAQIHILEGRSDEQKETLIREVSEAISRSLDAPLTSVRVIITEMAKGHFGIGGELASK"
+    text = (f"#59\t1\n>101\n{q}\n"
+            ">UniRef100_A0A7J3FD47\t90\t0.508\t5.402E-19\t0\t58\t59\t1\t59\t63\n"
+            "PVVTIELWEGRTPEQKRELVRAVSSAISRVLGCPEEAVHVILHEVPKANWGIGGRLASE\n"
+            ">UniRef100_A0A847M6U1\t83\t0.379\t2.258E-16\t0\t57\t59\t1\t58\t63\n"
+            "PFVTVKMWEGRTTEQKAAIIEKVTEALIESMGVEPEHVSVVLQEYPKENWGVGGQLAS-\n")
+    (job,) = jobs_from_a3m(_write(tmp_path, "test_a5e17_22.a3m", text))
+    body = job["sequences"][0]["proteinChain"]
+    assert job["name"] == "test_a5e17_22" and body["sequence"] == q and body["count"] == 1
+    assert "pairedMsa" not in body
+    f = featurize(job)
+    assert f["msa"].shape == (4, 59) and f["msa"][3, -1] == 31

@@ -300,3 +300,23 @@ def test_prefix_hint_for_a_submodule_of_a_full_checkpoint():
     many = {f"x{i}": np.ones(1, np.float32) for i in range(120)}
     with pytest.raises(WeightsError, match=r"unexpected keys \(120\): .* and 70 more"):
         load_weights(_Plain(), many)
+
+
+@pytest.mark.parity
+def test_torch_tensors_in_memory(expected):
+    """A state dict of torch tensors handed over in memory (bfloat16 included)."""
+    import torch
+
+    sd = {
+        k[len("plain/") :]: torch.from_numpy(v)
+        for k, v in expected.items()
+        if k.startswith("plain/")
+    }
+    sd["norm.bias"] = sd["norm.bias"].bfloat16()
+    net = _Plain()
+    load_weights(net, sd)
+    np.testing.assert_array_equal(net.linear.weight.asnumpy(), expected["plain/linear.weight"])
+    np.testing.assert_array_equal(
+        net.norm.bias.asnumpy(),
+        expected["plain/norm.bias"].astype(_dt.bfloat16).astype(np.float32),
+    )

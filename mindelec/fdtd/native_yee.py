@@ -56,12 +56,13 @@ __all__ = ["half_step_kernel"]
 
 ROWMAX = 4096  # longest contiguous row the streaming kernel buffers on the stack
 # Stream the new components (non-temporal stores) when one half step's fields exceed this many
-# bytes: they do not stay in the last-level cache for the next half step anyway (a quarter of
-# a 32 MiB L3, shared), and skipping the write-allocate read of every output line saves a
-# quarter of the traffic. Smaller grids keep regular stores (the outputs stay cached). Measured
-# on a 2-core EPYC slice (1 thread, CPML(10), float32): streaming 48^3 even, 64^3 +11%, 80^3
-# +30%, 128^3 +40% Mcell/s.
-STREAM_BYTES = 8 << 20
+# bytes: they do not stay in the last-level cache for the next half step anyway (32 MiB L3
+# here), and skipping the write-allocate read of every output line saves a quarter of the
+# traffic. Smaller grids keep regular stores (the outputs stay cached for the next half step).
+# Measured on a 2-core EPYC slice under load (1 thread, CPML(10), float32, fields of the half
+# step in brackets): streaming 48^3 (4 MB) -25%, 64^3 (9 MB) -10%, 80^3 (18 MB) even, 96^3
+# (32 MB) +23%, 128^3 (75 MB) +10% Mcell/s.
+STREAM_BYTES = 24 << 20
 
 # stream_row(dst, src, n): dst[0:n] = src[0:n], full 64-byte lines of dst with non-temporal
 # stores (the widest the target has), the ragged ends with ordinary ones; stream_fence() orders

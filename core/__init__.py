@@ -14,6 +14,7 @@ _tensor_module._ops = ops
 _tensor_module._trace_stack = _primitive_module._trace_stack
 
 from . import amp as amp  # noqa: E402  (mindspore.amp)
+from . import communication as communication  # noqa: E402  (mindspore.communication)
 from . import context as context  # noqa: E402
 from . import dtypes as dtype  # noqa: E402, F401  (MindSpore: from mindspore import dtype as mstype)
 from . import nn as nn  # noqa: E402
@@ -71,6 +72,10 @@ from .ops import stop_gradient as stop_gradient  # noqa: E402
 from .ops import tensor as tensor  # noqa: E402
 from .ops import zeros as zeros  # noqa: E402
 from .ops import zeros_like as zeros_like  # noqa: E402
+from .parallel import ParallelMode as ParallelMode  # noqa: E402
+from .parallel import get_auto_parallel_context as get_auto_parallel_context  # noqa: E402
+from .parallel import reset_auto_parallel_context as reset_auto_parallel_context  # noqa: E402
+from .parallel import set_auto_parallel_context as set_auto_parallel_context  # noqa: E402
 from .primitive import set_debug_nans as set_debug_nans  # noqa: E402
 from .random import get_seed as get_seed  # noqa: E402
 from .random import set_seed as set_seed  # noqa: E402

@@ -261,3 +261,13 @@ select = where
 
 # MindSpore's Primitive classes (ops.Concat(), ops.Cast()...), generated from a table
 globals().update(operations.PRIMITIVE_CLASSES)
+
+# MindSpore's collective primitive classes (ops.AllReduce()(x)...): core.communication
+from ..communication.comm_func import AllGather as AllGather  # noqa: E402
+from ..communication.comm_func import AllReduce as AllReduce  # noqa: E402
+from ..communication.comm_func import AlltoAll as AlltoAll  # noqa: E402
+from ..communication.comm_func import Broadcast as Broadcast  # noqa: E402
+from ..communication.comm_func import Receive as Receive  # noqa: E402
+from ..communication.comm_func import ReduceOp as ReduceOp  # noqa: E402
+from ..communication.comm_func import ReduceScatter as ReduceScatter  # noqa: E402
+from ..communication.comm_func import Send as Send  # noqa: E402

@@ -9,6 +9,7 @@ from .dynamic_lr import natural_exp_decay_lr as natural_exp_decay_lr
 from .dynamic_lr import piecewise_constant_lr as piecewise_constant_lr
 from .dynamic_lr import polynomial_decay_lr as polynomial_decay_lr
 from .dynamic_lr import warmup_lr as warmup_lr
+from .grad_reducer import DistributedGradReducer as DistributedGradReducer
 from .init import initializer as initializer
 from .layers.activation import ELU as ELU
 from .layers.activation import GELU as GELU

@@ -6,8 +6,10 @@ Both are plain Cells, so they run eagerly, under ``core.jit`` and in
 """
 
 from .. import ops
+from .. import parallel as _parallel
 from ..autodiff.api import value_and_grad
 from .cell import Cell
+from .grad_reducer import reducer_from_context
 
 __all__ = ["TrainOneStepCell", "WithLossCell"]
 
@@ -51,6 +53,10 @@ class TrainOneStepCell(Cell):
         sens: the scale of the loss's cotangent (a float; e.g. a fixed loss scale).
         return_grad: when True, return ``(loss, grads)``.
 
+    Under ``core.set_auto_parallel_context(parallel_mode="data_parallel")`` the gradients go
+    through ``self.grad_reducer`` (an ``nn.DistributedGradReducer``: all-reduced across the
+    ranks, averaged when ``gradients_mean``) before the update; otherwise it is the identity.
+
     Parameter names are the network's and the optimizer's own (``auto_prefix=False``).
     """
 
@@ -73,6 +79,13 @@ class TrainOneStepCell(Cell):
         self.sens = float(sens)
         self.return_grad = bool(return_grad)
         object.__setattr__(self, "weights", tuple(optimizer.parameters))
+        reducer = reducer_from_context(self.weights)  # data parallel: gradients all-reduced
+        if reducer is None:
+            object.__setattr__(self, "grad_reducer", lambda grads: grads)
+        else:
+            if _parallel.get_auto_parallel_context("parameter_broadcast"):
+                _parallel.broadcast_parameters(self.weights)
+            self.grad_reducer = reducer
 
         def scaled_loss(*inputs):
             loss = self.network(*inputs)
@@ -85,6 +98,7 @@ class TrainOneStepCell(Cell):
 
     def construct(self, *inputs):
         (_, loss), grads = self._grad_fn(*inputs)
+        grads = self.grad_reducer(grads)
         self.optimizer(grads)
         if self.return_grad:
             return loss, grads

@@ -23,6 +23,7 @@ from collections import OrderedDict
 import numpy as np
 
 from . import dtypes as _dt
+from . import parallel as _parallel
 from . import tree as _tree
 from .ckpt_mindspore import (
     MalformedCheckpoint,
@@ -160,12 +161,19 @@ def save_checkpoint(save_obj, ckpt_file_name, append_dict=None, format=None):
             protobuf ``.ckpt`` (see ``core.ckpt_mindspore``), readable by ``mindspore.load_checkpoint``;
             it stores names, shapes, dtypes and values, not ``requires_grad``.
 
+    In data parallel mode (``core.set_auto_parallel_context``) with more than one process,
+    rank 0 alone writes (the parameters are replicated) and every rank returns once the file
+    is complete; it loads on any number of processes.
+
     Raises:
         TypeError / ValueError: a value that cannot be saved or a repeated name; the file
             that existed before is left untouched.
     """
     if format not in (None, "h5", "hdf5", "ckpt"):
         raise ValueError(f"save_checkpoint: format must be None, 'h5' or 'ckpt', got {format!r}")
+    rank0 = _parallel.checkpoint_writer()  # data parallel: rank 0 writes, every rank waits
+    if rank0 is not None:
+        return rank0(save_checkpoint, save_obj, ckpt_file_name, append_dict, format)
     entries = _entries(save_obj)
     if append_dict:
         if not isinstance(append_dict, dict):

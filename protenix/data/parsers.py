@@ -132,61 +132,83 @@ def _job_name(desc):
     return re.sub(r"[^A-Za-z0-9._-]", "_", name)
 
 
-def jobs_from_fasta(source, name=None, max_tokens=DEFAULT_MAX_TOKENS):
+def _report(on_error, job_name, err):
+    """Raise ``err``, or hand it to ``on_error(job_name, err)`` and go on."""
+    if on_error is None:
+        raise err
+    on_error(job_name, err)
+
+
+def jobs_from_fasta(source, name=None, max_tokens=DEFAULT_MAX_TOKENS, on_error=None):
     """FASTA -> list of Protenix job dicts (see the module docstring for the conventions).
+
+    Args:
+        on_error: ``None`` raises the first bad job's error; a callable
+            ``on_error(job_name, InputError)`` receives each bad job's error instead, and the
+            good jobs are returned (a file that cannot be read as FASTA still raises).
 
     Raises:
         InputError: empty sequence, unknown residue letter, duplicate chain id or job name,
-            mixed ``name|chain`` and plain chains, or a job above ``max_tokens`` residues.
+            a ``name|chain`` record holding several chains, or a job above ``max_tokens``.
     """
     text, path = _read(source)
     file = path or name
-    jobs, where = [], []
+    groups = []
     for desc, seq, line, pos in parse_fasta(text, name=file):
-        job_name, chain_id = _job_name(desc), None
-        if "|" in desc.split()[0] if desc.split() else False:
-            job_name, chain_id = desc.split()[0].split("|", 1)
+        head = desc.split()[0] if desc.split() else ""
+        job_name, chain_id = _job_name(head), None
+        if "|" in head:
+            job_name, chain_id = head.split("|", 1)
             job_name = _job_name(job_name)
-            if not chain_id or not chain_id.isalnum():
+        if (chain_id is not None and groups and groups[-1]["named"]
+                and groups[-1]["name"] == job_name):
+            g = groups[-1]
+        else:
+            g = {"name": job_name, "line": line, "chains": [], "chain_lines": {},
+                 "named": chain_id is not None, "error": None}
+            groups.append(g)
+        if g["error"] is not None:
+            continue
+        try:
+            if chain_id is not None and (not chain_id or not chain_id.isalnum()):
                 raise InputError(f"bad chain id {chain_id!r} in header '>{desc}' "
                                  "(expected >name|chain with an alphanumeric chain)",
                                  file, line, 2 + len(job_name) + 1)
-        parts, start = seq.split(":"), 0
-        chains = []
-        for part in parts:
-            if not part:
-                col = pos[start] if start < len(pos) else (line, len(desc) + 2)
-                raise InputError(f"empty sequence in record '>{desc}'", file, *col)
-            _check_letters(part, file, pos[start:start + len(part)])
-            chains.append((chain_id, part))
-            start += len(part) + 1
-        if chain_id is not None and len(parts) > 1:
-            raise InputError(f"record '>{desc}' names chain {chain_id!r} but holds "
-                             f"{len(parts)} ':'-separated chains", file, line, 1)
-        if chain_id is not None and jobs and where[-1][2] and jobs[-1][0] == job_name:
-            jobs[-1][1].extend(chains)
-            where[-1][3].append((chain_id, line))
-            continue
-        jobs.append((job_name, chains))
-        where.append((line, desc, chain_id is not None, [(chain_id, line)]))
+            if chain_id is not None and chain_id in g["chain_lines"]:
+                raise InputError(f"duplicate chain id {chain_id!r} in job {job_name!r} (first "
+                                 f"at line {g['chain_lines'][chain_id]})",
+                                 file, line, 2 + len(job_name) + 1)
+            g["chain_lines"][chain_id] = line
+            parts, start = seq.split(":"), 0
+            if chain_id is not None and len(parts) > 1:
+                raise InputError(f"record '>{desc}' names chain {chain_id!r} but holds "
+                                 f"{len(parts)} ':'-separated chains", file, line, 1)
+            for part in parts:
+                if not part:
+                    col = pos[start] if start < len(pos) else (line, len(desc) + 2)
+                    raise InputError(f"empty sequence in record '>{desc}'", file, *col)
+                _check_letters(part, file, pos[start:start + len(part)])
+                g["chains"].append((chain_id, part))
+                start += len(part) + 1
+        except InputError as e:
+            g["error"] = e
     out, seen = [], {}
-    for (job_name, chains), (line, _desc, _, chain_lines) in zip(jobs, where):
-        if job_name in seen:
-            raise InputError(f"duplicate job name {job_name!r} (first at line {seen[job_name]})",
-                             file, line, 2)
-        seen[job_name] = line
-        first = {}
-        for cid, cline in chain_lines:
-            if cid is not None and cid in first:
-                raise InputError(f"duplicate chain id {cid!r} in job {job_name!r} (first at "
-                                 f"line {first[cid]})", file, cline, 2 + len(job_name) + 1)
-            first[cid] = cline
-        n_tok = sum(len(s) for _, s in chains)
-        if n_tok > max_tokens:
-            raise InputError(f"job {job_name!r} has {n_tok} tokens, above the limit of "
-                             f"{max_tokens} (raise it with max_tokens / --max-tokens)",
-                             file, line, 1)
-        out.append({"name": job_name, "sequences": _entities(chains)})
+    for g in groups:
+        try:
+            if g["error"] is not None:
+                raise g["error"]
+            if g["name"] in seen:
+                raise InputError(f"duplicate job name {g['name']!r} (first at line "
+                                 f"{seen[g['name']]})", file, g["line"], 2)
+            n_tok = sum(len(s) for _, s in g["chains"])
+            if n_tok > max_tokens:
+                raise InputError(f"job {g['name']!r} has {n_tok} tokens, above the limit of "
+                                 f"{max_tokens} (raise it with max_tokens / --max-tokens)",
+                                 file, g["line"], 1)
+            out.append({"name": g["name"], "sequences": _entities(g["chains"])})
+        except InputError as e:
+            _report(on_error, g["name"], e)
+        seen.setdefault(g["name"], g["line"])
     return out
 
 
@@ -458,8 +480,11 @@ def check_job(job, file=None, max_tokens=DEFAULT_MAX_TOKENS, text=None):
     return job
 
 
-def jobs_from_json(source, name=None, max_tokens=DEFAULT_MAX_TOKENS):
+def jobs_from_json(source, name=None, max_tokens=DEFAULT_MAX_TOKENS, on_error=None):
     """Protenix's JSON input (a list of jobs, or one job) -> validated list of job dicts.
+
+    ``on_error(job_name, InputError)``, if given, receives each bad job's error (the others are
+    returned); without it the first error is raised.
 
     MSA paths (``unpairedMsaPath``/``pairedMsaPath``) relative to the JSON file are made
     relative to the current directory.
@@ -471,14 +496,20 @@ def jobs_from_json(source, name=None, max_tokens=DEFAULT_MAX_TOKENS):
     except json.JSONDecodeError as e:
         raise InputError(f"invalid JSON: {e.msg}", file, e.lineno, e.colno) from None
     jobs = data if isinstance(data, list) else [data]
-    seen = set()
-    for job in jobs:
-        check_job(job, file=file, max_tokens=max_tokens, text=text)
-        if job["name"] in seen:
-            raise InputError(f"duplicate job name {job['name']!r}", file,
-                             *_json_line(text, json.dumps(job["name"]),
-                                         text.find(json.dumps(job["name"])) + 1))
+    seen, good = set(), []
+    for k, job in enumerate(jobs):
+        job_name = job.get("name", f"job{k}") if isinstance(job, dict) else f"job{k}"
+        try:
+            check_job(job, file=file, max_tokens=max_tokens, text=text)
+            if job["name"] in seen:
+                raise InputError(f"duplicate job name {job['name']!r}", file,
+                                 *_json_line(text, json.dumps(job["name"]),
+                                             text.find(json.dumps(job["name"])) + 1))
+        except InputError as e:
+            _report(on_error, job_name, e)
+            continue
         seen.add(job["name"])
+        good.append(job)
         if path:
             base = os.path.dirname(os.path.abspath(path))
             for entry in job["sequences"]:
@@ -486,23 +517,33 @@ def jobs_from_json(source, name=None, max_tokens=DEFAULT_MAX_TOKENS):
                 for key in ("unpairedMsaPath", "pairedMsaPath"):
                     if body.get(key) and not os.path.isabs(body[key]):
                         body[key] = os.path.join(base, body[key])
-    return jobs
+    return good
 
 
-def load_jobs(path, max_tokens=DEFAULT_MAX_TOKENS):
+def load_jobs(path, max_tokens=DEFAULT_MAX_TOKENS, on_error=None):
     """Any input -> list of job dicts: ``.json`` (Protenix), ``.a3m`` (ColabFold), a FASTA file
-    (any other suffix), or a directory of those (sorted by name)."""
+    (any other suffix), or a directory of those (sorted by name).
+
+    ``on_error(job_name, InputError)``, if given, receives the error of each bad job (or of a
+    whole unreadable file, named by its stem) and the good jobs are returned; without it the
+    first error is raised.
+    """
     if os.path.isdir(path):
         jobs = []
         for entry in sorted(os.listdir(path)):
             if os.path.splitext(entry)[1].lower() in (".json", ".a3m", ".fasta", ".fa", ".faa"):
-                jobs.extend(load_jobs(os.path.join(path, entry), max_tokens=max_tokens))
+                jobs.extend(load_jobs(os.path.join(path, entry), max_tokens=max_tokens,
+                                      on_error=on_error))
         return jobs
     if not os.path.isfile(path):
         raise InputError("no such input file or directory", path)
     ext = os.path.splitext(path)[1].lower()
-    if ext == ".json":
-        return jobs_from_json(path, max_tokens=max_tokens)
-    if ext == ".a3m":
-        return jobs_from_a3m(path, max_tokens=max_tokens)
-    return jobs_from_fasta(path, max_tokens=max_tokens)
+    try:
+        if ext == ".json":
+            return jobs_from_json(path, max_tokens=max_tokens, on_error=on_error)
+        if ext == ".a3m":
+            return jobs_from_a3m(path, max_tokens=max_tokens)
+        return jobs_from_fasta(path, max_tokens=max_tokens, on_error=on_error)
+    except InputError as e:
+        _report(on_error, _job_name(os.path.splitext(os.path.basename(path))[0]), e)
+        return []

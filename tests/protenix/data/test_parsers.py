@@ -191,3 +191,21 @@ def test_colabfold_monomer_a3m_with_scored_headers(tmp_path):
     assert "pairedMsa" not in body
     f = featurize(job)
     assert f["msa"].shape == (4, 59) and f["msa"][3, -1] == 31
+
+
+def test_bad_jobs_reported_and_the_rest_kept(tmp_path):
+    """With on_error, a bad record loses only its own job (the CLI writes OUT/ERR/<name>.txt)."""
+    _write(tmp_path, "a.fasta", ">ok1\nMKT\n>bad1\nMKB\n>ab|A\nGGG\n>ab|A\nPPP\n>ok2\nGSH\n")
+    _write(tmp_path, "b.json", json.dumps([
+        {"name": "j_ok", "sequences": [{"proteinChain": {"sequence": "PEA", "count": 1}}]},
+        {"name": "j_rna", "sequences": [{"rnaSequence": {"sequence": "ACGU", "count": 1}}]}]))
+    _write(tmp_path, "c.fasta", "MKT\n")          # not FASTA at all
+    errors = []
+    jobs = load_jobs(str(tmp_path), on_error=lambda n, e: errors.append((n, str(e))))
+    assert [j["name"] for j in jobs] == ["ok1", "ok2", "j_ok"]
+    assert [n for n, _ in errors] == ["bad1", "ab", "j_rna", "c"]
+    assert "a.fasta:4:3: unknown residue letter 'B'" in errors[0][1]
+    assert "a.fasta:7:5: duplicate chain id 'A'" in errors[1][1]
+    assert "'rnaSequence' entry, not supported yet" in errors[2][1]
+    with pytest.raises(InputError, match="unknown residue letter 'B'"):
+        load_jobs(str(tmp_path / "a.fasta"))

@@ -80,6 +80,7 @@ class PairformerBlock(nn.Cell):
             c_in=c_z, c_hidden=c_hidden_pair_att, no_heads=no_heads_pair
         )
         self.p_drop = dropout
+        self.fine_grained_recompute = False  # see set_fine_grained_recompute
         self.pair_transition = Transition(c_in=c_z, n=num_intermediate_factor)
         self.c_s = c_s
         if c_s > 0:
@@ -142,7 +143,7 @@ class PairformerBlock(nn.Cell):
         return self
 
     def _sub_recompute(self, cell):
-        if getattr(self, "fine_grained_recompute", False):
+        if self.fine_grained_recompute:
             return core.recompute(cell)
         return cell
 

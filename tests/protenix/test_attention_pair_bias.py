@@ -1,9 +1,16 @@
-"""Parity of AttentionPairBias (AF3 Algorithm 24) with PyTorch Protenix 2.0.0: the
-Pairformer form (no s), the conditioned form (with s) and local atom attention."""
+"""Parity with PyTorch Protenix 2.0.0 of AttentionPairBias (AF3 Algorithm 24: the Pairformer
+form without s, the conditioned form, local atom attention), ConditionedTransitionBlock
+(Algorithm 25), DiffusionTransformer (Algorithm 23) and AtomTransformer (Algorithm 7)."""
 
 import numpy as np
 
-from protenix.model.modules.transformer import AttentionPairBias
+import core
+from protenix.model.modules.transformer import (
+    AtomTransformer,
+    AttentionPairBias,
+    ConditionedTransitionBlock,
+    DiffusionTransformer,
+)
 
 from ._trunk_fixture import assert_rel_close, case, load_strict
 
@@ -31,3 +38,32 @@ def test_local_attention_matches_protenix():
     m = load_strict(AttentionPairBias(**cfg), params)
     y = m(a=x["a"], s=x["s"], z=x["z"], n_queries=nq, n_keys=nk)
     assert_rel_close(y, want["y"], RTOL, "AttentionPairBias local")
+
+
+def test_conditioned_transition_matches_protenix():
+    cfg, params, x, want = case("cond_transition")
+    m = load_strict(ConditionedTransitionBlock(**cfg), params)
+    assert_rel_close(m(a=x["a"], s=x["s"]), want["y"], RTOL, "ConditionedTransitionBlock")
+
+
+def test_diffusion_transformer_matches_protenix_with_and_without_recompute():
+    cfg, params, x, want = case("diffusion_transformer")
+    m = load_strict(DiffusionTransformer(**cfg), params)
+    m.set_train(False)
+    y = m(a=x["a"], s=x["s"], z=x["z"])
+    assert_rel_close(y, want["y"], RTOL, "DiffusionTransformer")
+    m.blocks_per_ckpt = 1
+
+    def loss(a, m=m):
+        return (m(a=a, s=x["s"], z=x["z"]) ** 2).sum()
+
+    g_rc = core.grad(loss)(x["a"])
+    m.blocks_per_ckpt = None
+    np.testing.assert_array_equal(g_rc.asnumpy(), core.grad(loss)(x["a"]).asnumpy())
+
+
+def test_atom_transformer_matches_protenix():
+    cfg, params, x, want = case("atom_transformer")
+    m = load_strict(AtomTransformer(**cfg), params)
+    m.set_train(False)
+    assert_rel_close(m(q=x["q"], c=x["c"], p=x["p"]), want["y"], RTOL, "AtomTransformer")

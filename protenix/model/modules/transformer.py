@@ -1,14 +1,30 @@
 """Attention with pair bias (AF3 supplement Algorithm 24), the attention of the Pairformer's
-single track and of the diffusion and atom transformers.
+single track and of the diffusion and atom transformers; the conditioned transition
+(Algorithm 25), the diffusion transformer (Algorithm 23) and the atom transformer
+(Algorithm 7).
 
 Parameter names follow ``protenix.model.modules.transformer`` (Protenix 2.0.0).
 """
 
+import core
 from core import nn, ops
 
-from .primitives import AdaptiveLayerNorm, Attention, BiasInitLinear, LayerNorm, LinearNoBias
+from .primitives import (
+    AdaptiveLayerNorm,
+    Attention,
+    BiasInitLinear,
+    DropPath,
+    LayerNorm,
+    LinearNoBias,
+)
 
-__all__ = ["AttentionPairBias"]
+__all__ = [
+    "AtomTransformer",
+    "AttentionPairBias",
+    "ConditionedTransitionBlock",
+    "DiffusionTransformer",
+    "DiffusionTransformerBlock",
+]
 
 
 class AttentionPairBias(nn.Cell):
@@ -164,3 +180,214 @@ class AttentionPairBias(nn.Cell):
         if self.has_s:
             a = ops.sigmoid(self.linear_a_last(s)) * a
         return a
+
+
+class ConditionedTransitionBlock(nn.Cell):
+    """Implements Algorithm 25 of the AlphaFold 3 supplement (SwiGLU transition with adaLN and
+    the adaLN-Zero output gate).
+
+    Args:
+        c_a: channels of ``a``.
+        c_s: channels of the conditioning ``s``.
+        n: expansion factor (2).
+        biasinit: initial bias of the output gate ``linear_s`` (-2.0).
+    """
+
+    def __init__(self, c_a, c_s, n=2, biasinit=-2.0):
+        super().__init__()
+        self.c_a, self.c_s, self.n = c_a, c_s, n
+        self.adaln = AdaptiveLayerNorm(c_a=c_a, c_s=c_s)
+        self.linear_nobias_a1 = LinearNoBias(c_a, n * c_a, initializer="relu")
+        self.linear_nobias_a2 = LinearNoBias(c_a, n * c_a, initializer="relu")
+        self.linear_nobias_b = LinearNoBias(n * c_a, c_a)
+        self.linear_s = BiasInitLinear(c_s, c_a, bias=True, biasinit=biasinit)
+
+    def construct(self, a, s):
+        """a ``[..., N, c_a]``, s ``[..., N, c_s]`` -> update ``[..., N, c_a]``."""
+        a = self.adaln(a, s)
+        b = ops.silu(self.linear_nobias_a1(a)) * self.linear_nobias_a2(a)  # [..., N, n c_a]
+        return ops.sigmoid(self.linear_s(s)) * self.linear_nobias_b(b)
+
+
+class DiffusionTransformerBlock(nn.Cell):
+    """Implements Algorithm 23 (lines 2-3) of the AlphaFold 3 supplement: attention with pair
+    bias conditioned on ``s``, then the conditioned transition, both residual.
+
+    Args:
+        c_a: channels of ``a``.
+        c_s: channels of ``s``.
+        c_z: channels of ``z``.
+        n_heads: heads.
+        biasinit: initial bias of the adaLN-Zero gates.
+        drop_path_rate: stochastic depth of both branches (training only).
+        cross_attention_mode: keys/values get their own adaLN.
+    """
+
+    def __init__(
+        self, c_a, c_s, c_z, n_heads, biasinit=-2.0, drop_path_rate=0.0, cross_attention_mode=False
+    ):
+        super().__init__()
+        self.n_heads, self.c_a, self.c_s, self.c_z = n_heads, c_a, c_s, c_z
+        self.attention_pair_bias = AttentionPairBias(
+            has_s=True,
+            create_offset_ln_z=False,
+            n_heads=n_heads,
+            c_a=c_a,
+            c_s=c_s,
+            c_z=c_z,
+            biasinit=biasinit,
+            cross_attention_mode=cross_attention_mode,
+        )
+        self.conditioned_transition_block = ConditionedTransitionBlock(
+            n=2, c_a=c_a, c_s=c_s, biasinit=biasinit
+        )
+        self.drop_path = DropPath(drop_path_rate)
+
+    def construct(
+        self,
+        a,
+        s,
+        z,
+        n_queries=None,
+        n_keys=None,
+        inplace_safe=False,
+        chunk_size=None,
+        enable_efficient_fusion=False,
+    ):
+        """a ``[..., N, c_a]``, s ``[..., N, c_s]``, z ``[..., N, N, c_z]`` (or trunked with
+        ``n_queries``/``n_keys``) -> ``(a, s, z)`` with the updated ``a``."""
+        attn = self.attention_pair_bias(
+            a=a, s=s, z=z, n_queries=n_queries, n_keys=n_keys, chunk_size=chunk_size
+        )
+        attn = self.drop_path(attn) + a
+        ff = self.drop_path(self.conditioned_transition_block(a=attn, s=s))
+        return ff + attn, s, z
+
+
+class DiffusionTransformer(nn.Cell):
+    """Implements Algorithm 23 of the AlphaFold 3 supplement: ``n_blocks``
+    DiffusionTransformerBlocks, ``core.recompute`` over groups of ``blocks_per_ckpt`` in
+    training.
+
+    Args:
+        c_a, c_s, c_z: channels of ``a``, ``s``, ``z``.
+        n_blocks: blocks.
+        n_heads: heads.
+        cross_attention_mode: see ``AttentionPairBias``.
+        drop_path_rate: the last block's stochastic depth (linear from 0 over the blocks).
+        blocks_per_ckpt: blocks per recompute group (None: no recompute).
+    """
+
+    def __init__(
+        self,
+        c_a,
+        c_s,
+        c_z,
+        n_blocks,
+        n_heads,
+        cross_attention_mode=False,
+        drop_path_rate=0.0,
+        blocks_per_ckpt=None,
+    ):
+        super().__init__()
+        self.n_blocks, self.n_heads = n_blocks, n_heads
+        self.c_a, self.c_s, self.c_z = c_a, c_s, c_z
+        self.blocks_per_ckpt = blocks_per_ckpt
+        rates = [drop_path_rate * i / (n_blocks - 1) if n_blocks > 1 else 0.0
+                 for i in range(n_blocks)]  # fmt: skip
+        self.blocks = nn.CellList(
+            [
+                DiffusionTransformerBlock(
+                    n_heads=n_heads,
+                    c_a=c_a,
+                    c_s=c_s,
+                    c_z=c_z,
+                    cross_attention_mode=cross_attention_mode,
+                    drop_path_rate=rates[i],
+                )
+                for i in range(n_blocks)
+            ]
+        )
+
+    def construct(
+        self,
+        a,
+        s,
+        z,
+        n_queries=None,
+        n_keys=None,
+        inplace_safe=False,
+        chunk_size=None,
+        enable_efficient_fusion=False,
+    ):
+        """a ``[..., N, c_a]``, s ``[..., N, c_s]``, z ``[..., N, N, c_z]`` (or trunked) ->
+        the updated ``a`` ``[..., N, c_a]``."""
+        blocks = list(self.blocks)
+        k = self.blocks_per_ckpt
+        if k is not None and not 1 <= k <= len(blocks):
+            raise ValueError(
+                f"DiffusionTransformer: blocks_per_ckpt={k} must be between 1 and {len(blocks)}"
+            )
+        kw = {"n_queries": n_queries, "n_keys": n_keys, "chunk_size": chunk_size}
+        step = len(blocks) if k is None else k
+        for start in range(0, len(blocks), step):
+            group = blocks[start : start + step]
+
+            def run(a, s, z, group=group):
+                for b in group:
+                    a, s, z = b(a, s, z, **kw)
+                return a
+
+            a = run(a, s, z) if k is None else core.recompute(run)(a, s, z)
+        return a
+
+
+class AtomTransformer(nn.Cell):
+    """Implements Algorithm 7 of the AlphaFold 3 supplement: a DiffusionTransformer over atoms
+    with local attention (query blocks of ``n_queries``, key windows of ``n_keys``) and the
+    pair bias from the trunked atom-pair representation.
+
+    Args:
+        c_atom: atom channels.
+        c_atompair: atom-pair channels.
+        n_blocks: blocks.
+        n_heads: heads.
+        n_queries, n_keys: local window sizes (32, 128).
+        blocks_per_ckpt: blocks per recompute group in training.
+    """
+
+    def __init__(
+        self,
+        c_atom=128,
+        c_atompair=16,
+        n_blocks=3,
+        n_heads=4,
+        n_queries=32,
+        n_keys=128,
+        blocks_per_ckpt=None,
+    ):
+        super().__init__()
+        self.n_blocks, self.n_heads = n_blocks, n_heads
+        self.n_queries, self.n_keys = n_queries, n_keys
+        self.c_atom, self.c_atompair = c_atom, c_atompair
+        self.diffusion_transformer = DiffusionTransformer(
+            n_blocks=n_blocks,
+            n_heads=n_heads,
+            c_a=c_atom,
+            c_s=c_atom,
+            c_z=c_atompair,
+            cross_attention_mode=True,
+            blocks_per_ckpt=blocks_per_ckpt,
+        )
+
+    def construct(self, q, c, p, inplace_safe=False, chunk_size=None):
+        """q, c ``[..., N_atom, c_atom]``; p ``[..., n_blocks, n_queries, n_keys, c_atompair]``
+        -> ``[..., N_atom, c_atom]``."""
+        if tuple(p.shape[-3:-1]) != (self.n_queries, self.n_keys):
+            raise ValueError(
+                f"AtomTransformer: p of shape {tuple(p.shape)} should be [..., n_blocks, "
+                f"{self.n_queries}, {self.n_keys}, c_atompair]"
+            )
+        return self.diffusion_transformer(
+            a=q, s=c, z=p, n_queries=self.n_queries, n_keys=self.n_keys, chunk_size=chunk_size
+        )

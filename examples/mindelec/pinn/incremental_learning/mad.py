@@ -176,20 +176,37 @@ def train(model, params, config, seed=0, verbose=True, label="train"):
 
 
 def pretrain(config, ckpt_dir, seed=0, verbose=True):
-    """Pre-train over the config's scenarios; writes the checkpoint, returns ``{"history", "path"}``."""
+    """Pre-train over the config's scenarios; writes the checkpoint, returns ``{"history", "path"}``.
+
+    With ``load_ckpt`` (MindElec's key) the network, codes and loss weights start from
+    ``load_ckpt_path`` (a checkpoint of this function): pre-training continues; the step count
+    stored in the new checkpoint is the sum.
+    """
     rng = np.random.default_rng(seed)
     size = int(config["latent_vector_size"])
     latent0 = rng.standard_normal((config["num_scenarios"], size)) / np.sqrt(size)
     model = Model(config, latent0)
+    steps_before = 0
+    if config.get("load_ckpt", False):
+        saved = core.load_checkpoint(str(config["load_ckpt_path"]))
+        missing, _ = core.load_param_into_net(model.network, saved)
+        if model.mtl is not None:
+            missing += core.load_param_into_net(model.mtl, saved)[0]
+        if missing:
+            raise ValueError(f"{config['load_ckpt_path']}: no values for {missing}")
+        steps_before = int(saved["steps"].asnumpy()) if "steps" in saved else 0
     params = model.network.trainable_params() + (model.mtl.trainable_params() if model.mtl else [])
-    history = train(model, params, config, seed=seed, verbose=verbose, label="pretrain")
+    history = train(
+        model, params, config, seed=seed + steps_before, verbose=verbose, label="pretrain"
+    )
+    history["steps_total"] = steps_before + history["steps"]
     folder = pathlib.Path(ckpt_dir)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / CKPT_NAME
     core.save_checkpoint(
         [model.network, model.mtl] if model.mtl else [model.network],
         str(path),
-        append_dict={"steps": history["steps"]},
+        append_dict={"steps": history["steps_total"]},
     )
     return {"history": history, "path": path, "model": model}
 
@@ -487,6 +504,9 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--pretrain_epochs", type=int, default=None)
     parser.add_argument("--time_budget", type=float, default=None, help="pretrain seconds")
+    parser.add_argument("--load_ckpt_path", default=None, help="pretrain: continue from it")
+    parser.add_argument("--pretrain_lr", type=float, default=None)
+    parser.add_argument("--pretrain_milestones", type=int, nargs="*", default=None)
     parser.add_argument(
         "--reconstruct_time_budget", type=float, default=None, help="reconstruct seconds"
     )
@@ -509,7 +529,14 @@ if __name__ == "__main__":
         tiny=args.tiny,
         out=args.out,
         seed=args.seed,
-        pretrain_overrides={"train_epoch": args.pretrain_epochs, "time_budget": args.time_budget},
+        pretrain_overrides={
+            "train_epoch": args.pretrain_epochs,
+            "time_budget": args.time_budget,
+            "load_ckpt": args.load_ckpt_path is not None or None,
+            "load_ckpt_path": args.load_ckpt_path,
+            "lr": args.pretrain_lr,
+            "milestones": args.pretrain_milestones,
+        },
         reconstruct_overrides={
             "train_epoch": args.reconstruct_epochs,
             "finetune_model": finetune,

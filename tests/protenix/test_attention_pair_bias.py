@@ -1,11 +1,15 @@
 """Parity with PyTorch Protenix 2.0.0 of AttentionPairBias (AF3 Algorithm 24: the Pairformer
 form without s, the conditioned form, local atom attention), ConditionedTransitionBlock
-(Algorithm 25), DiffusionTransformer (Algorithm 23) and AtomTransformer (Algorithm 7)."""
+(Algorithm 25), DiffusionTransformer (Algorithm 23), AtomTransformer (Algorithm 7) and the
+atom attention encoder/decoder (Algorithms 5 and 6)."""
 
 import numpy as np
+import pytest
 
 import core
 from protenix.model.modules.transformer import (
+    AtomAttentionDecoder,
+    AtomAttentionEncoder,
     AtomTransformer,
     AttentionPairBias,
     ConditionedTransitionBlock,
@@ -67,3 +71,21 @@ def test_atom_transformer_matches_protenix():
     m = load_strict(AtomTransformer(**cfg), params)
     m.set_train(False)
     assert_rel_close(m(q=x["q"], c=x["c"], p=x["p"]), want["y"], RTOL, "AtomTransformer")
+
+
+@pytest.mark.parametrize("has_coords", [0, 1])
+def test_atom_attention_encoder_matches_protenix(has_coords):
+    cfg, params, x, want = case(f"atom_encoder_{has_coords}")
+    m = load_strict(AtomAttentionEncoder(**cfg), params)
+    m.set_train(False)
+    pad_info = {"mask_trunked": x.pop("mask_trunked")}
+    a, q_l, c_l, p_lm = m(**x, pad_info=pad_info)
+    for name, got in (("a", a), ("q_l", q_l), ("c_l", c_l), ("p_lm", p_lm)):
+        assert_rel_close(got, want[name], RTOL, f"AtomAttentionEncoder {name}")
+
+
+def test_atom_attention_decoder_matches_protenix():
+    cfg, params, x, want = case("atom_decoder")
+    m = load_strict(AtomAttentionDecoder(**cfg), params)
+    m.set_train(False)
+    assert_rel_close(m(**x), want["r"], RTOL, "AtomAttentionDecoder")

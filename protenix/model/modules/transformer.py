@@ -1,7 +1,7 @@
 """Attention with pair bias (AF3 supplement Algorithm 24), the attention of the Pairformer's
 single track and of the diffusion and atom transformers; the conditioned transition
-(Algorithm 25), the diffusion transformer (Algorithm 23) and the atom transformer
-(Algorithm 7).
+(Algorithm 25), the diffusion transformer (Algorithm 23), the atom transformer (Algorithm 7)
+and the atom attention encoder and decoder (Algorithms 5 and 6).
 
 Parameter names follow ``protenix.model.modules.transformer`` (Protenix 2.0.0).
 """
@@ -9,6 +9,7 @@ Parameter names follow ``protenix.model.modules.transformer`` (Protenix 2.0.0).
 import core
 from core import nn, ops
 
+from ..utils import aggregate_atom_to_token, broadcast_token_to_atom
 from .primitives import (
     AdaptiveLayerNorm,
     Attention,
@@ -16,9 +17,13 @@ from .primitives import (
     DropPath,
     LayerNorm,
     LinearNoBias,
+    broadcast_token_to_local_atom_pair,
+    rearrange_qk_to_dense_trunk,
 )
 
 __all__ = [
+    "AtomAttentionDecoder",
+    "AtomAttentionEncoder",
     "AtomTransformer",
     "AttentionPairBias",
     "ConditionedTransitionBlock",
@@ -391,3 +396,238 @@ class AtomTransformer(nn.Cell):
         return self.diffusion_transformer(
             a=q, s=c, z=p, n_queries=self.n_queries, n_keys=self.n_keys, chunk_size=chunk_size
         )
+
+
+class AtomAttentionEncoder(nn.Cell):
+    """Implements Algorithm 5 of the AlphaFold 3 supplement: per-atom single and pair features
+    from the reference conformer, (with coordinates) the trunk's s and z and the noisy
+    positions, an AtomTransformer, and the mean over each token's atoms.
+
+    Args:
+        has_coords: the diffusion form (``r_l``, ``s`` and ``z`` given) or the input embedder's.
+        c_token: channels of the token output ``a``.
+        c_atom, c_atompair: atom and atom-pair channels.
+        c_s, c_z: channels of the trunk's s and z.
+        n_blocks, n_heads: of the AtomTransformer.
+        n_queries, n_keys: local window sizes.
+        blocks_per_ckpt: AtomTransformer blocks per recompute group in training.
+    """
+
+    def __init__(
+        self,
+        has_coords,
+        c_token,
+        c_atom=128,
+        c_atompair=16,
+        c_s=384,
+        c_z=128,
+        n_blocks=3,
+        n_heads=4,
+        n_queries=32,
+        n_keys=128,
+        blocks_per_ckpt=None,
+    ):
+        super().__init__()
+        self.has_coords, self.c_atom, self.c_atompair = has_coords, c_atom, c_atompair
+        self.c_token, self.c_s, self.c_z = c_token, c_s, c_z
+        self.n_queries, self.n_keys = n_queries, n_keys
+        self.local_attention_method = "local_cross_attention"
+        self.input_feature = {"ref_mask": 1, "ref_element": 128, "ref_atom_name_chars": 4 * 64}
+        f32 = core.float32
+        self.linear_no_bias_ref_pos = LinearNoBias(3, c_atom, precision=f32)
+        self.linear_no_bias_ref_charge = LinearNoBias(1, c_atom)
+        self.linear_no_bias_f = LinearNoBias(sum(self.input_feature.values()), c_atom)
+        self.linear_no_bias_d = LinearNoBias(3, c_atompair, precision=f32)
+        self.linear_no_bias_invd = LinearNoBias(1, c_atompair)
+        self.linear_no_bias_v = LinearNoBias(1, c_atompair)
+        if has_coords:
+            self.layernorm_s = LayerNorm(c_s, create_offset=False)
+            self.linear_no_bias_s = LinearNoBias(c_s, c_atom, initializer="zeros", precision=f32)
+            self.layernorm_z = LayerNorm(c_z, create_offset=False)
+            self.linear_no_bias_z = LinearNoBias(
+                c_z, c_atompair, initializer="zeros", precision=f32
+            )
+            self.linear_no_bias_r = LinearNoBias(3, c_atom, precision=f32)
+        self.linear_no_bias_cl = LinearNoBias(c_atom, c_atompair)
+        self.linear_no_bias_cm = LinearNoBias(c_atom, c_atompair)
+        self.small_mlp = nn.SequentialCell(
+            nn.ReLU(),
+            LinearNoBias(c_atompair, c_atompair, initializer="relu"),
+            nn.ReLU(),
+            LinearNoBias(c_atompair, c_atompair, initializer="relu"),
+            nn.ReLU(),
+            LinearNoBias(c_atompair, c_atompair, initializer="zeros"),
+        )
+        self.atom_transformer = AtomTransformer(
+            n_blocks=n_blocks,
+            n_heads=n_heads,
+            c_atom=c_atom,
+            c_atompair=c_atompair,
+            n_queries=n_queries,
+            n_keys=n_keys,
+            blocks_per_ckpt=blocks_per_ckpt,
+        )
+        self.linear_no_bias_q = LinearNoBias(c_atom, c_token)
+
+    def prepare_cache(
+        self,
+        ref_pos,
+        ref_charge,
+        ref_mask,
+        ref_element,
+        ref_atom_name_chars,
+        atom_to_token_idx,
+        d_lm,
+        v_lm,
+        pad_info,
+        r_l=None,
+        z=None,
+        inplace_safe=False,
+    ):
+        """Lines 1-6 (and 10): ``(p_lm [..., (1,) n_blocks, n_queries, n_keys, c_atompair],
+        c_l [..., N_atom, c_atom])``, which do not depend on the noise level."""
+        batch, n_atom = tuple(ref_pos.shape[:-2]), ref_pos.shape[-2]
+        c_l = self.linear_no_bias_ref_pos(ref_pos) + self.linear_no_bias_ref_charge(
+            ops.arcsinh(ref_charge).reshape(*batch, n_atom, 1)
+        )  # [..., N_atom, c_atom]
+        mask = ops.astype(ref_mask, c_l.dtype).reshape(*batch, n_atom, 1)
+        feats = ops.concat(
+            [
+                mask,
+                ops.astype(ref_element, c_l.dtype).reshape(*batch, n_atom, 128),
+                ops.astype(ref_atom_name_chars, c_l.dtype).reshape(*batch, n_atom, 4 * 64),
+            ],
+            axis=-1,
+        )  # [..., N_atom, 385]
+        c_l = (c_l + self.linear_no_bias_f(feats)) * mask
+        v = ops.astype(v_lm, c_l.dtype)  # [..., n_blocks, n_q, n_k, 1]
+        valid = ops.expand_dims(ops.astype(pad_info["mask_trunked"], c_l.dtype), -1)
+        p_lm = self.linear_no_bias_d(d_lm) * v * valid
+        inv_d = 1.0 / (1.0 + ops.sum(d_lm * d_lm, axis=-1, keepdims=True))
+        p_lm = p_lm + self.linear_no_bias_invd(inv_d) * v
+        p_lm = p_lm + self.linear_no_bias_v(v)  # [..., n_blocks, n_q, n_k, c_atompair]
+        if r_l is not None:
+            z_loc, _ = broadcast_token_to_local_atom_pair(
+                self.linear_no_bias_z(self.layernorm_z(z)),
+                atom_to_token_idx,
+                self.n_queries,
+                self.n_keys,
+                compute_mask=False,
+            )
+            p_lm = ops.expand_dims(p_lm, -5) + z_loc  # [..., 1, n_blocks, n_q, n_k, c]
+        return p_lm, c_l
+
+    def construct(
+        self,
+        atom_to_token_idx,
+        ref_pos,
+        ref_charge,
+        ref_mask,
+        ref_atom_name_chars,
+        ref_element,
+        d_lm,
+        v_lm,
+        pad_info,
+        r_l=None,
+        s=None,
+        z=None,
+        p_lm=None,
+        c_l=None,
+        inplace_safe=False,
+        chunk_size=None,
+    ):
+        """
+        Args:
+            atom_to_token_idx: ``[N_atom]`` ints.
+            ref_pos ``[..., N_atom, 3]``, ref_charge ``[..., N_atom]``, ref_mask
+                ``[..., N_atom]``, ref_atom_name_chars ``[..., N_atom, 4, 64]``, ref_element
+                ``[..., N_atom, 128]``: the reference conformer features.
+            d_lm ``[n_blocks, n_queries, n_keys, 3]``, v_lm ``[..., 1]``, pad_info (with
+                ``mask_trunked``): see ``rearrange_qk_to_dense_trunk``.
+            r_l: noisy positions ``[..., N_sample, N_atom, 3]`` (has_coords).
+            s: ``[..., N_token, c_s]``; z: ``[..., N_token, N_token, c_z]`` (has_coords).
+            p_lm, c_l: ``prepare_cache``'s outputs, when already computed.
+
+        Returns:
+            ``(a [..., (N_sample,) N_token, c_token], q_l, c_l, p_lm)``.
+        """
+        if self.has_coords and (r_l is None or s is None or z is None):
+            raise ValueError("AtomAttentionEncoder(has_coords=True) needs r_l, s and z")
+        if p_lm is None or c_l is None:
+            p_lm, c_l = self.prepare_cache(
+                ref_pos, ref_charge, ref_mask, ref_element, ref_atom_name_chars,
+                atom_to_token_idx, d_lm, v_lm, pad_info, r_l=r_l, z=z,
+            )  # fmt: skip
+        n_token = None
+        if r_l is not None:
+            n_token = s.shape[-2]
+            c_l = ops.expand_dims(c_l, -3) + broadcast_token_to_atom(
+                self.linear_no_bias_s(self.layernorm_s(s)), atom_to_token_idx
+            )  # [..., N_sample | 1, N_atom, c_atom]
+            q_l = c_l + self.linear_no_bias_r(r_l)  # [..., N_sample, N_atom, c_atom]
+        else:
+            q_l = c_l
+        c_q, c_k, _ = rearrange_qk_to_dense_trunk(
+            c_l, c_l, -2, -2, self.n_queries, self.n_keys, compute_mask=False
+        )  # [..., n_blocks, n_queries | n_keys, c_atom]
+        p_lm = (
+            p_lm
+            + self.linear_no_bias_cl(ops.relu(ops.expand_dims(c_q, -2)))
+            + self.linear_no_bias_cm(ops.relu(ops.expand_dims(c_k, -3)))
+        )  # [..., n_blocks, n_queries, n_keys, c_atompair]
+        p_lm = p_lm + self.small_mlp(p_lm)
+        q_l = self.atom_transformer(q_l, c_l, p_lm, chunk_size=chunk_size)
+        a = aggregate_atom_to_token(
+            ops.relu(self.linear_no_bias_q(q_l)), atom_to_token_idx, n_token, reduce="mean"
+        )  # [..., (N_sample,) N_token, c_token]
+        return a, q_l, c_l, p_lm
+
+
+class AtomAttentionDecoder(nn.Cell):
+    """Implements Algorithm 6 of the AlphaFold 3 supplement: token activations broadcast to
+    their atoms plus the encoder's skip, an AtomTransformer, and the position update.
+
+    Args:
+        n_blocks, n_heads: of the AtomTransformer.
+        c_token, c_atom, c_atompair: channels.
+        n_queries, n_keys: local window sizes.
+        blocks_per_ckpt: AtomTransformer blocks per recompute group in training.
+    """
+
+    def __init__(
+        self,
+        n_blocks=3,
+        n_heads=4,
+        c_token=384,
+        c_atom=128,
+        c_atompair=16,
+        n_queries=32,
+        n_keys=128,
+        blocks_per_ckpt=None,
+    ):
+        super().__init__()
+        self.n_blocks, self.n_heads = n_blocks, n_heads
+        self.c_token, self.c_atom, self.c_atompair = c_token, c_atom, c_atompair
+        self.n_queries, self.n_keys = n_queries, n_keys
+        self.linear_no_bias_a = LinearNoBias(c_token, c_atom)
+        self.layernorm_q = LayerNorm(c_atom, create_offset=False)
+        self.linear_no_bias_out = LinearNoBias(c_atom, 3, precision=core.float32)
+        self.atom_transformer = AtomTransformer(
+            n_blocks=n_blocks,
+            n_heads=n_heads,
+            c_atom=c_atom,
+            c_atompair=c_atompair,
+            n_queries=n_queries,
+            n_keys=n_keys,
+            blocks_per_ckpt=blocks_per_ckpt,
+        )
+
+    def construct(
+        self, atom_to_token_idx, a, q_skip, c_skip, p_skip, inplace_safe=False, chunk_size=None
+    ):
+        """a ``[..., N_token, c_token]``; q_skip, c_skip ``[..., N_atom, c_atom]``; p_skip
+        ``[..., n_blocks, n_queries, n_keys, c_atompair]`` -> position update
+        ``[..., N_atom, 3]``."""
+        q = broadcast_token_to_atom(self.linear_no_bias_a(a), atom_to_token_idx) + q_skip
+        q = self.atom_transformer(q, c_skip, p_skip, chunk_size=chunk_size)
+        return self.linear_no_bias_out(self.layernorm_q(q))

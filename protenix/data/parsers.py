@@ -438,6 +438,10 @@ def check_job(job, file=None, max_tokens=DEFAULT_MAX_TOKENS, text=None):
                          *where())
     if not job["sequences"]:
         raise InputError(f"job {name!r}: 'sequences' is empty", *where('"sequences"'))
+    for key in ("covalent_bonds", "constraint"):
+        if job.get(key):
+            raise InputError(f"job {name!r}: {key!r} is not supported yet (protein chains "
+                             "only)", *where(f'"{key}"'))
     ids, n_tok = {}, 0
     for k, entry in enumerate(job["sequences"]):
         if not isinstance(entry, dict) or len(entry) != 1:
@@ -450,6 +454,9 @@ def check_job(job, file=None, max_tokens=DEFAULT_MAX_TOKENS, text=None):
         if kind != "proteinChain":
             raise InputError(f"job {name!r}: sequences[{k}] has unknown entity type {kind!r}",
                              *where(f'"{kind}"'))
+        if body.get("modifications"):
+            raise InputError(f"job {name!r}: sequences[{k}] has 'modifications' (modified "
+                             "residues), not supported yet", *where('"modifications"'))
         seq = body.get("sequence")
         if not isinstance(seq, str) or not seq:
             raise InputError(f"job {name!r}: sequences[{k}] has an empty sequence",

@@ -133,6 +133,10 @@ def test_json_jobs_and_errors(tmp_path):
         {"proteinChain": {"sequence": "GGG", "count": 1, "id": ["A"]}}]}]
     with pytest.raises(InputError, match=r"duplicate chain id 'A'"):
         jobs_from_json(_write(tmp_path, "dup.json", json.dumps(dup)))
+    mod = [{"name": "j6", "sequences": [{"proteinChain": {
+        "sequence": "MKST", "count": 1, "modifications": [{"ptmType": "CCD_SEP", "ptmPosition": 3}]}}]}]
+    with pytest.raises(InputError, match=r"'modifications' .* not supported yet"):
+        jobs_from_json(_write(tmp_path, "mod.json", json.dumps(mod)))
     unk = [{"name": "j5", "sequences": [{"proteinChain": {"sequence": "MKZT", "count": 1}}]}]
     with pytest.raises(InputError, match=r"unk\.json:1:\d+: job 'j5': unknown residue letter "
                                          r"'Z' at residue 3"):

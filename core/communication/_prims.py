@@ -58,7 +58,7 @@ def _host(xp, x):
         a = a.astype(np.float32)
     elif dtype == np.bool_:
         a = a.astype(np.uint8)
-    a = np.ascontiguousarray(a)
+    a = a if a.flags.c_contiguous else a.copy(order="C")  # (ascontiguousarray makes 0-d 1-d)
 
     def back(out):
         out = np.asarray(out).astype(dtype, copy=False)

@@ -5,7 +5,8 @@ The protocol is ColabFold's ``run_mmseqs2`` (api.colabfold.com, also served by s
 
 1. ``POST {url}/ticket/msa`` (unpaired search; ``mode`` = ``env`` | ``all`` |
    ``env-nofilter`` | ``nofilter``) or ``POST {url}/ticket/pair`` (paired search, ``mode`` =
-   ``paircomplete`` | ``pairgreedy``), form fields ``q`` = FASTA of the unique query sequences
+   ``pairgreedy`` (ColabFold's default) | ``paircomplete``, ``-env`` appended to also pair
+   environmental hits), form fields ``q`` = FASTA of the unique query sequences
    named ``>101``, ``>102``, ... and ``mode``; the reply is JSON ``{"id", "status"}``.
 2. ``GET {url}/ticket/{id}`` until ``status`` is ``COMPLETE`` (``PENDING``/``RUNNING``/
    ``UNKNOWN``: wait; ``RATELIMIT``: wait and resubmit; ``ERROR``/``MAINTENANCE``: fail).
@@ -60,14 +61,24 @@ class MSAServerClient:
         timeout_s: socket timeout of each request.
         max_wait_s: give up after this long without ``COMPLETE``.
         use_env: also search the environmental databases (ColabFold's default, mode ``env``).
+        use_filter: ColabFold's diversity filter of the unpaired hits (mode ``env``/``all``;
+            False: ``env-nofilter``/``nofilter``).
+        pairing_strategy: ``"greedy"`` (ColabFold's default: pair a species' hits even when
+            some chains lack it) or ``"complete"`` (only species found in every chain).
+        pair_env: append ``-env`` to the pairing mode.
         cache_dir: if set, results are kept there per (mode, sequences) and reused.
     """
 
     def __init__(self, url, user_agent="diffsci-protenix", poll_s=5.0, timeout_s=30.0,
-                 max_wait_s=3600.0, use_env=True, use_filter=True, cache_dir=None):
+                 max_wait_s=3600.0, use_env=True, use_filter=True, pairing_strategy="greedy",
+                 pair_env=False, cache_dir=None):
+        if pairing_strategy not in ("greedy", "complete"):
+            raise ValueError(f"MSAServerClient: pairing_strategy must be 'greedy' or "
+                             f"'complete', got {pairing_strategy!r}")
         self.url = url.rstrip("/")
         self.user_agent, self.poll_s, self.timeout_s = user_agent, poll_s, timeout_s
         self.max_wait_s, self.use_env, self.use_filter = max_wait_s, use_env, use_filter
+        self.pairing_strategy, self.pair_env = pairing_strategy, pair_env
         self.cache_dir = cache_dir
 
     # -- HTTP
@@ -93,7 +104,7 @@ class MSAServerClient:
 
     def _mode(self, paired):
         if paired:
-            return "paircomplete"
+            return f"pair{self.pairing_strategy}" + ("-env" if self.pair_env else "")
         if self.use_filter:
             return "env" if self.use_env else "all"
         return "env-nofilter" if self.use_env else "nofilter"

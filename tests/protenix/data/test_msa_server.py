@@ -127,7 +127,7 @@ def test_search_and_featurize_a_complex(tmp_path):
         posts = [r for r in srv.requests if r[0] == "POST"]
         assert [p[1] for p in posts] == ["/ticket/msa", "/ticket/pair"]
         assert posts[0][2]["q"] == [f">101\n{SEQ_A}\n>102\n{SEQ_B}\n"]
-        assert posts[0][2]["mode"] == ["env"] and posts[1][2]["mode"] == ["paircomplete"]
+        assert posts[0][2]["mode"] == ["env"] and posts[1][2]["mode"] == ["pairgreedy"]
         assert all(r[3] == "test-agent" for r in srv.requests)
         assert any(r[1] == "/ticket/t0" for r in srv.requests)     # polled while RUNNING
         n = len(srv.requests)

@@ -76,6 +76,18 @@ def test_fourier_embedding(fx):
     assert rel_err(fe(t), part(fx, "fourier", "out")["emb"]) <= 1e-4
 
 
+def input_features(fx):
+    """The atom and token features of the input-embedder case, with the torch run's d_lm, v_lm
+    and pad_info (as Protenix's rearrange_qk_to_dense_trunk returns it: ints and a mask)."""
+    feats = {k: core.tensor(v) for k, v in part(fx, "input", "in").items()}
+    feats.update({k: core.tensor(v) for k, v in part(fx, "input", "derived").items()})
+    feats["pad_info"] = {
+        k: int(v) if v.ndim == 0 else core.tensor(v)
+        for k, v in part(fx, "input", "pad_info").items()
+    }
+    return feats
+
+
 def test_input_feature_embedder(fx):
     try:
         from protenix.model.modules.embedders import InputFeatureEmbedder
@@ -85,14 +97,24 @@ def test_input_feature_embedder(fx):
         pytest.skip(f"AtomAttentionEncoder (protenix.model.modules.transformer) is missing: {err}")
     load_weights(ife, part(fx, "input", "param"))
     ife.set_train(False)
-    feats = {k: core.tensor(v) for k, v in part(fx, "input", "in").items()}
-    feats.update({k: core.tensor(v) for k, v in part(fx, "input", "derived").items()})
-    # pad_info as Protenix's rearrange_qk_to_dense_trunk returns it: ints and a mask tensor
-    feats["pad_info"] = {
-        k: int(v) if v.ndim == 0 else core.tensor(v)
-        for k, v in part(fx, "input", "pad_info").items()
-    }
+    feats = input_features(fx)
     s_inputs = ife(feats)
     ref = part(fx, "input", "out")["s_inputs"]
     assert tuple(s_inputs.shape) == ref.shape
     assert rel_err(s_inputs, ref) <= 1e-4
+
+
+def test_input_feature_embedder_with_esm(fx):
+    """ESM-enabled variants (protenix_mini_esm/ism): s_inputs += LinearNoBias(ESM embedding)."""
+    try:
+        from protenix.model.modules.embedders import InputFeatureEmbedder
+
+        esm = {"enable": True, "embedding_dim": 5}
+        ife = InputFeatureEmbedder(**cfg(fx, "input"), esm_configs=esm)
+    except ImportError as err:
+        pytest.skip(f"AtomAttentionEncoder (protenix.model.modules.transformer) is missing: {err}")
+    load_weights(ife, {**part(fx, "input", "param"), **part(fx, "input_esm", "param")})
+    ife.set_train(False)
+    feats = input_features(fx)
+    feats["esm_token_embedding"] = core.tensor(part(fx, "input_esm", "in")["esm_token_embedding"])
+    assert rel_err(ife(feats), part(fx, "input_esm", "out")["s_inputs"]) <= 1e-4

@@ -15,6 +15,9 @@ the template featurizer without templates) and the AF3 supplement section 2.8 (T
   Protenix generates its standard-residue conformers with RDKit ETKDG; ours are the CCD ideal
   ones (its own fallback), so ``ref_pos`` agrees up to that conformer source and the motion.
 
+The all-zero pairwise features (``token_bonds``, ``bond_mask``, the constraint maps, the dummy
+template's atoms and pairwise features) are read-only broadcast views that take no memory.
+
 Shapes: N_token tokens, N_atom atoms, N_msa MSA rows; the dtypes are Protenix's after its
 ``data_type_transform`` (index features int64, masks int64 unless noted, one-hots float32 for
 ``restype`` and int64 for ``ref_element``/``ref_atom_name_chars``).
@@ -36,6 +39,13 @@ MAX_TEMPLATES = 4
 N_DENSE_ATOMS = 24
 N_DISTOGRAM_BINS = 39
 CONSTRAINT_CHANNELS = (("contact_atom", 2), ("contact", 2), ("pocket", 1), ("substructure", 4))
+
+
+def _zeros(shape, dtype):
+    """An all-zero feature as a read-only broadcast view: the shape and dtype of Protenix's
+    dense zeros without the memory (``template_distogram`` alone is 5.6 GB at 3000 tokens);
+    ``np.array(x)`` gives a writable copy."""
+    return np.broadcast_to(np.zeros((), dtype=dtype), shape)
 
 
 def _letters(n):
@@ -149,8 +159,8 @@ def featurize(job, seed=0, max_tokens=DEFAULT_MAX_TOKENS, use_msa=True, max_msa_
         msa_pair_as_unpair: Protenix's inference default (True): paired rows also join the
             unpaired MSA.
         bond_mask: False leaves out ``bond_mask`` [N_atom, N_atom] int64 (all zeros for protein
-            chains and not read by Protenix's model at inference; 8 N_atom^2 bytes, 4.6 GB at
-            3000 residues).
+            chains and not read by Protenix's model at inference; a zero-memory view here, but
+            8 N_atom^2 bytes, 4.6 GB at 3000 residues, wherever a consumer copies it).
 
     Returns:
         dict of numpy arrays with Protenix's keys, shapes and dtypes (``constraint_feature`` is a
@@ -180,7 +190,7 @@ def featurize(job, seed=0, max_tokens=DEFAULT_MAX_TOKENS, use_msa=True, max_msa_
     f["sym_id"] = np.array([chains[a][1] for a in tok_asym], dtype=np.int64)
     restype = np.array([STD_RESIDUES_WITH_GAP[r] for r in atoms["res_name"][ca]])
     f["restype"] = np.eye(N_RESTYPE, dtype=np.float32)[restype]
-    f["token_bonds"] = np.zeros((n_tok, n_tok), dtype=np.float32)
+    f["token_bonds"] = _zeros((n_tok, n_tok), np.float32)
 
     # --- reference conformer
     rng = np.random.default_rng(seed)
@@ -242,21 +252,21 @@ def featurize(job, seed=0, max_tokens=DEFAULT_MAX_TOKENS, use_msa=True, max_msa_
                                     ).astype(np.int64)
     f["modified_res_mask"] = np.zeros(n_atom, dtype=np.int64)
     if bond_mask:
-        f["bond_mask"] = np.zeros((n_atom, n_atom), dtype=np.int64)
-    f["constraint_feature"] = {k: np.zeros((n_tok, n_tok, c), dtype=np.float32)
+        f["bond_mask"] = _zeros((n_atom, n_atom), np.int64)
+    f["constraint_feature"] = {k: _zeros((n_tok, n_tok, c), np.float32)
                                for k, c in CONSTRAINT_CHANNELS}
 
     # --- templates: none (one all-gap template, padded to 4)
     aatype = np.zeros((MAX_TEMPLATES, n_tok), dtype=np.int64)
     aatype[0] = STD_RESIDUES_WITH_GAP["-"]
     f["template_aatype"] = aatype
-    f["template_atom_positions"] = np.zeros((MAX_TEMPLATES, n_tok, N_DENSE_ATOMS, 3), np.float32)
-    f["template_atom_mask"] = np.zeros((MAX_TEMPLATES, n_tok, N_DENSE_ATOMS), dtype=bool)
-    f["template_pseudo_beta_mask"] = np.zeros((MAX_TEMPLATES, n_tok, n_tok), np.float32)
-    f["template_distogram"] = np.zeros((MAX_TEMPLATES, n_tok, n_tok, N_DISTOGRAM_BINS),
+    f["template_atom_positions"] = _zeros((MAX_TEMPLATES, n_tok, N_DENSE_ATOMS, 3), np.float32)
+    f["template_atom_mask"] = _zeros((MAX_TEMPLATES, n_tok, N_DENSE_ATOMS), bool)
+    f["template_pseudo_beta_mask"] = _zeros((MAX_TEMPLATES, n_tok, n_tok), np.float32)
+    f["template_distogram"] = _zeros((MAX_TEMPLATES, n_tok, n_tok, N_DISTOGRAM_BINS),
                                        np.float32)
-    f["template_unit_vector"] = np.zeros((MAX_TEMPLATES, n_tok, n_tok, 3), np.float32)
-    f["template_backbone_frame_mask"] = np.zeros((MAX_TEMPLATES, n_tok, n_tok), np.float32)
+    f["template_unit_vector"] = _zeros((MAX_TEMPLATES, n_tok, n_tok, 3), np.float32)
+    f["template_backbone_frame_mask"] = _zeros((MAX_TEMPLATES, n_tok, n_tok), np.float32)
 
     # --- MSA
     msa_chains = []

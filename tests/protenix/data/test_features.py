@@ -145,6 +145,16 @@ def test_bond_mask_can_be_left_out():
     assert set(full) - set(light) == {"bond_mask"}
 
 
+def test_zero_pair_features_take_no_memory():
+    job = {"name": "z", "sequences": [{"proteinChain": {"sequence": "MKTAY" * 40, "count": 1}}]}
+    f = featurize(job)
+    for k in ("template_distogram", "bond_mask", "token_bonds", "template_unit_vector"):
+        assert not any(f[k].strides) and not f[k].flags.writeable, k
+    assert f["template_distogram"].shape == (4, 200, 200, 39) and not f["template_distogram"].any()
+    for k in ("msa", "ref_pos", "restype", "template_aatype"):     # real arrays stay writable
+        assert f[k].flags.writeable, k
+
+
 def test_featurize_refuses_too_many_tokens():
     job = {"name": "big", "sequences": [{"proteinChain": {"sequence": "A" * 30, "count": 2}}]}
     with pytest.raises(InputError, match="60 tokens, above the limit of 50"):

@@ -66,6 +66,22 @@ def _axis(name, x, axis):
     return axis + nd if axis < 0 else axis
 
 
+def _root(name, root, group):
+    n = _m.get_group_size(group)
+    if not 0 <= int(root) < n:
+        raise ValueError(f"{name}: root {root} is outside group {group!r} of {n} ranks")
+    return int(root)
+
+
+def _divisible(name, x, axis, group):
+    n = _m.get_group_size(group)
+    if x.shape[axis] % n:
+        raise ValueError(
+            f"{name}: axis {axis} of shape {tuple(x.shape)} has length {x.shape[axis]}, not a "
+            f"multiple of the size {n} of group {group!r}"
+        )
+
+
 def all_reduce(tensor, op=ReduceOp.SUM, group=None):
     """``op`` over the ranks of ``group``, elementwise; every rank gets the result.
 
@@ -106,20 +122,24 @@ def reduce_scatter(tensor, op=ReduceOp.SUM, group=None, axis=0):
     """
     _tensor("reduce_scatter", tensor)
     axis = _axis("reduce_scatter", tensor, axis)
-    op = _op("reduce_scatter", op)
-    return _prims.reduce_scatter_p(tensor, op=op, axis=axis, group=_group(group))
+    op, group = _op("reduce_scatter", op), _group(group)
+    _divisible("reduce_scatter", tensor, axis, group)
+    return _prims.reduce_scatter_p(tensor, op=op, axis=axis, group=group)
 
 
 def broadcast(tensor, src=0, group=None):
     """Rank ``src``'s tensor on every rank (the others' values are ignored; shape [...] the same)."""
     _tensor("broadcast", tensor)
-    return _prims.broadcast_p(tensor, root=int(src), group=_group(group))
+    group = _group(group)
+    return _prims.broadcast_p(tensor, root=_root("broadcast", src, group), group=group)
 
 
 def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None):
     """``op`` over the ranks on rank ``dst``; the other ranks get zeros."""
     _tensor("reduce", tensor)
-    return _prims.reduce_p(tensor, op=_op("reduce", op), root=int(dst), group=_group(group))
+    group = _group(group)
+    root = _root("reduce", dst, group)
+    return _prims.reduce_p(tensor, op=_op("reduce", op), root=root, group=group)
 
 
 def all_to_all(tensor, split_axis=0, concat_axis=0, group=None):
@@ -135,9 +155,9 @@ def all_to_all(tensor, split_axis=0, concat_axis=0, group=None):
     _tensor("all_to_all", tensor)
     split_axis = _axis("all_to_all", tensor, split_axis)
     concat_axis = _axis("all_to_all", tensor, concat_axis)
-    return _prims.all_to_all_p(
-        tensor, split_axis=split_axis, concat_axis=concat_axis, group=_group(group)
-    )
+    group = _group(group)
+    _divisible("all_to_all", tensor, split_axis, group)
+    return _prims.all_to_all_p(tensor, split_axis=split_axis, concat_axis=concat_axis, group=group)
 
 
 def _eager_only(name):

@@ -14,7 +14,8 @@ input. Conventions of the inputs:
 - FASTA (ColabFold's ``colabfold_batch``; read here rather than with Biopython's
   ``SeqIO``, which gives no line/column to report, and checked against it in the tests): one record per job; a complex is ``A:B`` in one
   record, or one record per chain written ``>name|chain`` (consecutive records with the same
-  ``name``; the ``chain`` part becomes the chain id). Identical sequences of one job become one
+  ``name``; the ``chain`` part, 1-4 letters or digits, becomes the chain id; a header with
+  several ``|`` such as UniProt's ``sp|P69905|HBA_HUMAN`` is a plain job name). Identical sequences of one job become one
   entity with ``count`` copies, at the position of the first copy (Protenix's entity model).
 - a3m (HH-suite): the first row is the query; lowercase letters are insertions (not aligned
   columns), ``-`` is a gap, every other row has as many aligned columns as the query.
@@ -157,8 +158,8 @@ def jobs_from_fasta(source, name=None, max_tokens=DEFAULT_MAX_TOKENS, on_error=N
     for desc, seq, line, pos in parse_fasta(text, name=file):
         head = desc.split()[0] if desc.split() else ""
         job_name, chain_id = _job_name(head), None
-        if "|" in head:
-            job_name, chain_id = head.split("|", 1)
+        if head.count("|") == 1:      # name|chain (UniProt's sp|ACC|NAME stays a plain name)
+            job_name, chain_id = head.split("|")
             job_name = _job_name(job_name)
         if (chain_id is not None and groups and groups[-1]["named"]
                 and groups[-1]["name"] == job_name):
@@ -170,9 +171,9 @@ def jobs_from_fasta(source, name=None, max_tokens=DEFAULT_MAX_TOKENS, on_error=N
         if g["error"] is not None:
             continue
         try:
-            if chain_id is not None and (not chain_id or not chain_id.isalnum()):
-                raise InputError(f"bad chain id {chain_id!r} in header '>{desc}' "
-                                 "(expected >name|chain with an alphanumeric chain)",
+            if chain_id is not None and not (chain_id.isalnum() and len(chain_id) <= 4):
+                raise InputError(f"bad chain id {chain_id!r} in header '>{desc}' (expected "
+                                 ">name|chain with a chain id of 1-4 letters or digits)",
                                  file, line, 2 + len(job_name) + 1)
             if chain_id is not None and chain_id in g["chain_lines"]:
                 raise InputError(f"duplicate chain id {chain_id!r} in job {job_name!r} (first "

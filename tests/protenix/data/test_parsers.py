@@ -40,9 +40,11 @@ def test_fasta_jobs_complexes_and_chain_records(tmp_path):
     path = _write(tmp_path, "in.fasta", (
         ">mono\nMKTAYIAK\n"
         ">dimer\nMKTAY:MKTAY:GSHMX\n"           # ColabFold complex: A2 B
-        ">ab|H\nEVQLV\n>ab|L\nDIQMT\n>ab|K\nEVQLV\n"))   # one record per chain
+        ">ab|H\nEVQLV\n>ab|L\nDIQMT\n>ab|K\nEVQLV\n"    # one record per chain
+        ">sp|P69905|HBA_HUMAN Hemoglobin subunit alpha\nVLSPADK\n"))   # UniProt header
     jobs = jobs_from_fasta(path)
-    assert [j["name"] for j in jobs] == ["mono", "dimer", "ab"]
+    assert [j["name"] for j in jobs] == ["mono", "dimer", "ab", "sp_P69905_HBA_HUMAN"]
+    assert "id" not in jobs[3]["sequences"][0]["proteinChain"]
     assert jobs[1]["sequences"] == [{"proteinChain": {"sequence": "MKTAY", "count": 2}},
                                     {"proteinChain": {"sequence": "GSHMX", "count": 1}}]
     assert jobs[2]["sequences"] == [
@@ -64,6 +66,7 @@ def test_fasta_jobs_complexes_and_chain_records(tmp_path):
                               r"\(first at line 1\)"),
     (">x\nMKT\n>x\nGGG\n", r"in\.fasta:3:2: duplicate job name 'x'"),
     ("MKT\n", r"in\.fasta:1:1: sequence before the first '>' header"),
+    (">x|A-1\nMKT\n", r"in\.fasta:1:4: bad chain id 'A-1'"),
     (">big\nAAAAA:AAAAAA\n", r"in\.fasta:1:1: job 'big' has 11 tokens, above the limit of 10"),
 ])
 def test_fasta_errors_are_located(tmp_path, text, match):

@@ -82,9 +82,11 @@ def build_atoms(job):
     """Atom-level arrays of the job (one entry per heavy atom, in token order).
 
     Returns:
-        dict of numpy arrays [N_atom]: ``asym`` (chain index), ``entity`` (index into
-        job["sequences"]), ``res_id`` (1-based), ``res_name``, ``atom_name``, ``element``,
-        ``charge``, ``ideal`` [N_atom, 3] (Angstrom), and the list ``chains`` (chain_ids()).
+        dict of numpy arrays [N_atom]: ``asym`` (chain index = ``asym_id``), ``chain_id``
+        (label, str), ``entity`` (index into job["sequences"]), ``res_id`` (1-based),
+        ``res_name``, ``atom_name``, ``element``, ``charge``, ``ideal`` [N_atom, 3] (Angstrom),
+        and the list ``chains`` (chain_ids()). The atoms are those of ``featurize`` in the same
+        order (``atom_to_token_idx`` etc. index them), for writing structures.
     """
     chains = chain_ids(job)
     cols = {k: [] for k in ("asym", "entity", "res_id", "res_name", "atom_name", "element",
@@ -106,6 +108,7 @@ def build_atoms(job):
                 cols["ideal"].append(xyz)
     out = {k: np.array(v) for k, v in cols.items()}
     out["ideal"] = out["ideal"].astype(np.float32).reshape(-1, 3)
+    out["chain_id"] = np.array([chains[a][2] for a in out["asym"]], dtype=object)
     out["chains"] = chains
     return out
 
@@ -169,6 +172,7 @@ def featurize(job, seed=0, max_tokens=DEFAULT_MAX_TOKENS, use_msa=True, max_msa_
     check_job(job, max_tokens=max_tokens)
     atoms = build_atoms(job)
     chains = atoms.pop("chains")
+    atoms.pop("chain_id")
     n_atom = len(atoms["atom_name"])
     res_key = atoms["asym"] * 1_000_000 + atoms["res_id"]
     starts = np.flatnonzero(np.r_[True, res_key[1:] != res_key[:-1]])

@@ -114,7 +114,8 @@ def build_atoms(job):
 
 
 def random_rotation(rng):
-    """A uniformly random rotation matrix [3, 3] (unit quaternion from 4 normal draws)."""
+    """A uniformly random rotation matrix [3, 3]: the unit quaternion of 4 normal draws is
+    uniform on S^3 (Shoemake, Graphics Gems III, 1992), as scipy's ``Rotation.random``."""
     q = rng.standard_normal(4)
     w, x, y, z = q / np.linalg.norm(q)
     return np.array([
@@ -186,6 +187,7 @@ def featurize(job, seed=0, max_tokens=DEFAULT_MAX_TOKENS, use_msa=True, max_msa_
     # --- token features (Table 5)
     tok_asym = atoms["asym"][ca]
     entity_str = np.array([str(atoms["entity"][i] + 1) for i in ca])
+    # Protenix numbers entities by the sorted *strings* "1", "2", ... ("10" < "2")
     entity_rank = {e: k for k, e in enumerate(np.sort(np.unique(entity_str)))}
     f["token_index"] = np.arange(n_tok, dtype=np.int64)
     f["residue_index"] = atoms["res_id"][ca].astype(np.int64)

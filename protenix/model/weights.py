@@ -283,7 +283,15 @@ def read_torch_checkpoint(path):
         prefix = pkls[0][: -len("data.pkl")]
         payload = archive.read(pkls[0])
         unpickler = _RestrictedUnpickler(io.BytesIO(payload), archive, prefix, where, path)
-        return unpickler.load()
+        try:
+            return unpickler.load()
+        except (UnsafeCheckpointError, WeightsError):
+            raise
+        except Exception as err:  # a damaged pickle: bad opcodes, wrong rebuild arguments...
+            raise WeightsError(
+                f"{where}: data.pkl is damaged or not a torch checkpoint "
+                f"({type(err).__name__}: {err})"
+            ) from None
 
 
 def _to_numpy(name, value, where):

@@ -9,6 +9,8 @@ import pathlib
 import pickle
 import zipfile
 
+import hypothesis
+import hypothesis.strategies as st
 import numpy as np
 import pytest
 
@@ -320,3 +322,25 @@ def test_torch_tensors_in_memory(expected):
         net.norm.bias.asnumpy(),
         expected["plain/norm.bias"].astype(_dt.bfloat16).astype(np.float32),
     )
+
+
+@hypothesis.settings(max_examples=60, deadline=None)
+@hypothesis.given(st.data())
+def test_damaged_pickles_fail_cleanly(tmp_path_factory, data):
+    """Random byte damage to a real checkpoint's data.pkl: the reader either returns or raises
+    WeightsError / UnsafeCheckpointError, never another exception, and never runs code."""
+    with zipfile.ZipFile(RELEASE) as z:
+        members = {n: z.read(n) for n in z.namelist()}
+    name = next(n for n in members if n.endswith("data.pkl"))
+    pkl = bytearray(members[name])
+    for _ in range(data.draw(st.integers(1, 4))):
+        pkl[data.draw(st.integers(0, len(pkl) - 1))] = data.draw(st.integers(0, 255))
+    folder = tmp_path_factory.mktemp("damaged")
+    path = folder / "damaged.pt"
+    with zipfile.ZipFile(path, "w") as z:
+        for n, raw in members.items():
+            z.writestr(n, bytes(pkl) if n == name else raw)
+    try:
+        read_torch_checkpoint(path)
+    except (WeightsError, UnsafeCheckpointError):
+        pass

@@ -301,24 +301,33 @@ def destroy_group(group):
     del _State.groups[group]
 
 
+_SPIN = 0.05  # seconds of busy polling before sleeping between polls
+
+
 def wait(request, what, comm):
     """Poll a non-blocking MPI request until it completes or the deadline passes.
 
     Raises:
         TimeoutError: naming this rank and the operation ``what``.
     """
+    if request.Test():
+        return
     limit = timeout()
-    deadline = time.monotonic() + limit
+    start = time.monotonic()
+    deadline = start + limit
     pause = 0.0
     while not request.Test():
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now - start < _SPIN:
+            continue  # MPI progresses a non-blocking collective only inside Test: spin first
+        if now > deadline:
             raise TimeoutError(
                 f"core.communication: rank {comm.Get_rank()} of {comm.Get_size()}: {what} did not "
                 f"complete within {limit:g} s (DIFFSCI_COMM_TIMEOUT): another rank never reached "
                 "it (it stopped, raised, or runs different code)"
             )
-        time.sleep(pause)
-        pause = min(2 * pause + 1e-6, 1e-3)
+        time.sleep(pause)  # a long wait (another rank still computing) sleeps instead
+        pause = min(2 * pause + 1e-5, 1e-3)
 
 
 _SIG_LEN = 12

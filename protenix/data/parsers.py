@@ -27,6 +27,7 @@ input. Conventions of the inputs:
 import json
 import os
 import re
+import string
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -46,6 +47,12 @@ __all__ = [
 PROTEIN_LETTERS = "ACDEFGHIKLMNPQRSTVWYX"
 DEFAULT_MAX_TOKENS = 5120
 UNSUPPORTED_ENTITIES = ("dnaSequence", "rnaSequence", "ligand", "ion")
+
+
+# a3m rows: letters (upper: aligned residue, lower: insertion), '-' (gap), '.' (insert-state
+# gap, A2M); B/Z/U/O/J are the ambiguous/rare amino-acid letters Protenix maps
+_A3M_BAD = re.compile(r"[^A-Za-z.\-]")
+_A3M_UNALIGNED = str.maketrans("", "", string.ascii_lowercase + ".")
 
 
 class InputError(ValueError):
@@ -258,11 +265,11 @@ def parse_a3m(source, name=None, query=None):
     for i, (row, (hline, sline)) in enumerate(zip(rows, lines)):
         if not row:
             raise InputError(f"empty a3m row '>{descs[i]}'", file, hline, 1)
-        for j, ch in enumerate(row):
-            if not (ch in PROTEIN_LETTERS or ch == "-" or ch.islower() or ch in "BZUOJ."):
-                raise InputError(f"bad a3m character {ch!r} in row '>{descs[i]}'",
-                                 file, sline, j + 1)
-        n = sum(1 for ch in row if ch.isupper() or ch == "-")
+        bad = _A3M_BAD.search(row)
+        if bad:
+            raise InputError(f"bad a3m character {bad.group()!r} in row '>{descs[i]}'",
+                             file, sline, bad.start() + 1)
+        n = len(row.translate(_A3M_UNALIGNED))       # uppercase letters and '-'
         if width is None:
             width = n
         elif n != width:

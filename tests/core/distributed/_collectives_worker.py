@@ -1,5 +1,5 @@
 """Run under ``mpiexec -n 2``: every collective, its gradient (eager, jit, second order), JVP
-and vmap on rank-dependent float64 inputs; each rank writes ``rank<r>.npz`` to the directory
+and vmap on rank-dependent float64 inputs, groups, send/recv, then mismatched collectives; each rank writes ``rank<r>.npz`` to the directory
 given as argv[1]. ``test_mpi.py`` compares them with serial references."""
 
 import sys
@@ -66,6 +66,15 @@ def main(out_dir):
         comm.send(x * 3.0, dst=1, tag=7)
     else:
         saved["recv"] = comm.recv(core.zeros(SHAPE, core.float64), src=0, tag=7).asnumpy()
+    comm.barrier()
+    # mismatched collectives: the same error on every rank, caught here, and the world goes on
+    try:
+        if rank == 0:
+            comm.all_reduce(x)
+        else:
+            comm.all_gather(x)
+    except RuntimeError as err:
+        print(f"rank {rank} caught: {err}", flush=True)
     comm.barrier()
     np.savez(f"{out_dir}/rank{rank}.npz", **saved)
     print(f"rank {rank}: done", flush=True)

@@ -127,10 +127,19 @@ def serial_loss(name, W):
 
 
 @pytest.fixture(scope="module")
-def ranks(tmp_path_factory):
+def launched(tmp_path_factory):
+    # through the launcher: python -m core.launch -n 2 script args
     out = tmp_path_factory.mktemp("collectives")
-    _ok(mpirun("_collectives_worker.py", out))
-    return [dict(np.load(out / f"rank{r}.npz")) for r in range(2)]
+    script = str(HERE / "_collectives_worker.py")
+    cmd = [sys.executable, "-m", "core.launch", "-n", "2", script, str(out)]
+    proc = subprocess.run(cmd, env=_env(20), capture_output=True, text=True, timeout=120, cwd=ROOT)
+    _ok(proc)
+    return proc, [dict(np.load(out / f"rank{r}.npz")) for r in range(2)]
+
+
+@pytest.fixture(scope="module")
+def ranks(launched):
+    return launched[1]
 
 
 def test_world(ranks):
@@ -235,18 +244,12 @@ def test_data_parallel_two_ranks_equal_one_rank(tmp_path):
 
 
 # ---- errors: a message on every rank, never a silent hang -------------------------------------
-def test_mismatched_collectives_raise_on_every_rank():
-    # through the launcher: python -m core.launch -n 2 script
-    cmd = [sys.executable, "-m", "core.launch", "-n", "2", str(HERE / "_bad_worker.py"), "mismatch"]
-    proc = subprocess.run(cmd, env=_env(20), capture_output=True, text=True, timeout=60, cwd=ROOT)
-    _ok(proc)
+def test_mismatched_collectives_raise_on_every_rank(launched):
+    stdout = launched[0].stdout
     for r in range(2):
-        assert (
-            f"rank {r} caught: core.communication: ranks called different collectives"
-            in proc.stdout
-        )
-    assert "rank 0: all_reduce(float64[4]" in proc.stdout
-    assert "rank 1: all_gather(float64[4]" in proc.stdout
+        assert f"rank {r} caught: core.communication: ranks called different collectives" in stdout
+    assert "rank 0: all_reduce(float64[4, 6]" in stdout
+    assert "rank 1: all_gather(float64[4, 6]" in stdout
 
 
 def test_uncaught_error_on_one_rank_aborts_every_rank():
@@ -260,9 +263,9 @@ def test_uncaught_error_on_one_rank_aborts_every_rank():
 
 def test_rank_that_never_arrives_times_out():
     start = time.monotonic()
-    proc = mpirun("_bad_worker.py", "timeout", comm_timeout=1.5)
+    proc = mpirun("_bad_worker.py", "timeout", comm_timeout=1)
     assert proc.returncode != 0
     out = proc.stdout + proc.stderr
     assert "rank 0 of 2: the signature exchange before barrier() did not complete" in out, out
-    assert "within 1.5 s (DIFFSCI_COMM_TIMEOUT)" in out
+    assert "within 1 s (DIFFSCI_COMM_TIMEOUT)" in out
     assert time.monotonic() - start < 25  # rank 1 sleeps 30 s: the abort ended it

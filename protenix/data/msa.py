@@ -23,12 +23,14 @@ Per chain (AlphaFold-Multimer's MSA pipeline, kept by AF3 supplement section 2.3
 """
 
 import re
+import string
 
 import numpy as np
 
 from .constants import MSA_PROTEIN_SEQ_TO_ID, N_RESTYPE
 
 GAP = 31
+_DROP_LOWER = str.maketrans("", "", string.ascii_lowercase)
 _UNIPROT = re.compile(
     r"(?:tr|sp)\|[A-Z0-9]{6,10}(?:_\d+)?\|(?:[A-Z0-9]{1,10}_)(?P<SpeciesId>[A-Z0-9]{1,5})")
 _UNIREF = re.compile(r"^UniRef100_[^_]+_([^_/]+)")
@@ -52,7 +54,7 @@ def dedup(rows, descs):
     """Keeps the first of rows equal after removing lowercase insertions."""
     seen, out_r, out_d = set(), [], []
     for r, d in zip(rows, descs):
-        key = "".join(ch for ch in r if not ch.islower())
+        key = r.translate(_DROP_LOWER)
         if key not in seen:
             seen.add(key)
             out_r.append(r)

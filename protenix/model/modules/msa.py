@@ -153,12 +153,24 @@ class MSAStack(core.nn.Cell):
         self.msa_chunk_size = msa_chunk_size
         self.msa_max_size = msa_max_size
 
-    def _rows(self, fn, m):
-        """``fn`` over blocks of ``msa_chunk_size`` MSA rows of m ``[..., S, N, c_m]``."""
+    def _rows(self, fn, m, z=None):
+        """``fn(m_rows, z)`` over blocks of ``msa_chunk_size`` MSA rows of m
+        ``[..., S, N, c_m]``. In training each block is recomputed in the backward pass
+        (``core.recompute``, as Protenix checkpoints each chunk), so one block's activations
+        are alive at a time there too."""
         if self.msa_chunk_size is None:
-            return fn(m)
+            return fn(m, z)
+        if self.training:
+            fn = core.recompute(fn)
         axis = m.ndim - 3
-        return core.chunk_map(fn, int(self.msa_chunk_size), in_axes=axis, out_axes=axis)(m)
+        chunked = core.chunk_map(fn, int(self.msa_chunk_size), in_axes=(axis, None), out_axes=axis)
+        return chunked(m, z)
+
+    def _pwa(self, m_rows, z):
+        return self.msa_pair_weighted_averaging(m_rows, z)
+
+    def _transition(self, m_rows, z):
+        return self.transition_m(m_rows)
 
     def _inference_rows(self, m_rows, z):
         m_rows = m_rows + self.msa_pair_weighted_averaging(m_rows, z)
@@ -167,10 +179,10 @@ class MSAStack(core.nn.Cell):
     def construct(self, m, z):
         """m ``[..., N_msa, N_token, c_m]``, z ``[..., N_token, N_token, c_z]`` -> the new m."""
         if not self.training:
-            return self._rows(lambda rows: self._inference_rows(rows, z), m)
-        update = self._rows(lambda rows: self.msa_pair_weighted_averaging(rows, z), m)
+            return self._rows(self._inference_rows, m, z)
+        update = self._rows(self._pwa, m, z)
         m = dropout_add_rowwise(m, update, self.p_drop, self.training)
-        return m + self._rows(self.transition_m, m)
+        return m + self._rows(self._transition, m, z)
 
 
 def _pairformer():

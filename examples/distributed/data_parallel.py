@@ -33,7 +33,9 @@ def make_data(n_samples, seed=0):
     return x, np.sin(np.pi * x[:, :1]) * x[:, 1:]
 
 
-def main(steps=300, global_batch=16, n_samples=64, lr=3e-2, graph=False, out=None, ckpt=None):
+def main(
+    steps=300, global_batch=16, n_samples=64, lr=3e-2, graph=False, out=None, ckpt=None, hidden=16
+):
     """Train; returns ``{"losses": [global loss per step], "world": N, "seconds": ...}``.
 
     Args:
@@ -42,6 +44,7 @@ def main(steps=300, global_batch=16, n_samples=64, lr=3e-2, graph=False, out=Non
         graph: compile the training step (``set_context(mode=GRAPH_MODE)``).
         out: a JSON file rank 0 writes the result to.
         ckpt: a checkpoint path rank 0 writes at the end (every rank checks it reloads).
+        hidden: width of the hidden layer.
     """
     comm.init()
     rank, world = comm.get_rank(), comm.get_group_size()
@@ -60,7 +63,9 @@ def main(steps=300, global_batch=16, n_samples=64, lr=3e-2, graph=False, out=Non
     ).batch(global_batch // world, drop_remainder=True)
     core.set_seed(0)
     f64 = core.float64
-    net = nn.SequentialCell(nn.Dense(2, 16, dtype=f64), nn.Tanh(), nn.Dense(16, 1, dtype=f64))
+    net = nn.SequentialCell(
+        nn.Dense(2, hidden, dtype=f64), nn.Tanh(), nn.Dense(hidden, 1, dtype=f64)
+    )
     opt = nn.Adam(net.trainable_params(), learning_rate=lr)
     step = nn.TrainOneStepCell(nn.WithLossCell(net, nn.MSELoss()), opt)
     losses, start = [], time.perf_counter()
@@ -97,9 +102,18 @@ if __name__ == "__main__":
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--global-batch", type=int, default=16)
     parser.add_argument("--samples", type=int, default=64)
+    parser.add_argument("--hidden", type=int, default=16)
     parser.add_argument("--graph", action="store_true")
     parser.add_argument("--out")
     parser.add_argument("--ckpt")
     parser.add_argument("--tiny", action="store_true", help="4 steps")
     a = parser.parse_args()
-    main(4 if a.tiny else a.steps, a.global_batch, a.samples, graph=a.graph, out=a.out, ckpt=a.ckpt)
+    main(
+        4 if a.tiny else a.steps,
+        a.global_batch,
+        a.samples,
+        graph=a.graph,
+        out=a.out,
+        ckpt=a.ckpt,
+        hidden=a.hidden,
+    )

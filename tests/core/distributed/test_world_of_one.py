@@ -178,3 +178,16 @@ def test_train_one_step_cell_uses_the_reducer_in_data_parallel_mode():
     assert isinstance(dp.grad_reducer, nn.DistributedGradReducer) and dp.grad_reducer.mean
     x = core.Tensor(np.ones((2, 3)))
     assert np.isfinite(dp(x, core.Tensor(np.zeros((2, 1)))).asnumpy())
+
+
+def test_bench_runs_tiny(capsys):
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[3] / "bench" / "distributed_comm.py"
+    spec = importlib.util.spec_from_file_location("bench_distributed_comm", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(tiny=True)
+    out = capsys.readouterr().out
+    assert "core.communication on 1 processes" in out and "DistributedGradReducer" in out

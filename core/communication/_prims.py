@@ -21,6 +21,7 @@ what SPMD code does; a rank that skips a collective the others call is caught by
 check and the timeout of ``management``.
 """
 
+import os
 import zlib
 
 import numpy as np
@@ -48,12 +49,27 @@ def _mpi_op(op):
     return {"sum": mpi.SUM, "max": mpi.MAX, "min": mpi.MIN, "prod": mpi.PROD}[op]
 
 
-def _host(xp, x):
-    """``x`` as a C-contiguous numpy array MPI can send, and a function that turns a numpy
-    result back into ``x``'s array type and dtype. GPU arrays go through host memory; float16,
-    bfloat16 and bool travel as float32 / uint8 (MPI has no portable type for them)."""
+def _cuda_aware():
+    """``DIFFSCI_CUDA_AWARE_MPI=1``: hand GPU (cupy) buffers to MPI directly (an MPI built with
+    CUDA support); otherwise they are staged through host memory."""
+    return os.environ.get("DIFFSCI_CUDA_AWARE_MPI", "0") == "1"
+
+
+def _buffers(xp, x):
+    """``(a, bx, back)``: ``x`` as a C-contiguous array MPI can send, the array namespace of
+    the buffers (numpy, or cupy for CUDA-aware MPI), and a function that turns a result back
+    into ``x``'s array type and dtype. float16, bfloat16 and bool travel as float32 / uint8
+    (MPI has no portable type for them)."""
     dtype = x.dtype
-    a = x.get() if hasattr(x, "get") and not isinstance(x, np.ndarray) else np.asarray(x)
+    on_device = xp is not np
+    if on_device and _cuda_aware():
+        bx = xp
+        xp.cuda.get_current_stream().synchronize()  # MPI reads the buffer outside the stream
+    else:
+        bx = np
+        if on_device:
+            x = x.get()
+    a = bx.asarray(x)
     if (dtype.kind == "f" and dtype.itemsize == 2) or dtype.name == "bfloat16":
         a = a.astype(np.float32)
     elif dtype == np.bool_:
@@ -61,10 +77,10 @@ def _host(xp, x):
     a = a if a.flags.c_contiguous else a.copy(order="C")  # (ascontiguousarray makes 0-d 1-d)
 
     def back(out):
-        out = np.asarray(out).astype(dtype, copy=False)
-        return out if xp is np else xp.asarray(out)
+        out = out.astype(dtype, copy=False)
+        return xp.asarray(out) if bx is not xp else out
 
-    return a, back
+    return a, bx, back
 
 
 def _signature(name, x, *params):
@@ -99,8 +115,8 @@ def _all_reduce_impl(xp, x, op, group):
     if c is None:
         return xp.array(x, copy=True)
     comm, text = c
-    a, back = _host(xp, x)
-    out = np.empty_like(a)
+    a, bx, back = _buffers(xp, x)
+    out = bx.empty_like(a)
     _m.wait(comm.Iallreduce(a, out, _mpi_op(op)), text, comm)
     return back(out)
 
@@ -110,10 +126,10 @@ def _all_gather_impl(xp, x, axis, group):
     if c is None:
         return xp.array(x, copy=True)
     comm, text = c
-    a, back = _host(xp, x)
-    buf = np.empty((comm.Get_size(), *a.shape), dtype=a.dtype)
+    a, bx, back = _buffers(xp, x)
+    buf = bx.empty((comm.Get_size(), *a.shape), dtype=a.dtype)
     _m.wait(comm.Iallgather(a, buf), text, comm)
-    return back(np.concatenate(list(buf), axis=axis))
+    return back(bx.concatenate(list(buf), axis=axis))
 
 
 def _reduce_scatter_impl(xp, x, op, axis, group):
@@ -122,11 +138,11 @@ def _reduce_scatter_impl(xp, x, op, axis, group):
         return xp.array(x, copy=True)
     comm, text = c
     n = comm.Get_size()
-    a, back = _host(xp, x)
-    front = np.ascontiguousarray(np.moveaxis(a, axis, 0))
-    out = np.empty((front.shape[0] // n, *front.shape[1:]), dtype=a.dtype)
+    a, bx, back = _buffers(xp, x)
+    front = bx.ascontiguousarray(bx.moveaxis(a, axis, 0))
+    out = bx.empty((front.shape[0] // n, *front.shape[1:]), dtype=a.dtype)
     _m.wait(comm.Ireduce_scatter_block(front, out, _mpi_op(op)), text, comm)
-    return back(np.moveaxis(out, 0, axis))
+    return back(bx.moveaxis(out, 0, axis))
 
 
 def _broadcast_impl(xp, x, root, group):
@@ -134,7 +150,7 @@ def _broadcast_impl(xp, x, root, group):
     if c is None:
         return xp.array(x, copy=True)
     comm, text = c
-    a, back = _host(xp, x)
+    a, _, back = _buffers(xp, x)
     buf = a.copy()
     _m.wait(comm.Ibcast(buf, root=root), text, comm)
     return back(buf)
@@ -145,8 +161,8 @@ def _reduce_impl(xp, x, op, root, group):
     if c is None:
         return xp.array(x, copy=True)
     comm, text = c
-    a, back = _host(xp, x)
-    out = np.zeros_like(a)
+    a, bx, back = _buffers(xp, x)
+    out = bx.zeros_like(a)
     _m.wait(comm.Ireduce(a, out, _mpi_op(op), root=root), text, comm)
     return back(out)
 
@@ -157,11 +173,11 @@ def _all_to_all_impl(xp, x, split_axis, concat_axis, group):
         return xp.array(x, copy=True)
     comm, text = c
     n = comm.Get_size()
-    a, back = _host(xp, x)
-    send = np.ascontiguousarray(np.stack(np.split(a, n, axis=split_axis)))  # [n, *block]
-    recv = np.empty_like(send)
+    a, bx, back = _buffers(xp, x)
+    send = bx.ascontiguousarray(bx.stack(bx.split(a, n, axis=split_axis)))  # [n, *block]
+    recv = bx.empty_like(send)
     _m.wait(comm.Ialltoall(send, recv), text, comm)
-    return back(np.concatenate(list(recv), axis=concat_axis))
+    return back(bx.concatenate(list(recv), axis=concat_axis))
 
 
 # ---- shape rules ------------------------------------------------------------------------------

@@ -6,6 +6,8 @@ Shapes: every rank passes a tensor of the same shape and dtype (as MindSpore's p
 require). In a world of one every collective returns its input (a copy).
 """
 
+import numpy as np
+
 from ..jit.trace import JitTrace
 from ..ops.creation import zeros
 from ..primitive import trace_stack
@@ -177,7 +179,7 @@ def send(tensor, dst, group=None, tag=0):
     comm = _m.comm_of(_group(group))
     if comm is None:
         raise ValueError("send: a world of one process has nobody to send to")
-    a, _ = _prims._host(tensor.asnumpy().__array_namespace__(), tensor.asnumpy())
+    a, _, _ = _prims._buffers(np, tensor.asnumpy())
     _m.wait(comm.Isend(a, dest=int(dst), tag=int(tag)), f"send to rank {dst} (tag {tag})", comm)
 
 
@@ -190,10 +192,10 @@ def recv(tensor, src, group=None, tag=0):
     if comm is None:
         raise ValueError("recv: a world of one process has nobody to receive from")
     template = tensor.asnumpy()
-    a, back = _prims._host(template.__array_namespace__(), template)
+    a, _, back = _prims._buffers(np, template)
     what = f"recv {template.dtype.name}{list(template.shape)} from rank {src} (tag {tag})"
     _m.wait(comm.Irecv(a, source=int(src), tag=int(tag)), what, comm)
-    return Tensor(back(a))
+    return Tensor(back(a))  # on the CPU (host messages)
 
 
 # ---- MindSpore's primitive classes -------------------------------------------------------------

@@ -23,6 +23,7 @@ import sys
 import time
 import traceback
 import typing
+import zlib
 
 import numpy as np
 
@@ -264,8 +265,9 @@ def get_group_rank_from_world_rank(world_rank_id, group):
 def create_group(group, rank_ids):
     """Make group ``group`` of the world ranks ``rank_ids`` (MindSpore's ``create_group``).
 
-    Every rank of the world calls it with the same arguments (MPI_Comm_split underneath, a
-    collective over the world); ranks outside ``rank_ids`` get a group they are not members of.
+    The ranks in ``rank_ids`` call it with the same arguments (``MPI_Comm_create_group``, a
+    collective over those ranks only; group rank ``i`` is world rank ``rank_ids[i]``); other
+    ranks may call it too and get a group they are not members of, without communicating.
 
     Raises:
         ValueError: a taken name, repeated or out-of-range ranks.
@@ -285,11 +287,16 @@ def create_group(group, rank_ids):
     if _State.world is None:
         _State.groups[group] = (None, tuple(ranks))
         return
-    me = _State.world.Get_rank()
-    color = 0 if me in ranks else _State.mpi.UNDEFINED
-    key = ranks.index(me) if me in ranks else 0
-    comm = _State.world.Split(color, key)
-    _State.groups[group] = (comm if me in ranks else None, tuple(ranks))
+    if _State.world.Get_rank() not in ranks:
+        _State.groups[group] = (None, tuple(ranks))
+        return
+    members = _State.world.Get_group().Incl(ranks)
+    try:
+        tag = zlib.crc32(str(group).encode()) % 32768  # MPI guarantees tags up to 32767
+        comm = _State.world.Create_group(members, tag)
+    finally:
+        members.Free()
+    _State.groups[group] = (comm, tuple(ranks))
 
 
 def destroy_group(group):

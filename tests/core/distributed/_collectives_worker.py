@@ -61,6 +61,18 @@ def main(out_dir):
     comm.create_group("reversed", [1, 0])
     saved["group_rank"] = np.array(comm.get_rank("reversed"))
     saved["group_gather"] = comm.all_gather(x, group="reversed").asnumpy()
+    # dtypes MPI has no type for travel as float32 / uint8
+    for dt in ("float32", "float16", "bfloat16", "int32", "complex128", "bool"):
+        y = ops.astype(x > 0, dt) if dt == "bool" else ops.astype(x * 4.0, dt)
+        got = comm.all_reduce(y, "max" if dt == "bool" else "sum")
+        assert got.dtype == y.dtype, (got.dtype, y.dtype)
+        saved[f"dtype/{dt}"] = got.asnumpy().astype(
+            np.complex128 if dt == "complex128" else np.float64
+        )
+    # a group that only its member calls: rank 1 alone
+    if rank == 1:
+        comm.create_group("only1", [1])
+        saved["only1"] = comm.all_reduce(x, group="only1").asnumpy()
     # point to point (eager)
     if rank == 0:
         comm.send(x * 3.0, dst=1, tag=7)

@@ -206,12 +206,27 @@ def test_vmap(ranks):
         np.testing.assert_array_equal(ranks[r]["vmap_a2a"], want)
 
 
+@pytest.mark.parametrize("dt", ["float32", "float16", "bfloat16", "int32", "complex128", "bool"])
+def test_dtypes(ranks, dt):
+    x = _inputs(0).asnumpy()
+    if dt == "bool":
+        want = (x[0] > 0) | (x[1] > 0)
+    else:
+        wide = np.complex128 if dt == "complex128" else np.float64
+        parts = [ops.astype(core.Tensor(x[r] * 4.0), dt).asnumpy().astype(wide) for r in range(2)]
+        want = ops.astype(core.Tensor(parts[0] + parts[1]), dt).asnumpy().astype(wide)
+    for r in range(2):
+        np.testing.assert_array_equal(ranks[r][f"dtype/{dt}"], want)
+
+
 def test_group_and_point_to_point(ranks):
     x = _inputs(0).asnumpy()
     for r in range(2):
         assert int(ranks[r]["group_rank"]) == 1 - r
         np.testing.assert_array_equal(ranks[r]["group_gather"], np.concatenate([x[1], x[0]]))
     np.testing.assert_array_equal(ranks[1]["recv"], 3.0 * x[0])
+    np.testing.assert_array_equal(ranks[1]["only1"], x[1])
+    assert "only1" not in ranks[0]
 
 
 # ---- data parallel: 2 ranks equal 1 rank with the global batch ------------------------------

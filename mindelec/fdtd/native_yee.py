@@ -368,9 +368,11 @@ class HalfStep:
         lines = []
         psi_rows = []  # streamed psi rows: (slab axis, offset of the row in out)
         tmp = 0
+        starts = []  # where each component's lines begin (the fixups' CELLZ takes a subset)
         for o, (name, terms) in enumerate(self.terms.items()):
             if mode == "adj2":
                 break
+            starts.append(len(lines))
             acc = f"acc{o}"
             a_name = ("da_" if update_fwd else "ca_") + name
             b_name = ("db_" if update_fwd else "cb_") + name
@@ -467,6 +469,15 @@ class HalfStep:
                 value = " - ".join(["-" + diffs[0], *diffs[1:]])
                 lines.append(f"out[{adj['gS'][src]} + idx] = {value};")
         body = "\n    ".join(lines)
+        # the components whose curl differentiates along the inner axis: the only ones the
+        # inner axis's boundary cell and PML slabs change (forward mode's fixups)
+        ends = [*starts[1:], len(lines)]
+        body_z = "\n    ".join(
+            line
+            for o, terms in enumerate(self.terms.values())
+            if mode == "forward" and any(j + off == 2 for j, _k, _s in terms)
+            for line in lines[starts[o] : ends[o]]
+        )
 
         def row_setup(L):
             c, n = coord[L], dims[L]
@@ -539,13 +550,14 @@ class HalfStep:
                 '_Pragma("GCC ivdep") for (ptrdiff_t k = 0; k < n2; ++k) '
                 + call.format(o=step, w="(T)1", q="-1", inn="0")
             ]
+            call_z = call.replace("CELL(", "CELLZ(")
             for a, b, q, size in (("0", f"{lo2}", q_low, lo2), (f"n2 - {hi2}", "n2", q_high, hi2)):
                 if size:
                     fast.append(
                         f'_Pragma("GCC ivdep") for (ptrdiff_t k = {a}; k < {b}; ++k) '
-                        + call.format(o=step, w="(T)1", q=q, inn="1")
+                        + call_z.format(o=step, w="(T)1", q=q, inn="1")
                     )
-            fast.append(edge_call)
+            fast.append(edge_call.replace("CELL(", "CELLZ("))
             safe = "r < n0 * n1 - 1" if fwd else "r > 0"
             fast = "\n      ".join(fast)
             inner = f"if ({safe}) {{\n      {fast}\n      }} else {{\n      {inner}\n      }}"
@@ -561,6 +573,8 @@ class HalfStep:
         # hoist every pointer and number into restrict locals so the loops vectorize
         body = re.sub(r"in\[(\d+)\]", r"P\1", body)
         body = re.sub(r"\(T\)num\[(\d+)\]", r"C\1", body)
+        body_z = re.sub(r"in\[(\d+)\]", r"P\1", body_z)
+        body_z = re.sub(r"\(T\)num\[(\d+)\]", r"C\1", body_z)
         decls = "\n  ".join(
             [
                 (
@@ -572,13 +586,17 @@ class HalfStep:
             ]
             + [f"const T C{m} = (T)J->num[{m}];" for m in range(n_num)]
         )
-        macro = " \\\n    ".join(
-            [
-                "#define CELL(o2, w2, q2, in2, in0, in1) do { const ptrdiff_t idx = base + k;",
-                "(void)(o2); (void)(w2); (void)(q2); (void)(in2);",
-                *body.split("\n    "),
-                "} while (0)",
-            ]
+        macro = "\n  ".join(
+            " \\\n    ".join(
+                [
+                    f"#define {cell}(o2, w2, q2, in2, in0, in1) do {{ "
+                    "const ptrdiff_t idx = base + k;",
+                    "(void)(o2); (void)(w2); (void)(q2); (void)(in2);",
+                    *text.split("\n    "),
+                    "} while (0)",
+                ]
+            )
+            for cell, text in (("CELL", body), ("CELLZ", body_z))
         )
         n_out = len(self.terms)
         rows = flush = fence = helper = ""

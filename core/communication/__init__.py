@@ -18,12 +18,14 @@ from .comm_func import ReduceOp as ReduceOp
 from .comm_func import ReduceScatter as ReduceScatter
 from .comm_func import Send as Send
 from .comm_func import all_gather as all_gather
+from .comm_func import all_gather_into_tensor as all_gather_into_tensor
 from .comm_func import all_reduce as all_reduce
 from .comm_func import all_to_all as all_to_all
 from .comm_func import broadcast as broadcast
 from .comm_func import recv as recv
 from .comm_func import reduce as reduce
 from .comm_func import reduce_scatter as reduce_scatter
+from .comm_func import reduce_scatter_tensor as reduce_scatter_tensor
 from .comm_func import send as send
 from .management import HCCL_WORLD_COMM_GROUP as HCCL_WORLD_COMM_GROUP
 from .management import MCCL_WORLD_COMM_GROUP as MCCL_WORLD_COMM_GROUP

@@ -25,12 +25,14 @@ __all__ = [
     "ReduceScatter",
     "Send",
     "all_gather",
+    "all_gather_into_tensor",
     "all_reduce",
     "all_to_all",
     "broadcast",
     "recv",
     "reduce",
     "reduce_scatter",
+    "reduce_scatter_tensor",
     "send",
 ]
 
@@ -162,6 +164,11 @@ def all_to_all(tensor, split_axis=0, concat_axis=0, group=None):
     return _prims.all_to_all_p(tensor, split_axis=split_axis, concat_axis=concat_axis, group=group)
 
 
+# MindSpore's comm_func names for the axis-0 forms
+all_gather_into_tensor = all_gather
+reduce_scatter_tensor = reduce_scatter
+
+
 def _eager_only(name):
     if any(isinstance(t, JitTrace) for t in trace_stack()):
         raise RuntimeError(
@@ -193,6 +200,7 @@ def recv(tensor, src, group=None, tag=0):
         raise ValueError("recv: a world of one process has nobody to receive from")
     template = tensor.asnumpy()
     a, _, back = _prims._buffers(np, template)
+    a = a.copy()  # a fresh buffer: ``tensor`` is left as it was
     what = f"recv {template.dtype.name}{list(template.shape)} from rank {src} (tag {tag})"
     _m.wait(comm.Irecv(a, source=int(src), tag=int(tag)), what, comm)
     return Tensor(back(a))  # on the CPU (host messages)

@@ -77,7 +77,9 @@ def main(out_dir):
     if rank == 0:
         comm.send(x * 3.0, dst=1, tag=7)
     else:
-        saved["recv"] = comm.recv(core.zeros(SHAPE, core.float64), src=0, tag=7).asnumpy()
+        template = core.zeros(SHAPE, core.float64)
+        saved["recv"] = comm.recv(template, src=0, tag=7).asnumpy()
+        assert not template.asnumpy().any(), "recv wrote into its template"
     comm.barrier()
     # mismatched collectives: the same error on every rank, caught here, and the world goes on
     try:

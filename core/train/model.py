@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from ..autodiff.api import no_grad, value_and_grad
+from ..nn.grad_reducer import reducer_from_context
 from ..serialization import load_checkpoint, load_param_into_net
 from ..tensor import Tensor
 from .callbacks import CallbackParams, RunContext
@@ -104,9 +105,12 @@ class Model:
             raise ValueError("Model.train: no optimizer was given")
         grad_fn = value_and_grad(self._forward_loss, None, self.optimizer.parameters)
         optimizer = self.optimizer
+        reducer = reducer_from_context(optimizer.parameters)  # data parallel: all-reduced grads
 
         def train_step(*batch):
             loss, grads = grad_fn(*batch)
+            if reducer is not None:
+                grads = reducer(grads)
             optimizer(grads)
             return loss
 

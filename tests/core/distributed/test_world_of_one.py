@@ -191,3 +191,25 @@ def test_bench_runs_tiny(capsys):
     module.main(tiny=True)
     out = capsys.readouterr().out
     assert "core.communication on 1 processes" in out and "DistributedGradReducer" in out
+
+
+def test_model_train_uses_the_reducer_in_data_parallel_mode(monkeypatch):
+    from core.nn import grad_reducer
+    from core.train import Model
+
+    calls = []
+    original = grad_reducer.DistributedGradReducer.construct
+    monkeypatch.setattr(
+        grad_reducer.DistributedGradReducer,
+        "construct",
+        lambda self, grads: calls.append(len(grads)) or original(self, grads),
+    )
+    core.set_seed(0)
+    net = nn.Dense(3, 1, dtype=core.float64)
+    opt = nn.SGD(net.trainable_params(), learning_rate=0.1)
+    batches = [(core.Tensor(np.ones((2, 3))), core.Tensor(np.zeros((2, 1))))] * 3
+    Model(net, nn.MSELoss(), opt).train(1, batches)
+    assert calls == []  # stand-alone: no reducer
+    core.set_auto_parallel_context(parallel_mode="data_parallel")
+    Model(net, nn.MSELoss(), opt).train(1, batches)
+    assert calls == [2, 2, 2]  # weight and bias, every step

@@ -4,7 +4,8 @@ The reference (fixtures/features.npz) was made by fixtures/make_features.py, whi
 Protenix's ``SampleDictToFeatures`` + ``InferenceMSAFeaturizer`` + template featurizer +
 ``make_dummy_feature`` + ``data_type_transform`` on three jobs (a monomer with an unpaired a3m, a
 single sequence with X, an A2B complex with paired + unpaired a3m, and a complex with explicit
-chain ids, a short chain and deeper paired MSAs with repeated species). ``ref_pos`` is compared
+chain ids, a short chain and deeper paired MSAs with repeated species, and an F + G x3 complex
+with 80/60-row paired MSAs). ``ref_pos`` is compared
 up to the random rigid motion Protenix applies to each residue (the conformer source is the
 CCD ideal one on both sides, see the script).
 """
@@ -19,7 +20,7 @@ from protenix.data import InputError, build_atoms, featurize
 from protenix.data.ccd_table import CCD_TABLE
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "features.npz")
-CASES = ["monomer_a3m", "single_seq", "complex_paired", "ids_and_species"]
+CASES = ["monomer_a3m", "single_seq", "complex_paired", "ids_and_species", "deep_complex"]
 
 
 def _flat(feat):

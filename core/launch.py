@@ -5,7 +5,7 @@ next to this Python (the ``mpich`` wheel of the ``distributed`` extra puts it in
 environment's ``bin``) or on ``PATH``, runs the script through mpi4py's runner (an exception
 nobody catches on one rank aborts every rank instead of leaving them waiting), puts this
 checkout on ``PYTHONPATH``, and gives each rank ``cores // n`` threads unless
-``DIFFSCI_NUM_THREADS`` says otherwise. ``-m module`` runs a module instead of a script.
+``DIFFSCI_NUM_THREADS`` says otherwise. ``-m module`` runs a module instead of a script; ``-n 1`` without MPI runs plain Python.
 Plain ``mpiexec -n 4 python script.py`` works too.
 """
 
@@ -64,14 +64,22 @@ def main(argv=None):
     parser.add_argument("target", help="the script (or module with -m)")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="the script's arguments")
     opts = parser.parse_args(argv)
-    if importlib.util.find_spec("mpi4py") is None and opts.nprocs > 1:
+    have_mpi = importlib.util.find_spec("mpi4py") is not None
+    if not have_mpi and opts.nprocs > 1:
         sys.stderr.write("core.launch: mpi4py is not installed; pip install -e '.[distributed]'\n")
         return 2
     try:
         cmd = build_command(opts.nprocs, opts.target, opts.args, module=opts.module)
-    except (FileNotFoundError, ValueError) as exc:
+    except FileNotFoundError as exc:
+        if opts.nprocs > 1:
+            sys.stderr.write(f"{exc}\n")
+            return 2
+        cmd = None
+    except ValueError as exc:
         sys.stderr.write(f"{exc}\n")
         return 2
+    if cmd is None or not have_mpi:  # one process needs no MPI: plain python
+        cmd = [sys.executable, *(["-m"] if opts.module else []), opts.target, *opts.args]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(_ROOT), env.get("PYTHONPATH")) if p)
     if "DIFFSCI_NUM_THREADS" not in env:

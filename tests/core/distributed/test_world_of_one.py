@@ -213,3 +213,27 @@ def test_model_train_uses_the_reducer_in_data_parallel_mode(monkeypatch):
     core.set_auto_parallel_context(parallel_mode="data_parallel")
     Model(net, nn.MSELoss(), opt).train(1, batches)
     assert calls == [2, 2, 2]  # weight and bias, every step
+
+
+def test_launcher_main(monkeypatch, capsys):
+    from core import launch
+
+    seen = []
+    monkeypatch.setattr(launch.subprocess, "call", lambda cmd, env: seen.append((cmd, env)) or 0)
+
+    def no_mpiexec(python=None, path=None):
+        raise FileNotFoundError("core.launch: no mpiexec or mpirun ...")
+
+    monkeypatch.setattr(launch, "find_mpiexec", no_mpiexec)
+    assert launch.main(["-n", "1", "train.py", "--tiny"]) == 0  # one process: plain python
+    assert seen[-1][0] == [sys.executable, "train.py", "--tiny"]
+    assert launch.main(["-n", "2", "train.py"]) == 2  # two need mpiexec: the error says so
+    assert "no mpiexec" in capsys.readouterr().err
+    monkeypatch.setattr(launch, "find_mpiexec", lambda python=None, path=None: "/x/mpiexec")
+    monkeypatch.delenv("DIFFSCI_NUM_THREADS", raising=False)
+    if launch.importlib.util.find_spec("mpi4py") is not None:
+        assert launch.main(["-n", "2", "-m", "pkg.train", "--steps", "3"]) == 0
+        cmd, env = seen[-1]
+        assert cmd[:4] == ["/x/mpiexec", "-n", "2", sys.executable]
+        assert cmd[4:] == ["-m", "mpi4py", "-m", "pkg.train", "--steps", "3"]
+        assert int(env["DIFFSCI_NUM_THREADS"]) >= 1

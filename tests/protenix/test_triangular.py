@@ -52,10 +52,15 @@ def test_triangle_attention_blocks_equal_plain():
     assert_rel_close(join_blocks(blocks), want["y"] + x["x"].asnumpy(), 1e-5, "blocks")
 
 
-def test_transpose_blocks():
-    z = core.tensor(np.arange(7 * 7 * 2, dtype=np.float32).reshape(7, 7, 2))
-    blocks = transpose_blocks(row_blocks(z, 3))
-    assert [b.shape[0] for b in blocks] == [3, 3, 1]
+def test_row_blocks_and_transpose_blocks():
+    """Blocks of at most chunk_size rows and at most ceil(N / 16) rows; the transpose of the
+    blocked tensor keeps the split."""
+    z = core.tensor(np.arange(40 * 40 * 2, dtype=np.float32).reshape(40, 40, 2))
+    assert [b.shape[0] for b in row_blocks(z, 2)] == [2] * 20
+    blocks = row_blocks(z, None)
+    assert [b.shape[0] for b in blocks] == [3] * 13 + [1]
+    blocks = transpose_blocks(blocks)
+    assert [b.shape[0] for b in blocks] == [3] * 13 + [1]
     np.testing.assert_array_equal(join_blocks(blocks).asnumpy(), z.asnumpy().transpose(1, 0, 2))
 
 

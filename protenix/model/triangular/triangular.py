@@ -31,10 +31,19 @@ __all__ = [
 
 
 # ---- the pair tensor as row blocks (block-wise inference) -----------------------------------
+# Block-wise inference keeps about seven row-block-sized temporaries alive inside an update
+# (projections, gates, LayerNorm outputs); blocks of at most N / MIN_BLOCKS rows keep them
+# below half a pair tensor, whatever chunk_size asks for.
+MIN_BLOCKS = 16
+
+
 def row_blocks(z, chunk_size):
-    """``z [..., N, N, c]`` as a list of row blocks ``[..., r, N, c]`` (views, r <= chunk_size)."""
+    """``z [..., N, N, c]`` as a list of row blocks ``[..., r, N, c]`` (views) with
+    ``r <= chunk_size`` (None: no limit) and ``r <= ceil(N / MIN_BLOCKS)``."""
     n = z.shape[-3]
-    step = n if chunk_size is None else max(1, int(chunk_size))
+    step = -(-n // MIN_BLOCKS)
+    if chunk_size is not None:
+        step = min(step, max(1, int(chunk_size)))
     return [ops.slice_axis(z, -3, i, min(i + step, n)) for i in range(0, n, step)]
 
 

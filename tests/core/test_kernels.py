@@ -9,6 +9,7 @@ ones that fall back), so a kernel added without its equivalence check fails
 import numpy as np
 import pytest
 
+from core import dtypes as _dt
 from core.backend import kernels
 from core.jit.fuse_softmax import softmax_add
 from core.prims._define import ALL
@@ -183,6 +184,7 @@ CASES["normalize"] = [
     ((_normal(4, 30, 20, dtype=np.float64),), {"n_axes": 2, "eps": 1e-5}, 1e-14),  # native
     ((_normal(3, 5),), {"n_axes": 1, "eps": 1e-5}, 1e-6),  # small: numpy rows
     ((_normal(300, 257, dtype=np.float16),), {"n_axes": 1, "eps": 1e-5}, 3e-3),  # numpy blocks
+    ((_normal(300, 257).astype(_dt.bfloat16),), {"n_axes": 1, "eps": 1e-5}, 2e-2),  # in float32
     ((_normal(3, 5, dtype=np.float64) + 1j * _normal(3, 5),), {"n_axes": 1, "eps": 1e-5}, 1e-14),
 ]
 CASES["layer_norm"] = [
@@ -190,6 +192,7 @@ CASES["layer_norm"] = [
     (_rows_and_affine((4, 30, 20), 2, np.float64), {"n_axes": 2, "eps": 1e-5}, 1e-14),
     (_rows_and_affine((3, 5), 1, np.float32), {"n_axes": 1, "eps": 1e-5}, 1e-6),
     (_rows_and_affine((300, 257), 1, np.float16), {"n_axes": 1, "eps": 1e-5}, 3e-3),
+    (_rows_and_affine((300, 257), 1, _dt.bfloat16), {"n_axes": 1, "eps": 1e-5}, 2e-2),
 ]
 
 

@@ -17,10 +17,12 @@ Every kernel falls back to the reference for other array types.
 
 import numpy as np
 
+from ... import dtypes as _dt
 from .. import cpu_kernels as native
 from .. import kernels
 
 NATIVE_MIN = 256  # elements: below this a ctypes call gains nothing
+_HALF = (np.dtype("float16"), _dt.bfloat16)
 _BLOCK = 1 << 16  # elements per block (256 KiB of float32): one block stays in L2 cache
 
 
@@ -111,7 +113,12 @@ def _normalize_rows(x, out, eps):
 
 
 def layer_norm_blocked(x, n_axes, eps, w=None, b=None):
-    """``x`` normalized over its trailing ``n_axes`` axes (then ``* w + b``), block by block."""
+    """``x`` normalized over its trailing ``n_axes`` axes (then ``* w + b``), block by block.
+    float16/bfloat16 are normalized in float32 and cast back (numpy's BLAS and einsum have no
+    bfloat16, and half-precision sums of squares lose the variance)."""
+    if x.dtype in _HALF:
+        up = [None if a is None else a.astype(np.float32) for a in (w, b)]
+        return layer_norm_blocked(x.astype(np.float32), n_axes, eps, *up).astype(x.dtype)
     c = 1
     for d in x.shape[x.ndim - n_axes :]:
         c *= d

@@ -308,7 +308,9 @@ def destroy_group(group):
     del _State.groups[group]
 
 
-_SPIN = 0.05  # seconds of busy polling before sleeping between polls
+_SPIN = 1e-3  # seconds of busy polling, then polls that yield the core (to 50 ms), then sleeps
+_YIELD = 0.05
+_yield = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 def wait(request, what, comm):
@@ -327,6 +329,9 @@ def wait(request, what, comm):
         now = time.monotonic()
         if now - start < _SPIN:
             continue  # MPI progresses a non-blocking collective only inside Test: spin first
+        if now - start < _YIELD:
+            _yield()  # more ranks than cores: let the rank we wait for run
+            continue
         if now > deadline:
             raise TimeoutError(
                 f"core.communication: rank {comm.Get_rank()} of {comm.Get_size()}: {what} did not "

@@ -76,6 +76,7 @@ class _State:
         dict
     ] = {}  # name -> (communicator or None when this rank is not a member, world ranks)
     hook_installed = False
+    local = (0, 1)  # (rank, size) among the processes of this node
 
 
 def _launcher_world():
@@ -154,6 +155,11 @@ def init(backend_name=None):
             sys.excepthook = _excepthook
             _State.hook_installed = True
     size = _State.world.Get_size() if _State.world is not None else 1
+    _State.local = (0, 1)
+    if _State.world is not None:  # a collective: every rank is in init, so it is done here
+        node = _State.world.Split_type(_State.mpi.COMM_TYPE_SHARED)
+        _State.local = (node.Get_rank(), node.Get_size())
+        node.Free()
     _State.groups = {name: (_State.world, tuple(range(size))) for name in _WORLD_NAMES}
     GlobalComm.INITED = True
 
@@ -219,27 +225,15 @@ def get_group_size(group=None):
 
 
 def get_local_rank(group=None):
-    """Rank among the processes of this node (MPI's shared-memory split of the world)."""
+    """Rank among the world's processes on this node (found once, at ``init``)."""
     _ensure()
-    if _State.world is None:
-        return 0
-    node = _State.world.Split_type(_State.mpi.COMM_TYPE_SHARED)
-    try:
-        return node.Get_rank()
-    finally:
-        node.Free()
+    return _State.local[0]
 
 
 def get_local_rank_size(group=None):
-    """Number of processes of the world on this node."""
+    """Number of the world's processes on this node (found once, at ``init``)."""
     _ensure()
-    if _State.world is None:
-        return 1
-    node = _State.world.Split_type(_State.mpi.COMM_TYPE_SHARED)
-    try:
-        return node.Get_size()
-    finally:
-        node.Free()
+    return _State.local[1]
 
 
 def get_world_rank_from_group_rank(group, group_rank_id):

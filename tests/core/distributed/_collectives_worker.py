@@ -39,7 +39,7 @@ def main(out_dir):
     assert size == 2, size
     x = core.Tensor(np.random.default_rng(rank).standard_normal(SHAPE))
     v = core.Tensor(np.random.default_rng(200 + rank).standard_normal(SHAPE))
-    saved = {"world": np.array([rank, size])}
+    saved = {"world": np.array([rank, size, comm.get_local_rank(), comm.get_local_rank_size()])}
     for name, f in cases().items():
         out = f(x)
         w = core.Tensor(np.random.default_rng(100 + rank).standard_normal(out.shape))

@@ -144,7 +144,7 @@ def ranks(launched):
 
 def test_world(ranks):
     for r in range(2):
-        np.testing.assert_array_equal(ranks[r]["world"], [r, 2])
+        np.testing.assert_array_equal(ranks[r]["world"], [r, 2, r, 2])  # one node
 
 
 @pytest.mark.parametrize("name", CASES)

@@ -57,7 +57,7 @@ _LAUNCHER_ENV = (
     ("OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK"),  # Open MPI
     ("PMIX_SIZE", "PMIX_RANK"),
     ("MPI_LOCALNRANKS", "MPI_LOCALRANKID"),
-    ("SLURM_NTASKS", "SLURM_PROCID"),
+    ("SLURM_STEP_NUM_TASKS", "SLURM_PROCID"),  # srun (not the batch script around it)
 )
 
 

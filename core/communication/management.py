@@ -4,18 +4,20 @@ MindSpore's ``mindspore.communication`` names (``init``, ``release``, ``get_rank
 ``get_group_size``, ``create_group``, ``GlobalComm``, ``HCCL_WORLD_COMM_GROUP``...) over MPI
 through mpi4py (the ``distributed`` extra: ``pip install -e '.[distributed]'`` installs mpi4py
 and the ``mpich`` wheel). Every backend name (``"hccl"``, ``"nccl"``, ``"mpi"``) selects MPI;
-GPU arrays are staged through host memory (no CUDA-aware MPI, no NCCL yet).
+GPU (cupy) arrays are staged through host memory, or handed to MPI directly with
+``DIFFSCI_CUDA_AWARE_MPI=1`` (an MPI built with CUDA support); NCCL is not used.
 
 The world is the processes ``mpiexec`` started: a process started by an MPI launcher
-(``PMI_SIZE``, ``OMPI_COMM_WORLD_SIZE``, ``PMIX_RANK`` ... in its environment, or
+(``PMI_SIZE``, ``OMPI_COMM_WORLD_SIZE``, ``SLURM_STEP_NUM_TASKS`` ... in its environment, or
 ``DIFFSCI_MPI=1``) imports mpi4py; a plain ``python script.py`` is a world of one and never
 touches MPI, so every collective is the identity there and mpi4py need not be installed.
 
-No silent hangs: every MPI operation here is non-blocking and polled against a deadline
-(``DIFFSCI_COMM_TIMEOUT`` seconds, 300 by default); a collective first exchanges a short
+No silent hangs: every MPI operation here (but ``init`` and ``create_group``) is non-blocking
+and polled against a deadline (``DIFFSCI_COMM_TIMEOUT`` seconds, 300 by default); a collective first exchanges a short
 signature (which operation, shape, dtype) so that ranks calling different collectives all raise
 the same error naming what each rank called; and in a world > 1 an exception that nobody catches
 prints its traceback with the rank and calls ``MPI_Abort``, which ends every rank.
+``DIFFSCI_COMM_CHECK=0`` skips the signature exchange (one 96-byte all-gather per collective).
 """
 
 import os

@@ -161,8 +161,27 @@ def _ours(cfg, steps):
     return run, info
 
 
+def _import_fdtd():
+    """``import fdtd``, undoing what it does to PyTorch on import: fdtd 0.3.5 turns autograd off
+    process-wide and makes float64 torch's default dtype (``fdtd/backend.py``), which broke
+    every later torch comparison in the same test process."""
+    try:
+        import torch
+    except ImportError:
+        import fdtd
+
+        return fdtd
+    grad, dtype = torch.is_grad_enabled(), torch.get_default_dtype()
+    try:
+        import fdtd
+    finally:
+        torch.set_grad_enabled(grad)
+        torch.set_default_dtype(dtype)
+    return fdtd
+
+
 def _fdtd_package(cfg, steps):
-    import fdtd
+    fdtd = _import_fdtd()
 
     fdtd.set_backend("numpy.float32")
     n, p, c = cfg["n"], cfg["pml"], cfg["n"] // 2

@@ -41,6 +41,15 @@ def test_ours_and_fdtd_rows_run_tiny():
     assert r["steps"] == 1 and r["wall"] > 0
 
 
+def test_importing_fdtd_leaves_torch_as_it_was():
+    """fdtd 0.3.5 switches autograd off and makes float64 torch's default on import; the bench
+    undoes both, or every later torch comparison in the process fails."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("fdtd")
+    bench_fdtd._import_fdtd()
+    assert torch.is_grad_enabled() and torch.get_default_dtype() == torch.float32
+
+
 def test_copy_bandwidth_and_table():
     wall_bw, cpu_bw = bench_fdtd.copy_bandwidth(2, mib=4, repeats=2)
     assert wall_bw > 1e8 and cpu_bw > 1e8

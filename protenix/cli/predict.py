@@ -174,6 +174,16 @@ def run(args):
     args.n_cycle = args.cycles if args.cycles is not None else int(config["model"]["N_cycle"])
     args.n_step = (args.steps if args.steps is not None
                    else int(config["sample_diffusion"]["N_step"]))
+    if args.device == "GPU":
+        try:
+            from core.backend import get_backend
+
+            get_backend("GPU")
+        except Exception as err:
+            print(f"protenix predict: --device GPU: no GPU backend here ({type(err).__name__}: "
+                  f"{str(err).splitlines()[0] if str(err) else ''}); use --device CPU",
+                  file=sys.stderr)
+            return 2
     out = args.out
     os.makedirs(out, exist_ok=True)
 
@@ -214,7 +224,7 @@ def run(args):
 
     dumper = DataDumper(out, need_atom_confidence=args.need_atom_confidence, pdb=args.pdb,
                         plots=not args.no_plots, meaningless=args.random_weights)
-    rows, stage_rows = [], []
+    rows, stage_rows, skipped = [], [], []
     for job in jobs:
         name = job["name"]
         try:
@@ -226,6 +236,7 @@ def run(args):
                 _log(f"{name}: MSA search {time.perf_counter() - t:.1f} s", args.quiet)
             for seed in seeds:
                 if not args.overwrite and dumper.is_done(name, seed, args.samples):
+                    skipped.append((name, seed))
                     _log(f"{name} seed {seed}: done already, skipped (--overwrite redoes it)",
                          args.quiet)
                     continue
@@ -255,9 +266,15 @@ def run(args):
             os.unlink(err_file)
     if rows:
         print(_table(rows))
+        stages = ("features", "trunk", "diffusion", "confidence", "write")
+        print("time per stage (s): " + "  ".join(f"{k:>10s}" for k in stages))
+        for name, seed, t, total in stage_rows:
+            print(f"  {name[:12]:<12s} seed {seed:<5d} " + "  ".join(
+                f"{t.get(k, 0.0):>10.2f}" for k in stages) + f"   total {total:.2f}")
     if args.random_weights:
         print(f"WARNING: {MEANINGLESS}")
     n_ok = len({r[0] for r in rows})
-    print(f"protenix predict: {n_ok} job(s) predicted, {len(failed)} failed"
+    print(f"protenix predict: {n_ok} job(s) predicted, {len(skipped)} (job, seed) pair(s) "
+          f"done already and skipped, {len(failed)} failed"
           + (f" ({', '.join(sorted(failed))}; see {os.path.join(out, 'ERR')})" if failed else ""))
     return min(255, len(failed))

@@ -24,7 +24,8 @@ import numpy as np
 
 from ..model.weights import WeightsError
 
-__all__ = ["CHECKPOINT_URL", "NetworkUnavailable", "cache_dir", "find_weights", "run_model"]
+__all__ = ["CHECKPOINT_URL", "NetworkUnavailable", "cache_dir", "find_weights",
+           "resolve_chunk_size", "run_model"]
 
 # Protenix's published checkpoints (protenix/web_service/dependency_url.py): <base>/<model>.pt
 CHECKPOINT_URL = "https://protenix.tos-cn-beijing.volces.com/checkpoint"
@@ -83,6 +84,21 @@ def network_available():
     return True
 
 
+def resolve_chunk_size(requested, n_token, config):
+    """The trunk chunk size for ``n_token`` tokens: an int or None (no chunking) as given, or
+    for ``"auto"`` Protenix's dynamic rule (``infer_setting.chunk_size_thresholds``: the first
+    threshold >= n_token gives the size, -1 meaning none; 32 above the largest)."""
+    if requested != "auto":
+        return requested
+    infer = config["infer_setting"]
+    if not infer.get("dynamic_chunk_size", False) or "chunk_size_thresholds" not in infer:
+        return infer.get("chunk_size")
+    for threshold, size in sorted((int(k), v) for k, v in infer["chunk_size_thresholds"].items()):
+        if n_token <= threshold:
+            return None if size == -1 else size
+    return 32
+
+
 def _progress(iterable, desc, enabled):
     if not enabled:
         return iterable
@@ -101,7 +117,8 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
         config: the model's ``ConfigDict``; weights_path: checkpoint (None with
             ``random_weights``); n_cycle/n_step/n_sample: recycles, diffusion steps, samples;
         seed: seeds the diffusion noise (and the random weights); dtype "fp32"/"bf16";
-        device "CPU"/"GPU"; chunk_size: None, "auto" or an int (trunk row chunks).
+        device "CPU"/"GPU"; chunk_size: None, "auto" or an int (trunk row chunks;
+        :func:`resolve_chunk_size` turns "auto" into Protenix's size for the job's length).
         timings: a dict that receives seconds per stage (trunk, diffusion, confidence).
 
     Returns:
@@ -110,6 +127,7 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
         [N_tok, N_tok, 64], ``num_recycles`` (int).
     """
     timings = {} if timings is None else timings
+    chunk_size = resolve_chunk_size(chunk_size, len(features["asym_id"]), config)
     if not network_available():
         if not random_weights:
             raise NetworkUnavailable(

@@ -247,3 +247,13 @@ def test_python_dash_m(tmp_path):
     assert r.returncode == 0, r.stderr
     for cmd in ("predict", "info", "download", "convert"):
         assert cmd in r.stdout
+
+
+def test_auto_chunk_size_follows_protenix_thresholds():
+    from protenix.config import get_model_config
+
+    cfg = get_model_config("protenix_mini_default_v0.5.0")
+    # configs_base: {1024: -1, 1536: 512, 2048: 256, 2560: 128}, 32 beyond
+    got = [runner.resolve_chunk_size("auto", n, cfg) for n in (64, 1024, 1025, 2048, 2560, 4000)]
+    assert got == [None, None, 512, 256, 128, 32]
+    assert runner.resolve_chunk_size(7, 4000, cfg) == 7

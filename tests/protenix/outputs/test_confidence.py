@@ -74,3 +74,29 @@ def test_clash_rule():
 def test_bin_errors_name_the_shape():
     with pytest.raises(ValueError, match=r"16 bins.*no_bins=64"):
         C.logits_to_score(np.zeros((3, 16)), 0.0, 32.0, 64)
+
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+REF_INSTALL = os.path.join(REPO, ".ref", "protenix-2.0.0")
+
+
+@pytest.mark.parity
+def test_fixture_regenerates_from_reference(tmp_path):
+    """Re-run fixtures/make_confidence.py against the PyTorch Protenix install (a subprocess
+    outside the repository): the committed fixture is what Protenix computes now."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    if not os.path.isdir(REF_INSTALL):
+        pytest.skip(f"the reference Protenix 2.0.0 is not installed at {REF_INSTALL}")
+    if importlib.util.find_spec("torch") is None:
+        pytest.skip("torch is not installed (make test-parity installs it)")
+    env = dict(os.environ, PYTHONPATH=REF_INSTALL, LAYERNORM_TYPE="torch", OMP_NUM_THREADS="1")
+    script = os.path.join(os.path.dirname(FIX), "make_confidence.py")
+    subprocess.run([sys.executable, script, str(tmp_path)], cwd=tmp_path, env=env, check=True,
+                   capture_output=True, timeout=300)
+    with np.load(tmp_path / "confidence.npz") as new, np.load(FIX) as old:
+        assert sorted(new.files) == sorted(old.files)
+        for k in old.files:
+            np.testing.assert_allclose(new[k], old[k], rtol=1e-6, atol=1e-7, err_msg=k)

@@ -206,3 +206,15 @@ def test_training_step_jit_matches_eager_and_overfits(example):
           f"smooth lDDT loss {lddt:.3f}")  # fmt: skip
     assert end * 10 <= start, f"loss {start} -> {end}"
     assert lddt < 0.3, lddt  # from ~0.8 at the start; its floor is 0.196
+
+
+def test_bench_tiny(capsys):
+    """protenix.train.bench --tiny: recompute gives the same gradients at a lower peak."""
+    from protenix.train import bench
+
+    rows = bench.main(["--tiny"])
+    assert "peak MiB" in capsys.readouterr().out
+    by = {(form, chunk): (mib, dg) for form, chunk, mib, _, dg in rows}
+    for form in ("dense", "sparse"):
+        assert by[(form, 1)][0] < by[(form, None)][0]
+        assert by[(form, 1)][1] < 1e-9

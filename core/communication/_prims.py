@@ -373,3 +373,48 @@ batch_rules[reduce_p] = _same_bdim(reduce_p)
 batch_rules[all_gather_p] = _axis_batch(all_gather_p, ("axis",))
 batch_rules[reduce_scatter_p] = _axis_batch(reduce_scatter_p, ("axis",))
 batch_rules[all_to_all_p] = _axis_batch(all_to_all_p, ("split_axis", "concat_axis"))
+
+
+# ---- neighbour exchange (halo cells of domain decomposition) ---------------------------------
+def _sendrecv_impl(xp, x, dst, src, tag, group):
+    """Send ``x`` to rank ``dst`` and return what rank ``src`` sent (same shape and dtype);
+    ``-1`` for either means nobody (the result is zeros when ``src`` is -1). Both messages are
+    non-blocking (``Isend``/``Irecv``) and polled against the deadline of ``management.wait``.
+    No signature check: the ranks call it with different peers by design."""
+    comm = _m.comm_of(group)
+    if comm is None or comm.Get_size() == 1:
+        if src == -1:
+            return xp.zeros_like(x)
+        if src != 0 or dst != 0:
+            raise ValueError(f"sendrecv: a world of one has only rank 0, got dst={dst} src={src}")
+        return xp.array(x, copy=True)
+    a, bx, back = _buffers(xp, x)
+    out = bx.zeros_like(a)
+    text = f"sendrecv({x.dtype.name}{list(x.shape)}, dst={dst}, src={src}, tag={tag})"
+    recv = comm.Irecv(out, source=src, tag=tag) if src != -1 else None
+    send = comm.Isend(a, dest=dst, tag=tag) if dst != -1 else None
+    for request in (recv, send):
+        if request is not None:
+            _m.wait(request, text, comm)
+    return back(out)
+
+
+def _sendrecv_abstract(x, dst, src, tag, group):
+    return ShapedArray(x.shape, x.dtype)
+
+
+sendrecv_p = defprim("sendrecv", _sendrecv_impl, _sendrecv_abstract)
+# linear: the transpose sends the cotangent back the way the value came (to ``src``, from ``dst``)
+defvjp(
+    sendrecv_p,
+    lambda g, out, x, dst, src, tag, group: (
+        sendrecv_p(g, dst=src, src=dst, tag=tag, group=group),
+    ),
+)
+defjvp(
+    sendrecv_p,
+    lambda ts, out, x, dst, src, tag, group: (
+        None if ts[0] is None else sendrecv_p(ts[0], dst=dst, src=src, tag=tag, group=group)
+    ),
+)
+batch_rules[sendrecv_p] = _same_bdim(sendrecv_p)

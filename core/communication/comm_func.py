@@ -34,6 +34,7 @@ __all__ = [
     "reduce_scatter",
     "reduce_scatter_tensor",
     "send",
+    "sendrecv",
 ]
 
 
@@ -204,6 +205,38 @@ def recv(tensor, src, group=None, tag=0):
     what = f"recv {template.dtype.name}{list(template.shape)} from rank {src} (tag {tag})"
     _m.wait(comm.Irecv(a, source=int(src), tag=int(tag)), what, comm)
     return Tensor(back(a))  # on the CPU (host messages)
+
+
+def sendrecv(tensor, dst, src, group=None, tag=0):
+    """Send ``tensor`` to rank ``dst`` and receive a tensor of the same shape from rank
+    ``src`` in one non-blocking exchange (``MPI_Isend`` + ``MPI_Irecv``): the halo (ghost-cell)
+    exchange of domain decomposition. Unlike ``send``/``recv`` it is a differentiable
+    primitive that also runs inside ``core.jit``: it is linear, its VJP is the reverse exchange
+    ``sendrecv(g, dst=src, src=dst)`` and its JVP the same exchange of the tangent.
+
+    Every rank of ``group`` must make the matching calls in the same order (SPMD code).
+
+    Args:
+        tensor: [...] this rank's outgoing data (``dst``'s matching call receives it).
+        dst: the rank to send to, or None (nobody: a physical boundary).
+        src: the rank to receive from, or None (nobody: the result is zeros).
+        tag: the MPI tag (distinguish the exchanges of one step, e.g. one per direction).
+
+    Returns:
+        [...] the tensor ``src`` sent, or zeros when ``src`` is None.
+    """
+    _tensor("sendrecv", tensor)
+    group = _group(group)
+    n = _m.get_group_size(group)
+    peers = []
+    for what, peer in (("dst", dst), ("src", src)):
+        if peer is None:
+            peers.append(-1)
+            continue
+        if not 0 <= int(peer) < n:
+            raise ValueError(f"sendrecv: {what}={peer} is outside group {group!r} of {n} ranks")
+        peers.append(int(peer))
+    return _prims.sendrecv_p(tensor, dst=peers[0], src=peers[1], tag=int(tag), group=group)
 
 
 # ---- MindSpore's primitive classes -------------------------------------------------------------

@@ -112,16 +112,26 @@ def _log(msg, quiet=False):
 def predict_job(job, seed, args, config, weights_path, dumper, timings):
     """Features -> network -> confidences -> files for one (job, seed); returns the dumper's
     ranked (rank, sample, summary) list."""
+    from tqdm import tqdm
+
+    # one bar over the stages; the network's own bars count recycles and diffusion steps
+    bar = tqdm(total=4, desc=f"{job['name']} seed {seed}", leave=False,
+               disable=True if args.quiet else None)
+    bar.set_postfix_str("features")
     t = time.perf_counter()
     kw = {} if args.max_tokens is None else {"max_tokens": args.max_tokens}
     feats = featurize(job, seed=seed, use_msa=args.msa != "none", **kw)
     atoms = build_atoms(job)
     timings["features"] = time.perf_counter() - t
+    bar.update()
+    bar.set_postfix_str("network")
     pred = runner.run_model(
         feats, atoms, config=config, weights_path=weights_path,
         random_weights=args.random_weights, n_cycle=args.n_cycle, n_step=args.n_step,
         n_sample=args.samples, seed=seed, dtype=args.dtype, device=args.device,
         chunk_size=args.chunk, progress=not args.quiet, timings=timings)
+    bar.update()
+    bar.set_postfix_str("confidence")
     t = time.perf_counter()
     loss = config["loss"]
     bins = {k: {b: loss[k][b] for b in ("min_bin", "max_bin", "no_bins")}
@@ -137,9 +147,13 @@ def predict_job(job, seed, args, config, weights_path, dumper, timings):
         pred["num_recycles"], return_full_data=True, bins=bins,
         clash_threshold=config["metrics"]["clash"]["af3_clash_threshold"])
     timings["confidence"] = time.perf_counter() - t
+    bar.update()
+    bar.set_postfix_str("write")
     t = time.perf_counter()
     ranked = dumper.dump(job["name"], seed, pred["coordinate"], summary, full, atoms)
     timings["write"] = time.perf_counter() - t
+    bar.update()
+    bar.close()
     return ranked
 
 

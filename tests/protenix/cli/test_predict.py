@@ -257,3 +257,17 @@ def test_auto_chunk_size_follows_protenix_thresholds():
     got = [runner.resolve_chunk_size("auto", n, cfg) for n in (64, 1024, 1025, 2048, 2560, 4000)]
     assert got == [None, None, 512, 256, 128, 32]
     assert runner.resolve_chunk_size(7, 4000, cfg) == 7
+
+
+def test_msa_server_mode(tmp_path, no_weights):
+    from tests.protenix.data.test_msa_server import SEQ_A, SEQ_B, StandIn
+
+    fa = tmp_path / "in.fasta"
+    fa.write_text(f">cx\n{SEQ_A}:{SEQ_B}\n")
+    with StandIn(first_status="COMPLETE") as srv:
+        rc = _run("predict", fa, "-o", tmp_path / "o", "--msa", "server", "--msa-server",
+                  srv.url, "--random-weights", "-e", 1, "-q", "--no-plots")
+        posts = [r[1] for r in srv.requests if r[0] == "POST"]
+    assert rc == 0
+    assert posts == ["/ticket/msa", "/ticket/pair"]
+    assert (tmp_path / "o" / "cx" / "seed_101" / "predictions" / "cx_sample_0.cif").exists()

@@ -1,4 +1,5 @@
-"""Memory and time of the smooth-lDDT loss's gradient with and without recompute.
+"""Memory and time of the smooth-lDDT loss's gradient, and of a training step, with and without
+recompute.
 
 The smooth-lDDT loss (AF3 Algorithm 27) builds ``[N_sample, N_atom, N_atom]`` tensors (the
 predicted distances, their errors, four sigmoids); a plain backward pass keeps several of
@@ -9,6 +10,12 @@ the time is the best of ``--repeat`` runs (wall clock).
 
     python -m protenix.train.bench                 # N_atom 1024, N_sample 16
     python -m protenix.train.bench --tiny          # seconds (what the tests run)
+    python -m protenix.train.bench --train         # a jitted training step, see below
+
+``--train``: one jitted training step (:func:`protenix.train.make_train_step`: ProtenixLoss,
+value_and_grad, Adam) of the stand-in network of :mod:`protenix.train.toy` on an ideal helix
+of ``--residues`` residues, with recompute on (Pairformer ``blocks_per_ckpt=1``, smooth-lDDT
+``diffusion_lddt_chunk_size=1``) and off (both None).
 """
 
 import argparse
@@ -83,15 +90,63 @@ def run(n_atom, n_sample, repeat=1, forms=("dense", "sparse")):
     return rows
 
 
+def train_step_rows(residues, n_sample, c_z, n_blocks, repeat=1):
+    """Rows ``(recompute, peak MiB, seconds, loss after the measured steps)``."""
+    from core import nn
+    from protenix.config import get_model_config
+    from protenix.model.loss import ProtenixLoss
+
+    from .toy import StandInFold, helix_example, random_draws
+    from .train_step import make_train_step
+
+    seq = ("GSAKLVEAGRWQMDTPYHNFIC" * (residues // 22 + 1))[:residues]
+    feat, label = helix_example(seq)
+    rows = []
+    for on in (False, True):
+        chunk = 1 if on else None
+        cfg = get_model_config(
+            "protenix_mini_default_v0.5.0",
+            overrides={"loss": {"diffusion_lddt_chunk_size": chunk, "distogram": {"no_bins": 16}}},
+        )
+        core.set_seed(0)
+        net = StandInFold(feat, c_s=2 * c_z, c_z=c_z, n_blocks=n_blocks, n_heads=4,
+                          n_sample=n_sample, blocks_per_ckpt=1 if on else None)  # fmt: skip
+        opt = nn.Adam(net.trainable_params(), learning_rate=1e-3)
+        step = make_train_step(net, ProtenixLoss(cfg), opt, feat, label)
+        d = random_draws(np.random.default_rng(0), n_sample)
+        out = {}
+
+        def call(step=step, d=d, out=out):
+            out["loss"] = float(step(*d)[0].asnumpy())
+
+        peak, secs = measure(call, repeat)
+        rows.append((on, peak / 2**20, secs, out["loss"]))
+    return rows, len(feat["ref_pos"])
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n-atom", type=int, default=1024)
     p.add_argument("--n-sample", type=int, default=16)
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--tiny", action="store_true", help="N_atom 96, N_sample 4, one repeat")
+    p.add_argument("--train", action="store_true", help="time and peak of a training step")
+    p.add_argument("--residues", type=int, default=96, help="--train: helix length")
+    p.add_argument("--c-z", type=int, default=64, help="--train: pair channels")
+    p.add_argument("--n-blocks", type=int, default=4, help="--train: Pairformer blocks")
     a = p.parse_args(argv)
     if a.tiny:
         a.n_atom, a.n_sample, a.repeat = 96, 4, 1
+        a.residues, a.c_z, a.n_blocks = 8, 8, 1
+    if a.train:
+        n_sample = 2 if a.tiny else a.n_sample
+        rows, n_atom = train_step_rows(a.residues, n_sample, a.c_z, a.n_blocks, a.repeat)
+        print(f"training step (stand-in network), {a.residues} residues ({n_atom} atoms), "
+              f"c_z={a.c_z}, {a.n_blocks} Pairformer blocks, N_sample={n_sample}")  # fmt: skip
+        print(f"{'recompute':10s} {'peak MiB':>10s} {'seconds':>9s} {'loss':>10s}")
+        for on, mib, secs, value in rows:
+            print(f"{'on' if on else 'off':10s} {mib:10.1f} {secs:9.3f} {value:10.5f}")
+        return rows
     pair = a.n_sample * a.n_atom * a.n_atom * 4 / 2**20
     print(f"smooth-lDDT loss gradient, N_atom={a.n_atom}, N_sample={a.n_sample} "
           f"(one float32 [N_sample, N_atom, N_atom] tensor: {pair:.1f} MiB)")  # fmt: skip

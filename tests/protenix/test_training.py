@@ -2,114 +2,24 @@
 and Adam under core.jit with recompute on, overfitting one example.
 
 The full Protenix model (protenix.model.protenix) is not in the tree yet, so the network here
-is a stand-in built from the ported trunk modules: relative position encoding and a
-restype embedding, one PairformerBlock (recomputed, ``blocks_per_ckpt=1``), a distogram
-head, and a per-atom MLP that predicts coordinates from the token's single embedding and the
-atom's reference position (in place of the diffusion module). The example is featurized by
-protenix.data.featurize; its "true" structure is an ideal alpha helix (backbone from the
-standard bond lengths and angles, phi = -57, psi = -47, omega = 180 degrees; Engh & Huber
-1991) with each residue's CCD reference conformer superposed on its N, CA, C.
+is protenix.train.toy.StandInFold, built from the ported trunk modules (restype embedding,
+relative position encoding, one PairformerBlock recomputed with ``blocks_per_ckpt=1``, a
+distogram head) and a per-atom coordinate MLP in place of the diffusion module. The example
+(protenix.train.toy.helix_example) is featurized by protenix.data.featurize; its "true"
+structure is an ideal alpha helix with each residue's CCD conformer on its backbone.
 """
 
 import numpy as np
 import pytest
 
 import core
-from core import nn, ops
+from core import nn
 from protenix.config import get_model_config
-from protenix.data.featurizer import featurize
 from protenix.model.loss import ProtenixLoss
-from protenix.model.modules.embedders import RelativePositionEncoding
-from protenix.model.modules.pairformer import PairformerStack
-from protenix.model.modules.primitives import Linear, LinearNoBias
-from protenix.model.utils import broadcast_token_to_atom
-from protenix.train import centre_random_augmentation, make_train_step, sample_noise_level
+from protenix.train import make_train_step, sample_noise_level
+from protenix.train.toy import StandInFold, helix_example, random_draws
 
-SEQ = "GSAKLVEAG"
 N_SAMPLE = 2
-C_S, C_Z = 16, 8
-
-
-def _place(a, b, c, bond, angle, torsion):
-    """NeRF: the atom d with |cd| = bond, angle bcd, torsion abcd (degrees)."""
-    angle, torsion = np.radians(angle), np.radians(torsion)
-    bc = (c - b) / np.linalg.norm(c - b)
-    n = np.cross(b - a, bc)
-    n /= np.linalg.norm(n)
-    m = np.stack([bc, np.cross(n, bc), n], axis=1)
-    d2 = bond * np.array(
-        [-np.cos(angle), np.sin(angle) * np.cos(torsion), np.sin(angle) * np.sin(torsion)]
-    )
-    return c + m @ d2
-
-
-def ideal_helix_backbone(n_res):
-    """[n_res, 3 (N, CA, C), 3] of an ideal alpha helix."""
-    n = np.array([0.0, 1.458, 0.0])
-    ca = np.zeros(3)
-    c = np.array([1.525 * np.sin(np.radians(111.2)), 1.525 * np.cos(np.radians(111.2)), 0.0])
-    out = [[n, ca, c]]
-    for _ in range(n_res - 1):
-        n = _place(out[-1][0], out[-1][1], out[-1][2], 1.329, 116.2, -47.0)  # psi
-        ca = _place(out[-1][1], out[-1][2], n, 1.458, 121.7, 180.0)  # omega
-        c = _place(out[-1][2], n, ca, 1.525, 111.2, -57.0)  # phi
-        out.append([n, ca, c])
-    return np.asarray(out)
-
-
-def helix_example():
-    feat = featurize({"name": "helix", "sequences": [{"proteinChain": {"sequence": SEQ,
-                                                                         "count": 1}}]},
-                     use_msa=False)  # fmt: skip
-    backbone = ideal_helix_backbone(len(SEQ))
-    ref = feat["ref_pos"].astype(np.float64)
-    tok = feat["atom_to_token_idx"]
-    true = np.zeros_like(ref)
-    for t, (i_n, i_ca, i_c) in enumerate(feat["frame_atom_index"]):
-        atoms = np.flatnonzero(tok == t)
-        src = ref[[i_n, i_ca, i_c]]
-        # Kabsch of the conformer's N, CA, C onto the ideal backbone
-        sc, dc = src.mean(0), backbone[t].mean(0)
-        u, _, vt = np.linalg.svd((src - sc).T @ (backbone[t] - dc))
-        d = np.sign(np.linalg.det(vt.T @ u.T))
-        rot = vt.T @ np.diag([1, 1, d]) @ u.T
-        true[atoms] = (ref[atoms] - sc) @ rot.T + dc
-    label = {"coordinate": true.astype(np.float32),
-             "coordinate_mask": feat["ref_mask"].astype(np.float32)}  # fmt: skip
-    return feat, label
-
-
-class StandInFold(nn.Cell):
-    """Trunk modules of the port + a per-atom coordinate MLP (see the module docstring)."""
-
-    def __init__(self, feat):
-        super().__init__()
-        self.linear_restype = LinearNoBias(32, C_S)
-        self.linear_z = LinearNoBias(C_S, C_Z)
-        self.relpe = RelativePositionEncoding(r_max=8, s_max=2, c_z=C_Z)
-        self.pairformer = PairformerStack(n_blocks=1, n_heads=2, c_z=C_Z, c_s=C_S, dropout=0.0,
-                                          blocks_per_ckpt=1)  # fmt: skip
-        self.distogram = Linear(C_Z, 16)
-        self.atom_in = Linear(C_S + 3, 64)
-        self.atom_out = Linear(64, 3)
-        object.__setattr__(self, "feat", feat)
-
-    def construct(self, rotation, translation):
-        f = self.feat
-        s = self.linear_restype(core.tensor(f["restype"]))
-        rel = {k: core.tensor(f[k]) for k in ("asym_id", "residue_index", "entity_id", "sym_id",
-                                             "token_index")}  # fmt: skip
-        z = self.relpe(self.relpe.generate_relp(rel)["relp"])
-        z = z + ops.expand_dims(self.linear_z(s), -2) + ops.expand_dims(self.linear_z(s), -3)
-        s, z = self.pairformer(s, z, ops.ones(tuple(z.shape[:-1])))
-        logits = self.distogram(z)
-        logits = logits + ops.swapaxes(logits, -2, -3)
-        s_atom = broadcast_token_to_atom(s, f["atom_to_token_idx"])
-        h = ops.concatenate([s_atom, core.tensor(f["ref_pos"])], axis=-1)
-        x = 8.0 * self.atom_out(ops.relu(self.atom_in(h)))  # [N_atom, 3] Angstrom
-        x = centre_random_augmentation(x, rotation, translation)  # [N_sample, N_atom, 3]
-        return {"coordinate": x, "distogram": logits,
-                "noise_level": ops.full((N_SAMPLE,), 16.0)}  # fmt: skip
 
 
 def loss_config():
@@ -127,11 +37,7 @@ def loss_config():
 
 
 def draws(rng):
-    q = np.linalg.qr(rng.standard_normal((N_SAMPLE, 3, 3)))[0]
-    q = q * np.sign(np.linalg.det(q))[:, None, None]
-    return core.tensor(q.astype(np.float32)), core.tensor(
-        rng.standard_normal((N_SAMPLE, 1, 3)).astype(np.float32)
-    )
+    return random_draws(rng, N_SAMPLE)
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +124,14 @@ def test_bench_tiny(capsys):
     for form in ("dense", "sparse"):
         assert by[(form, 1)][0] < by[(form, None)][0]
         assert by[(form, 1)][1] < 1e-9
+
+
+def test_bench_train_tiny(capsys):
+    """protenix.train.bench --train --tiny: the same loss with and without recompute."""
+    from protenix.train import bench
+
+    rows = bench.main(["--train", "--tiny"])
+    assert "recompute" in capsys.readouterr().out
+    (off, _, _, loss_off), (on, _, _, loss_on) = rows
+    assert (off, on) == (False, True)
+    np.testing.assert_allclose(loss_on, loss_off, rtol=1e-5)

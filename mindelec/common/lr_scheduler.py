@@ -2,12 +2,11 @@
 
 ``LearningRate``: a linear warm-up (``core.nn.WarmUpLR``) then polynomial decay
 (``core.nn.PolynomialDecayLR``), as a schedule Cell of the global step. ``get_poly_lr``: the
-same shape as a precomputed per-step array.
+same shape as a precomputed per-step array (``core.nn.poly_lr``, shared with ``mindflow``).
 """
 
-import numpy as np
-
 from core import nn, ops
+from core.nn.poly_lr import get_poly_lr as get_poly_lr
 
 __all__ = ["LearningRate", "get_poly_lr"]
 
@@ -52,27 +51,3 @@ class LearningRate(nn.LearningRateSchedule):
             return decay
         is_warmup = ops.astype(global_step < self.warmup_steps, decay.dtype)
         return (1.0 - is_warmup) * decay + is_warmup * self.warmup_lr(global_step)
-
-
-def get_poly_lr(global_step, lr_init, lr_end, lr_max, warmup_steps, total_steps, poly_power):
-    """Per-step learning rates: linear warm-up from ``lr_init`` to ``lr_max`` over
-    ``warmup_steps``, then ``(lr_max - lr_end) * (1 - (i - warmup) / (total - warmup))**power
-    + lr_end`` (clipped at 0), for steps ``global_step .. total_steps - 1``.
-
-    Returns:
-        numpy float32 array ``[total_steps - global_step]``.
-    """
-    where = "get_poly_lr"
-    _check_number(global_step, "global_step", where, 0, False, int)
-    _check_number(lr_init, "lr_init", where, 0.0, True)
-    _check_number(lr_end, "lr_end", where, 0.0, False)
-    _check_number(lr_max, "lr_max", where, 0.0, True)
-    _check_number(warmup_steps, "warmup_steps", where, 0, False, int)
-    _check_number(total_steps, "total_steps", where, 0, True, int)
-    _check_number(poly_power, "poly_power", where, 0.0, True)
-    i = np.arange(total_steps, dtype=np.float64)
-    warm = lr_init + (lr_max - lr_init) / max(warmup_steps, 1) * i
-    span = max(total_steps - warmup_steps, 1)
-    decay = (lr_max - lr_end) * np.clip(1.0 - (i - warmup_steps) / span, 0.0, None) ** poly_power
-    lr = np.where(i < warmup_steps, warm, np.maximum(decay + lr_end, 0.0))
-    return lr.astype(np.float32)[global_step:]

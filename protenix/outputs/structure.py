@@ -91,6 +91,11 @@ def to_mmcif(atoms, coords, b_factor=None, name="prediction", meaningless=False)
     entities = {}
     for _cid, ent, res in chains:
         entities.setdefault(ent, res)
+    comps = sorted({rname for _c, _e, res in chains for _r, rname in res})
+    lines += ["loop_", "_chem_comp.id", "_chem_comp.type", "_chem_comp.mon_nstd_flag"]
+    lines += [f"{c} {_q('PEPTIDE LINKING' if c == 'GLY' else 'L-PEPTIDE LINKING')} "
+              f"{'n' if c == 'UNK' else 'y'}" for c in comps]
+    lines.append("#")
     lines += ["loop_", "_entity.id", "_entity.type"]
     lines += [f"{e + 1} polymer" for e in sorted(entities)]
     lines += ["#", "loop_", "_entity_poly.entity_id", "_entity_poly.type",

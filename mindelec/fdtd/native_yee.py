@@ -470,7 +470,7 @@ class HalfStep:
                 lines.append(f"out[{adj['gS'][src]} + idx] = {value};")
         body = "\n    ".join(lines)
         # the components whose curl differentiates along the inner axis: the only ones the
-        # inner axis's boundary cell and PML slabs change (forward mode's fixups)
+        # inner axis's PML slabs change (forward mode's fixups)
         ends = [*starts[1:], len(lines)]
         body_z = "\n    ".join(
             line
@@ -540,27 +540,40 @@ class HalfStep:
         )
         inner = "\n      ".join([edge_call, *loops])
         if mode == "forward":
-            # rows that have a neighbour row on the differences' side: one loop over the whole
-            # row with the interior formula (full vectors, no scalar tails: the last cell reads
-            # the next row's first, a value it then discards), then the z slabs and the
-            # boundary cell recomputed over it with their own formulas (the last write wins,
-            # so every cell keeps the bits of its own formula)
+            # one loop over the whole row with the interior formula (full vectors, no scalar
+            # tails: the boundary cell reads the next row's first cell, a value it discards),
+            # then the z-slab cells and the boundary cell recomputed over it with their own
+            # formulas (the last write wins: every cell keeps the bits of its own formula)
             step = "1" if fwd else "-1"
-            fast = [
-                '_Pragma("GCC ivdep") for (ptrdiff_t k = 0; k < n2; ++k) '
-                + call.format(o=step, w="(T)1", q="-1", inn="0")
-            ]
+            # the array's last row (first, for backward differences) has no next row: its
+            # loop stops short of the boundary cell (backward: a second copy of the loop, as
+            # a variable start costs the vector loop its alignment)
+            main = call.format(o=step, w="(T)1", q="-1", inn="0")
+            if fwd:
+                fast = [
+                    "const ptrdiff_t k_hi = r < n0 * n1 - 1 ? n2 : n2 - 1;",
+                    f'_Pragma("GCC ivdep") for (ptrdiff_t k = 0; k < k_hi; ++k) {main}',
+                ]
+            else:
+                fast = [
+                    f'if (r > 0) {{ _Pragma("GCC ivdep") for (ptrdiff_t k = 0; k < n2; ++k) {main} }}',
+                    f'else {{ _Pragma("GCC ivdep") for (ptrdiff_t k = 1; k < n2; ++k) {main} }}',
+                ]
             call_z = call.replace("CELL(", "CELLZ(")
-            for a, b, q, size in (("0", f"{lo2}", q_low, lo2), (f"n2 - {hi2}", "n2", q_high, hi2)):
+            # (the boundary cell is left to edge_call: in the last row it has no neighbour)
+            slabs = (
+                (("0", f"{lo2}", q_low, lo2), (f"n2 - {hi2}", "n2 - 1", q_high, hi2))
+                if fwd
+                else (("1", f"{lo2}", q_low, lo2), (f"n2 - {hi2}", "n2", q_high, hi2))
+            )
+            for a, b, q, size in slabs:
                 if size:
                     fast.append(
                         f'_Pragma("GCC ivdep") for (ptrdiff_t k = {a}; k < {b}; ++k) '
                         + call_z.format(o=step, w="(T)1", q=q, inn="1")
                     )
-            fast.append(edge_call.replace("CELL(", "CELLZ("))
-            safe = "r < n0 * n1 - 1" if fwd else "r > 0"
-            fast = "\n      ".join(fast)
-            inner = f"if ({safe}) {{\n      {fast}\n      }} else {{\n      {inner}\n      }}"
+            fast.append(edge_call)
+            inner = "\n      ".join(fast)
         # the row-invariant PML flags of axes 0 and 1 become constants of separate loops
         flags = [[0, 1] if sum(pml[L]) else [0] for L in (0, 1)]
         variants = []

@@ -9,6 +9,7 @@ memory above the inputs while the gradient runs (``tracemalloc``, which sees num
 the time is the best of ``--repeat`` runs (wall clock).
 
     python -m protenix.train.bench                 # N_atom 1024, N_sample 16
+    python -m protenix.train.bench --jit           # the same under core.jit
     python -m protenix.train.bench --tiny          # seconds (what the tests run)
     python -m protenix.train.bench --train         # a jitted training step, see below
 
@@ -63,7 +64,7 @@ def measure(fn, repeat):
     return peak, best
 
 
-def run(n_atom, n_sample, repeat=1, forms=("dense", "sparse")):
+def run(n_atom, n_sample, repeat=1, forms=("dense", "sparse"), use_jit=False):
     """Rows ``(form, chunk, peak MiB, seconds, |grad - plain grad| max)``."""
     pred, true, dist, mask = example(n_atom, n_sample)
     loss = SmoothLDDTLoss(eps=1e-6)
@@ -77,7 +78,7 @@ def run(n_atom, n_sample, repeat=1, forms=("dense", "sparse")):
                     return loss.dense_forward(x, true, mask, chunk, true_distance=dist)
                 return loss.sparse_forward(x, true, mask, chunk)
 
-            grad = core.grad(f)
+            grad = core.jit(core.grad(f)) if use_jit else core.grad(f)
             out = {}
 
             def call(grad=grad, out=out):
@@ -130,6 +131,7 @@ def main(argv=None):
     p.add_argument("--n-sample", type=int, default=16)
     p.add_argument("--repeat", type=int, default=2)
     p.add_argument("--tiny", action="store_true", help="N_atom 96, N_sample 4, one repeat")
+    p.add_argument("--jit", action="store_true", help="the loss gradient under core.jit")
     p.add_argument("--train", action="store_true", help="time and peak of a training step")
     p.add_argument("--residues", type=int, default=96, help="--train: helix length")
     p.add_argument("--c-z", type=int, default=64, help="--train: pair channels")
@@ -148,10 +150,11 @@ def main(argv=None):
             print(f"{'on' if on else 'off':10s} {mib:10.1f} {secs:9.3f} {value:10.5f}")
         return rows
     pair = a.n_sample * a.n_atom * a.n_atom * 4 / 2**20
-    print(f"smooth-lDDT loss gradient, N_atom={a.n_atom}, N_sample={a.n_sample} "
+    mode = "core.jit" if a.jit else "eager"
+    print(f"smooth-lDDT loss gradient ({mode}), N_atom={a.n_atom}, N_sample={a.n_sample} "
           f"(one float32 [N_sample, N_atom, N_atom] tensor: {pair:.1f} MiB)")  # fmt: skip
     print(f"{'form':8s} {'chunk':>6s} {'peak MiB':>10s} {'seconds':>9s} {'max |dg|':>10s}")
-    rows = run(a.n_atom, a.n_sample, a.repeat)
+    rows = run(a.n_atom, a.n_sample, a.repeat, use_jit=a.jit)
     for form, chunk, mib, secs, dg in rows:
         print(f"{form:8s} {chunk!s:>6s} {mib:10.1f} {secs:9.3f} {dg:10.2e}")
     return rows

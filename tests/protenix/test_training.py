@@ -118,12 +118,13 @@ def test_bench_tiny(capsys):
     """protenix.train.bench --tiny: recompute gives the same gradients at a lower peak."""
     from protenix.train import bench
 
-    rows = bench.main(["--tiny"])
-    assert "peak MiB" in capsys.readouterr().out
-    by = {(form, chunk): (mib, dg) for form, chunk, mib, _, dg in rows}
-    for form in ("dense", "sparse"):
-        assert by[(form, 1)][0] < by[(form, None)][0]
-        assert by[(form, 1)][1] < 1e-9
+    for extra in ([], ["--jit"]):
+        rows = bench.main(["--tiny", *extra])
+        assert "peak MiB" in capsys.readouterr().out
+        by = {(form, chunk): (mib, dg) for form, chunk, mib, _, dg in rows}
+        for form in ("dense", "sparse"):
+            assert by[(form, 1)][0] < by[(form, None)][0], (extra, by)
+            assert by[(form, 1)][1] < 1e-9
 
 
 def test_bench_train_tiny(capsys):

@@ -1,6 +1,7 @@
-"""Training helpers for the Protenix port: the jitted training step and AF3's training-time
-random draws (see :mod:`protenix.train.train_step`)."""
+"""Training helpers for the Protenix port: the jitted training step
+(:mod:`protenix.train.train_step`), a small example and stand-in network (:mod:`.toy`) and
+the recompute memory bench (:mod:`.bench`)."""
 
-from .train_step import centre_random_augmentation, make_train_step, sample_noise_level
+from .train_step import make_train_step
 
-__all__ = ["centre_random_augmentation", "make_train_step", "sample_noise_level"]
+__all__ = ["make_train_step"]

@@ -22,11 +22,11 @@ import core
 from core import nn, ops
 
 from ..data.featurizer import featurize
+from ..model.generator import centre_random_augmentation
 from ..model.modules.embedders import RelativePositionEncoding
 from ..model.modules.pairformer import PairformerStack
 from ..model.modules.primitives import Linear, LinearNoBias
 from ..model.utils import broadcast_token_to_atom
-from .train_step import centre_random_augmentation
 
 __all__ = ["StandInFold", "helix_example", "ideal_helix_backbone", "random_draws"]
 
@@ -81,6 +81,20 @@ def helix_example(seq="GSAKLVEAG"):
     return feat, label
 
 
+class _Draws:
+    """A random source (``random_rotation``, ``randn``) answering with given tensors, so the
+    draws can be arguments of a jitted step."""
+
+    def __init__(self, rotation, translation):
+        self.rotation, self.translation = rotation, translation
+
+    def random_rotation(self, n):
+        return self.rotation
+
+    def randn(self, shape):
+        return self.translation
+
+
 class StandInFold(nn.Cell):
     """Trunk modules of the port + a per-atom coordinate MLP (see the module docstring).
 
@@ -89,7 +103,7 @@ class StandInFold(nn.Cell):
         c_s, c_z, n_blocks, n_heads: trunk sizes; no_bins: distogram bins.
         n_sample: predicted copies; blocks_per_ckpt: Pairformer blocks per recompute group.
 
-    ``construct(rotation [N_sample, 3, 3], translation [N_sample, 1, 3])`` returns Protenix's
+    ``construct(rotation [N_sample, 3, 3], translation [N_sample, 3])`` returns Protenix's
     ``pred_dict`` keys ``coordinate``, ``distogram`` and ``noise_level`` (sigma_data).
     """
 
@@ -120,15 +134,16 @@ class StandInFold(nn.Cell):
         s_atom = broadcast_token_to_atom(s, f["atom_to_token_idx"])
         h = ops.concatenate([s_atom, core.tensor(f["ref_pos"])], axis=-1)
         x = 8.0 * self.atom_out(ops.relu(self.atom_in(h)))  # [N_atom, 3] Angstrom
-        x = centre_random_augmentation(x, rotation, translation)  # [N_sample, N_atom, 3]
+        # Algorithm 19 (protenix.model.generator) with this step's draws
+        x = centre_random_augmentation(x, N_sample=self.n_sample, rng=_Draws(rotation, translation))
         return {"coordinate": x, "distogram": logits,
                 "noise_level": ops.full((self.n_sample,), 16.0)}  # fmt: skip
 
 
 def random_draws(rng, n_sample):
     """Random rotations ``[n_sample, 3, 3]`` (QR of Gaussian matrices, det +1) and
-    translations ``[n_sample, 1, 3]`` (N(0, 1) A) for :class:`StandInFold`."""
+    translations ``[n_sample, 3]`` (N(0, 1) A) for :class:`StandInFold`."""
     q = np.linalg.qr(rng.standard_normal((n_sample, 3, 3)))[0]
     q = q * np.sign(np.linalg.det(q))[:, None, None]
-    t = rng.standard_normal((n_sample, 1, 3))
+    t = rng.standard_normal((n_sample, 3))
     return core.tensor(q.astype(np.float32)), core.tensor(t.astype(np.float32))

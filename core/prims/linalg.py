@@ -39,7 +39,16 @@ def _blas_ready(xp, a):
     return xp.ascontiguousarray(a)  # the CPU's kernel makes this a tiled copy
 
 
+_HALF = (np.dtype("float16"), _dt.bfloat16)
+
+
 def _matmul_impl(xp, x, y):
+    if x.dtype in _HALF:
+        # float16/bfloat16 products accumulate in float32 through BLAS and round once (as
+        # PyTorch's CPU GEMM does); numpy has no BLAS for them, and for bfloat16 it would
+        # return float32, not the operands' dtype
+        f32 = np.dtype("float32")
+        return _matmul_impl(xp, x.astype(f32), y.astype(f32)).astype(x.dtype)
     x, y = _blas_ready(xp, x), _blas_ready(xp, y)
     if x.shape[-1] == 1:  # an outer product: numpy would make one tiny GEMM per batch entry
         return x * y

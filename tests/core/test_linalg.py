@@ -1005,3 +1005,20 @@ def test_transpose_linear_matches_the_pullback():
     np.testing.assert_allclose(
         transpose_linear(lambda t: a @ t, x, ct).asnumpy(), (a.asnumpy().T @ ct.asnumpy())
     )
+
+
+def test_matmul_half_precision_accumulates_in_float32_and_keeps_dtype():
+    """float16/bfloat16 matmul: the operands' dtype out (numpy's bfloat16 matmul returns
+    float32), the float32-accumulated product rounded once, under jit and grad too."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 5, 64)).astype(np.float32)
+    y = rng.standard_normal((64, 6)).astype(np.float32)
+    for dt in (core.bfloat16, core.float16):
+        a, b = core.tensor(x).astype(dt), core.tensor(y).astype(dt)
+        exact = a.astype(core.float32).asnumpy() @ b.astype(core.float32).asnumpy()
+        for out in (a @ b, core.jit(lambda p, q: p @ q)(a, b)):
+            assert out.dtype == dt
+            want = core.tensor(exact).astype(dt).astype(core.float32).asnumpy()
+            np.testing.assert_array_equal(out.astype(core.float32).asnumpy(), want)
+        g = core.grad(lambda p, q: (p @ q).astype(core.float32).sum())(a, b)
+        assert g.dtype == dt and g.shape == a.shape

@@ -11,6 +11,7 @@ arguments, so a jitted step is traced once and every step gets fresh draws. Feat
 labels are constants of the trace (their masks select atoms and tokens, see
 ``protenix.model.loss``). Recompute (``blocks_per_ckpt`` of the Pairformer/diffusion stacks,
 ``loss.diffusion_lddt_chunk_size`` of the smooth-lDDT loss) applies inside.
+
 The training-time draws themselves (AF3's noise-level sampler, Algorithm 19's augmentation)
 are ``protenix.model.generator``'s ``TrainingNoiseSampler`` and ``centre_random_augmentation``.
 """

@@ -22,6 +22,7 @@ from .comm_func import all_gather_into_tensor as all_gather_into_tensor
 from .comm_func import all_reduce as all_reduce
 from .comm_func import all_to_all as all_to_all
 from .comm_func import broadcast as broadcast
+from .comm_func import halo_exchange as halo_exchange
 from .comm_func import recv as recv
 from .comm_func import reduce as reduce
 from .comm_func import reduce_scatter as reduce_scatter

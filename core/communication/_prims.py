@@ -418,3 +418,77 @@ defjvp(
     ),
 )
 batch_rules[sendrecv_p] = _same_bdim(sendrecv_p)
+
+
+def _halo_exchange_impl(xp, to_prev, to_next, prev, next, tag, group):
+    """Both directions of a 1-D halo exchange in one step: ``to_next`` goes to rank ``next``,
+    ``to_prev`` to rank ``prev`` (-1: nobody); returns ``[2, ...]``: what ``prev`` sent to
+    its next (row 0) and what ``next`` sent to its prev (row 1), zeros where nobody. The two
+    receives and the two sends are posted together (non-blocking), then waited on."""
+    comm = _m.comm_of(group)
+    if comm is None or comm.Get_size() == 1:
+        if {prev, next} - {-1, 0}:
+            raise ValueError(
+                f"halo_exchange: a world of one has only rank 0, got prev={prev} next={next}"
+            )
+        rows = [to_next if prev == 0 else xp.zeros_like(to_next),
+                to_prev if next == 0 else xp.zeros_like(to_prev)]  # fmt: skip
+        return xp.stack(rows)
+    a_prev, bx, back = _buffers(xp, to_prev)
+    a_next, _, _ = _buffers(xp, to_next)
+    out = bx.zeros((2, *a_prev.shape), dtype=a_prev.dtype)
+    text = (
+        f"halo_exchange({to_prev.dtype.name}{list(to_prev.shape)}, prev={prev}, next={next}, "
+        f"tag={tag})"
+    )
+    requests = []
+    if prev != -1:
+        requests += [comm.Irecv(out[0], source=prev, tag=tag), comm.Isend(a_prev, dest=prev,
+                     tag=tag + 1)]  # fmt: skip
+    if next != -1:
+        requests += [comm.Irecv(out[1], source=next, tag=tag + 1), comm.Isend(a_next, dest=next,
+                     tag=tag)]  # fmt: skip
+    for request in requests:
+        _m.wait(request, text, comm)
+    return back(out)
+
+
+def _halo_exchange_abstract(to_prev, to_next, prev, next, tag, group):
+    if tuple(to_prev.shape) != tuple(to_next.shape) or to_prev.dtype != to_next.dtype:
+        raise ValueError(
+            f"halo_exchange: to_prev {to_prev.dtype}{list(to_prev.shape)} and to_next "
+            f"{to_next.dtype}{list(to_next.shape)} must have the same shape and dtype"
+        )
+    return ShapedArray((2, *to_prev.shape), to_prev.dtype)
+
+
+halo_exchange_p = defprim("halo_exchange", _halo_exchange_impl, _halo_exchange_abstract)
+
+
+def _rows(y):
+    from ..ops import slice_axis, squeeze
+
+    return squeeze(slice_axis(y, 0, 0, 1), 0), squeeze(slice_axis(y, 0, 1, 2), 0)
+
+
+def _halo_exchange_vjp(g, out, to_prev, to_next, prev, next, tag, group):
+    # out_r = [to_next of prev(r), to_prev of next(r)], so dL/d to_prev_r = g_prev(r)[1] and
+    # dL/d to_next_r = g_next(r)[0]: the same exchange with to_prev := g[0], to_next := g[1]
+    # returns exactly those as its rows 0 and 1
+    g0, g1 = _rows(g)
+    back = halo_exchange_p(g0, g1, prev=prev, next=next, tag=tag, group=group)
+    return _rows(back)
+
+
+def _halo_exchange_jvp(ts, out, to_prev, to_next, prev, next, tag, group):
+    if ts[0] is None and ts[1] is None:
+        return None
+    from ..ops import zeros_like
+
+    t_prev = ts[0] if ts[0] is not None else zeros_like(to_prev)
+    t_next = ts[1] if ts[1] is not None else zeros_like(to_next)
+    return halo_exchange_p(t_prev, t_next, prev=prev, next=next, tag=tag, group=group)
+
+
+defvjp(halo_exchange_p, _halo_exchange_vjp)
+defjvp(halo_exchange_p, _halo_exchange_jvp)

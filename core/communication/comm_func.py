@@ -33,6 +33,7 @@ __all__ = [
     "reduce",
     "reduce_scatter",
     "reduce_scatter_tensor",
+    "halo_exchange",
     "send",
     "sendrecv",
 ]
@@ -237,6 +238,46 @@ def sendrecv(tensor, dst, src, group=None, tag=0):
             raise ValueError(f"sendrecv: {what}={peer} is outside group {group!r} of {n} ranks")
         peers.append(int(peer))
     return _prims.sendrecv_p(tensor, dst=peers[0], src=peers[1], tag=int(tag), group=group)
+
+
+def halo_exchange(to_prev, to_next, prev, next, group=None, tag=0):
+    """The ghost-cell exchange of a 1-D (slab) domain decomposition, both directions at once:
+    ``to_prev`` goes to rank ``prev`` and ``to_next`` to rank ``next`` while this rank receives
+    ``prev``'s ``to_next`` and ``next``'s ``to_prev`` (two ``MPI_Irecv`` and two ``MPI_Isend``
+    posted together, then waited on with the timeout). One primitive: differentiable (linear;
+    its VJP is the same exchange of the cotangents) and safe inside ``core.jit``, where an
+    exchange whose result a boundary rank does not read is still kept (the other direction's
+    is), so no rank drops a message its neighbour waits for. ``sendrecv`` has no such
+    guarantee when a rank ignores its result.
+
+    Args:
+        to_prev, to_next: [...] (same shape and dtype) this rank's cells next to its low and
+            high faces.
+        prev, next: the neighbour ranks, or None at a physical boundary (nothing is sent, the
+            received halo is zeros).
+        tag: MPI tags ``tag`` (towards next) and ``tag + 1`` (towards prev) are used.
+
+    Returns:
+        [2, ...]: row 0 the halo below the low face (``prev``'s ``to_next``), row 1 the halo
+        above the high face (``next``'s ``to_prev``).
+    """
+    _tensor("halo_exchange", to_prev)
+    _tensor("halo_exchange", to_next)
+    group = _group(group)
+    n = _m.get_group_size(group)
+    peers = []
+    for what, peer in (("prev", prev), ("next", next)):
+        if peer is None:
+            peers.append(-1)
+        elif not 0 <= int(peer) < n:
+            raise ValueError(
+                f"halo_exchange: {what}={peer} is outside group {group!r} of {n} ranks"
+            )
+        else:
+            peers.append(int(peer))
+    return _prims.halo_exchange_p(
+        to_prev, to_next, prev=peers[0], next=peers[1], tag=int(tag), group=group
+    )
 
 
 # ---- MindSpore's primitive classes -------------------------------------------------------------

@@ -2,7 +2,8 @@
 
 Each rank r holds x_r [3, 4] (seed 10 + r); y_r = sendrecv(x_r, dst=r+1, src=r-1) (a ring) and
 z_r = sendrecv(x_r, dst=r-1 or nobody, src=r+1 or nobody) (open ends). Writes the values,
-the gradient of sum_r sum(w_r * sin(y_r) * x_r + z_r**2) and a JVP to out/rank<r>.npz.
+h_r = halo_exchange(x_r[:1], 3 x_r[2:], open ends),
+the gradient of sum_r sum(w_r * sin(y_r) * x_r + z_r**2) + sum(sin(h_r) * w_r[:2]) and a JVP to out/rank<r>.npz.
 """
 
 import sys
@@ -26,9 +27,16 @@ def forward(x):
     return y, z
 
 
+def halo(x):  # open ends: rank 0 has no prev, rank n-1 no next
+    return comm.halo_exchange(
+        x[:1], 3.0 * x[2:], r - 1 if r > 0 else None, r + 1 if r < n - 1 else None, tag=5
+    )
+
+
 def loss(x):
     y, z = forward(x)
-    return (w * ops_sin(y) * x).sum() + (z * z).sum()
+    h = halo(x)
+    return (w * ops_sin(y) * x).sum() + (z * z).sum() + (ops_sin(h[:, 0]) * w[:2]).sum()
 
 
 def ops_sin(t):
@@ -41,5 +49,5 @@ gj = core.jit(core.grad(loss))(x)
 _, t = core.jvp(lambda x: forward(x)[0], (x,), (w,))
 np.savez(
     f"{sys.argv[1]}/rank{r}.npz",
-    y=y.asnumpy(), z=z.asnumpy(), g=g.asnumpy(), gj=gj.asnumpy(), t=t.asnumpy(),
+    y=y.asnumpy(), z=z.asnumpy(), h=halo(x).asnumpy(), g=g.asnumpy(), gj=gj.asnumpy(), t=t.asnumpy(),
 )  # fmt: skip

@@ -21,6 +21,7 @@ import numpy as np
 import core
 from core import ops
 
+from ..chunk import resolve_chunk_size
 from ..triangular.layers import DropoutRowwise, LayerNorm, OpenfoldLinear, dropout_add_rowwise
 from .primitives import LinearNoBias, Transition
 
@@ -456,6 +457,7 @@ class MSAModule(core.nn.Cell):
             return z
         if input_feature_dict["msa"].ndim < 2:
             return z
+        chunk_size = resolve_chunk_size(chunk_size, z.shape[-2])  # "auto": Protenix's rule
         m = self._embed(input_feature_dict, s_inputs, rng)
         kwargs = dict(
             triangle_multiplicative=triangle_multiplicative,

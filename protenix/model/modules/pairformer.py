@@ -12,6 +12,7 @@ Parameter names follow ``protenix.model.modules.pairformer`` (Protenix 2.0.0).
 import core
 from core import nn, ops
 
+from ..chunk import resolve_chunk_size
 from ..triangular.layers import dropout_add_rowwise
 from ..triangular.triangular import (
     TriangleAttention,
@@ -107,11 +108,13 @@ class PairformerBlock(nn.Cell):
             triangle_multiplicative, triangle_attention: accepted for Protenix's signature.
             inplace_safe: block-wise inference path (no gradients), rows of ``chunk_size``.
             chunk_size: rows per block (triangle attention and, with ``inplace_safe``, every
-                pair update).
+                pair update); ``"auto"``: Protenix's dynamic rule by N
+                (``protenix.model.chunk``).
 
         Returns:
             ``(s, z)``: the updated single (None without a single track) and pair tensors.
         """
+        chunk_size = resolve_chunk_size(chunk_size, z.shape[-2])  # "auto": Protenix's rule
         if pair_mask is None:
             pair_mask = ops.ones(tuple(z.shape[:-1]), dtype=z.dtype)
         if inplace_safe:
@@ -244,6 +247,7 @@ class PairformerStack(nn.Cell):
         Returns:
             ``(s, z)``.
         """
+        chunk_size = resolve_chunk_size(chunk_size, z.shape[-2])  # "auto": Protenix's rule
         blocks = list(self.blocks)
         k = self.blocks_per_ckpt
         if k is not None and not 1 <= k <= len(blocks):

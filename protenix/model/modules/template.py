@@ -8,6 +8,7 @@ Protenix defines ``TemplateEmbedder`` in ``modules/pairformer.py``; ours lives h
 import core
 from core import ops
 
+from ..chunk import resolve_chunk_size
 from ..triangular.layers import LayerNorm
 from .primitives import LinearNoBias
 
@@ -102,6 +103,7 @@ class TemplateEmbedder(core.nn.Cell):
         """
         if "template_aatype" not in input_feature_dict or self.n_blocks < 1:
             return 0
+        chunk_size = resolve_chunk_size(chunk_size, z.shape[-2])  # "auto": Protenix's rule
         asym_id = input_feature_dict["asym_id"]
         same_chain = ops.astype(
             ops.equal(ops.expand_dims(asym_id, -1), ops.expand_dims(asym_id, -2)), z.dtype

@@ -65,8 +65,9 @@ class CoreRandom:
 
 
 class ReplayRandom:
-    """Replays recorded draws in order: ``draws`` is a list of ``("randn", array)`` and
-    ``("rotation", array [n, 3, 3])``; each call checks the kind and the shape it asks for
+    """Replays recorded draws in order: ``draws`` is a list of ``(kind, array)`` with kind
+    ``"randn"``, ``"rotation"`` (``[n, 3, 3]``), ``"randint"`` (``[1]``, for the MSA subsample
+    size) or ``"permutation"`` (``[n]``); each call checks the kind and the shape it asks for
     against the next record (a mismatch means the call order differs from the recording)."""
 
     def __init__(self, draws):
@@ -85,13 +86,22 @@ class ReplayRandom:
                 f"{got_kind}{list(value.shape)}"
             )
         self.pos += 1
-        return core.tensor(value.astype(np.float32))
+        return value
 
     def randn(self, shape):
-        return self._next("randn", tuple(int(s) for s in shape))
+        return core.tensor(self._next("randn", tuple(int(s) for s in shape)).astype(np.float32))
 
     def random_rotation(self, n):
-        return self._next("rotation", (int(n), 3, 3))
+        return core.tensor(self._next("rotation", (int(n), 3, 3)).astype(np.float32))
+
+    def randint(self, low, high):
+        v = int(self._next("randint", (1,))[0])
+        if not low <= v < high:
+            raise ValueError(f"ReplayRandom: recorded randint {v} is outside [{low}, {high})")
+        return v
+
+    def permutation(self, n):
+        return self._next("permutation", (int(n),)).astype(np.int64)
 
 
 class TrainingNoiseSampler:

@@ -1,0 +1,118 @@
+"""``mindelec.fdtd.distributed``: the x-slab decomposition on two MPI ranks against the serial
+``Simulation`` (composite update, run here): a 2D TMz case with CPML on every face, an eps map,
+a probe and a DFT plane; a 3D case whose low-x CPML straddles the cut, with periodic y; the
+gradient of the monitors with respect to the eps map (periodic x: the ranks are a ring); the
+error on every rank for a world size that does not divide the grid. Skipped, with the reason,
+only where MPI cannot start.
+"""
+
+import importlib.util
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import core
+from mindelec import fdtd
+from mindelec.fdtd.distributed import DistributedSimulation
+
+from . import _distributed_cases as cases
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+
+
+def _mpiexec():
+    if importlib.util.find_spec("mpi4py") is None:
+        return None, "mpi4py is not installed (pip install -e '.[distributed]')"
+    from core.launch import find_mpiexec
+
+    try:
+        return find_mpiexec(), None
+    except FileNotFoundError as exc:
+        return None, str(exc)
+
+
+MPIEXEC, WHY = _mpiexec()
+needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason=f"MPI cannot start: {WHY}")
+
+
+@pytest.fixture(scope="module")
+def launched(tmp_path_factory):
+    out = tmp_path_factory.mktemp("fdtd_distributed")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
+    env.update(DIFFSCI_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env["DIFFSCI_COMM_TIMEOUT"] = "60"
+    for case in ("2d", "3d", "grad", "bad"):
+        cmd = [MPIEXEC, "-n", "2", sys.executable, str(HERE / "_distributed_worker.py"), str(out),
+               case]  # fmt: skip
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=180, cwd=ROOT)
+        assert proc.returncode == 0, f"{case}: rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    return out
+
+
+def _serial(make):
+    grid, materials, kw, steps = make()
+    return fdtd.Simulation(grid, materials, native=False, **kw).run(steps)
+
+
+@needs_mpi
+@pytest.mark.parametrize("case", ["2d", "3d"])
+def test_two_ranks_equal_serial(launched, case):
+    state, results = _serial(cases.case_2d if case == "2d" else cases.case_3d)
+    cut = state.get("ez").shape[0] // 2
+    for r in range(2):
+        got = np.load(launched / f"{case}_rank{r}.npz")
+        assert list(got["slab"]) == [r * cut, (r + 1) * cut]
+        for name, want in state.components().items():
+            want = want.asnumpy()
+            assert np.abs(want[cut - 1 : cut + 1]).max() > 0  # the wave crossed the cut
+            np.testing.assert_allclose(got[name], want, rtol=1e-13, atol=1e-13 * abs(want).max())
+        for name, want in results.items():
+            want = want.asnumpy()
+            if r == 0:  # the monitors are reduced to rank 0
+                assert np.abs(want).max() > 0
+                np.testing.assert_allclose(
+                    got[f"m_{name}"], want, rtol=1e-13, atol=1e-13 * abs(want).max()
+                )
+            else:
+                np.testing.assert_array_equal(got[f"m_{name}"], 0 * want)
+
+
+@needs_mpi
+def test_gradient_two_ranks_equal_serial(launched):
+    def loss(eps):
+        grid, materials, kw, steps = cases.case_grad(eps)
+        sim = fdtd.Simulation(grid, materials, native=False, **kw)
+        return cases.grad_loss(sim.run(steps)[1])
+
+    eps0 = cases.grad_eps0()
+    want = core.grad(loss)(eps0).asnumpy()
+    assert np.abs(want[:8]).max() > 1e-3 * np.abs(want).max()  # both slabs matter
+    got0 = np.load(launched / "grad_rank0.npz")
+    np.testing.assert_allclose(got0["loss"], loss(eps0).asnumpy(), rtol=1e-12)
+    for r in range(2):
+        got = np.load(launched / f"grad_rank{r}.npz")
+        np.testing.assert_allclose(got["g"], want, rtol=1e-10, atol=1e-12 * abs(want).max())
+
+
+@needs_mpi
+def test_bad_world_size_errors_on_every_rank(launched):
+    for r in range(2):
+        assert "2 ranks do not divide the 25 cells" in (launched / f"bad_rank{r}.txt").read_text()
+
+
+def test_world_of_one_equals_serial_and_rejects_unsupported():
+    grid, materials, kw, steps = cases.case_2d()
+    state, results = DistributedSimulation(grid, materials, jit=False, **kw).run(12)
+    ref_state, ref = fdtd.Simulation(grid, materials, native=False, **kw).run(12)
+    np.testing.assert_array_equal(state.get("ez").asnumpy(), ref_state.get("ez").asnumpy())
+    np.testing.assert_array_equal(results["probe"].asnumpy(), ref["probe"].asnumpy())
+    with pytest.raises(NotImplementedError, match="monitor 'energy'"):
+        DistributedSimulation(grid, materials, monitors=[fdtd.EnergyMonitor(grid, materials)])
+    with pytest.raises(NotImplementedError, match="Mur"):
+        DistributedSimulation(grid, materials, boundaries={"x": fdtd.Mur(), "y": fdtd.PEC()})

@@ -79,6 +79,11 @@ def slab_bounds(n, size, rank, halo=1):
     return _bounds(n, size, rank, halo, "FDTD grid")
 
 
+def _x_entry(monitor):
+    """The x entry of a DFT monitor's region (None for the whole array)."""
+    return None if monitor.region is None else tuple(monitor.region)[0]
+
+
 class _SlabBoundaries:
     """The global ``Boundaries`` seen from one slab: x is never periodic (neighbours give the
     ghost layer) and the x CPML is the part of its slabs that this rank holds."""

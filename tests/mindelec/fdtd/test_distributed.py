@@ -107,7 +107,7 @@ def test_bad_world_size_errors_on_every_rank(launched):
 
 
 def test_world_of_one_equals_serial_and_rejects_unsupported():
-    grid, materials, kw, steps = cases.case_2d()
+    grid, materials, kw, _ = cases.case_2d()
     state, results = DistributedSimulation(grid, materials, jit=False, **kw).run(12)
     ref_state, ref = fdtd.Simulation(grid, materials, native=False, **kw).run(12)
     np.testing.assert_array_equal(state.get("ez").asnumpy(), ref_state.get("ez").asnumpy())

@@ -81,7 +81,7 @@ def slab_bounds(n, size, rank, halo=1):
 
 def _x_entry(monitor):
     """The x entry of a DFT monitor's region (None for the whole array)."""
-    return None if monitor.region is None else tuple(monitor.region)[0]
+    return None if monitor.region is None else next(iter(monitor.region))
 
 
 class _SlabBoundaries:
@@ -199,12 +199,8 @@ class DistributedSimulation:
     def _local_monitor(self, monitor):
         if type(monitor) is PointProbe:
             x = monitor.index[0]
-        elif (
-            type(monitor) is DFTMonitor
-            and monitor.region is not None
-            and isinstance(tuple(monitor.region)[0], (int, np.integer))
-        ):
-            x = int(tuple(monitor.region)[0])
+        elif type(monitor) is DFTMonitor and isinstance(_x_entry(monitor), (int, np.integer)):
+            x = int(_x_entry(monitor))
         else:
             raise NotImplementedError(
                 f"DistributedSimulation: monitor {monitor.name!r} ({type(monitor).__name__}) is "

@@ -9,27 +9,29 @@ Weights lookup (:func:`find_weights`), first hit wins:
 3. the user cache ``$XDG_CACHE_HOME/protenix/checkpoints`` (default
    ``~/.cache/protenix/checkpoints``), where ``protenix download MODEL`` puts them.
 
-:func:`run_model` is the single seam between the command and the network. While
-``protenix.model.protenix.Protenix`` is not in this build, only ``--random-weights`` runs: it
-returns a seeded stand-in prediction with the shapes and value ranges of the real one
-(coordinates: the CCD ideal residues laid along a line per chain, chains 25 A apart; logits:
-Gaussian) so that everything around the network (features, confidences, files, ranking,
-errors, re-runs) is exercised. Every output of such a run is labelled meaningless.
+:func:`run_model` is the single seam between the command and the network
+(``protenix.model.protenix.Protenix``, built from the variant's config and kept for the next
+call with the same config and weights). With ``--random-weights`` it is the real network with
+seeded random parameters (Protenix's initializers drawn from core's generator seeded with
+:data:`RANDOM_WEIGHTS_SEED`, the same for every job and seed; the layers Protenix starts at
+zero redrawn, so the outputs are not constant), so everything around and inside the network
+runs; every output of such a run is labelled meaningless.
 """
 
 import os
-import time
 
 import numpy as np
 
 from ..model.weights import WeightsError
 
-__all__ = ["CHECKPOINT_URL", "NetworkUnavailable", "cache_dir", "find_weights",
-           "resolve_chunk_size", "run_model"]
+__all__ = ["CHECKPOINT_URL", "RANDOM_WEIGHTS_SEED", "NetworkUnavailable", "build_network",
+           "cache_dir", "find_weights", "resolve_chunk_size", "run_model"]
 
 # Protenix's published checkpoints (protenix/web_service/dependency_url.py): <base>/<model>.pt
 CHECKPOINT_URL = "https://protenix.tos-cn-beijing.volces.com/checkpoint"
 _SUFFIXES = (".h5", ".pt")
+RANDOM_WEIGHTS_SEED = 0
+_NETWORK = {}  # the last built network: {"key": ..., "model": Protenix}
 
 
 class NetworkUnavailable(RuntimeError):
@@ -99,12 +101,50 @@ def resolve_chunk_size(requested, n_token, config):
     return 32
 
 
-def _progress(iterable, desc, enabled):
-    if not enabled:
-        return iterable
-    from tqdm import tqdm
+def _redraw_zero_weights(model):
+    """Protenix zero-initialises its output layers (adaLN-Zero gates, transitions' last layer,
+    the PAE/PDE/pLDDT/resolved and distogram heads), which would make a random-weights run's
+    confidences constant: every all-zero weight matrix is redrawn ~ N(0, 1/fan_in) (seeded)."""
+    import core
 
-    return tqdm(iterable, desc=desc, leave=False, disable=None)
+    rng = np.random.default_rng(RANDOM_WEIGHTS_SEED)
+    for _, p in model.parameters_and_names():
+        shape = tuple(p.shape)
+        if len(shape) >= 2 and not np.any(p.asnumpy()):
+            fan_in = shape[-1] if len(shape) == 2 else shape[-2]
+            w = rng.standard_normal(shape) / np.sqrt(fan_in)
+            p.set_data(core.tensor(w.astype(np.float32), dtype=p.dtype))
+
+
+def build_network(config, weights_path=None, random_weights=False):
+    """The Protenix network of ``config`` with the checkpoint at ``weights_path`` (loaded by
+    name, strict unless the config's ``load_strict`` is False) or, with ``random_weights``,
+    seeded random parameters; in eval mode. The last one built is reused for the same config
+    and weights."""
+    import json
+
+    import core
+
+    from ..model.protenix import Protenix
+    from ..model.weights import load_weights
+
+    if not random_weights and not weights_path:
+        raise WeightsError("build_network: no weights path (and not --random-weights)")
+    key = (json.dumps(config, sort_keys=True, default=str), None if random_weights else
+           os.path.abspath(weights_path))  # fmt: skip
+    if _NETWORK.get("key") == key:
+        return _NETWORK["model"]
+    _NETWORK.clear()
+    if random_weights:
+        core.random.set_seed(RANDOM_WEIGHTS_SEED)
+    model = Protenix(config)
+    if random_weights:
+        _redraw_zero_weights(model)
+    if not random_weights:
+        load_weights(model, weights_path, strict=bool(config.get("load_strict", True)))
+    model.set_train(False)
+    _NETWORK.update(key=key, model=model)
+    return model
 
 
 def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle, n_step,
@@ -116,9 +156,11 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
         features: :func:`protenix.data.featurize` output (numpy); atoms: ``build_atoms``.
         config: the model's ``ConfigDict``; weights_path: checkpoint (None with
             ``random_weights``); n_cycle/n_step/n_sample: recycles, diffusion steps, samples;
-        seed: seeds the diffusion noise (and the random weights); dtype "fp32"/"bf16";
+        seed: seeds the random draws (MSA subsample, diffusion noise and augmentations:
+            core's generator); dtype "fp32"/"bf16" (the network runs float32 here);
         device "CPU"/"GPU"; chunk_size: None, "auto" or an int (trunk row chunks;
         :func:`resolve_chunk_size` turns "auto" into Protenix's size for the job's length).
+        progress: unused (the command's bar shows the stages).
         timings: a dict that receives seconds per stage (trunk, diffusion, confidence).
 
     Returns:
@@ -126,51 +168,25 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
         [N_s, N_tok, N_tok, 64], ``plddt_logits`` [N_s, N_atom, 50], ``distogram_logits``
         [N_tok, N_tok, 64], ``num_recycles`` (int).
     """
+    import core
+
     timings = {} if timings is None else timings
     chunk_size = resolve_chunk_size(chunk_size, len(features["asym_id"]), config)
     if not network_available():
-        if not random_weights:
-            raise NetworkUnavailable(
-                "the network protenix.model.protenix.Protenix is not in this build yet; only "
-                "--random-weights (a meaningless smoke test of the pipeline) runs")
-        return _stand_in(features, atoms, n_cycle, n_step, n_sample, seed, progress, timings)
-    raise NetworkUnavailable(
-        "protenix.model.protenix.Protenix is present but protenix.cli.runner.run_model is not "
-        "wired to it yet (see its docstring)")
-
-
-def _stand_in(features, atoms, n_cycle, n_step, n_sample, seed, progress, timings):
-    """Seeded stand-in prediction (random-weights smoke test without the network)."""
-    rng = np.random.default_rng(seed)
-    n_tok = len(features["asym_id"])
-    n_atom = len(atoms["atom_name"])
-    t0 = time.perf_counter()
-    for _ in _progress(range(n_cycle), "trunk recycles", progress):
-        pass
-    distogram = rng.normal(size=(n_tok, n_tok, 64)).astype(np.float32)
-    t1 = time.perf_counter()
-    key = atoms["asym"] * 1_000_000 + atoms["res_id"]
-    _, res_of_atom = np.unique(key, return_inverse=True)
-    centred = atoms["ideal"].astype(np.float64).copy()
-    for r in range(res_of_atom.max() + 1):
-        m = res_of_atom == r
-        centred[m] -= centred[m].mean(0)
-    along = atoms["res_id"] * 3.8
-    base = np.stack([along, atoms["asym"] * 25.0, np.zeros(n_atom)], -1) + centred
-    coords = np.empty((n_sample, n_atom, 3))
-    for s in range(n_sample):
-        coords[s] = base
-    for _ in _progress(range(n_step), "diffusion steps", progress):
-        coords += rng.normal(scale=0.05, size=coords.shape)
-    t2 = time.perf_counter()
-    out = {
-        "coordinate": coords.astype(np.float32),
-        "pae_logits": rng.normal(size=(n_sample, n_tok, n_tok, 64)).astype(np.float32),
-        "pde_logits": rng.normal(size=(n_sample, n_tok, n_tok, 64)).astype(np.float32),
-        "plddt_logits": rng.normal(size=(n_sample, n_atom, 50)).astype(np.float32),
-        "distogram_logits": distogram,
+        raise NetworkUnavailable("the network protenix.model.protenix.Protenix is not importable")
+    model = build_network(config, weights_path, random_weights)
+    core.random.set_seed(int(seed))
+    pred, _, log = model(features, N_cycle=int(n_cycle), N_step=int(n_step),
+                         N_sample=int(n_sample), chunk_size=chunk_size)  # fmt: skip
+    times = log["time"]
+    for ours, theirs in (("trunk", "pairformer"), ("diffusion", "diffusion"),
+                         ("confidence", "confidence")):  # fmt: skip
+        timings[ours] = timings.get(ours, 0.0) + times.get(theirs, 0.0)
+    return {
+        "coordinate": pred["coordinate"].asnumpy().astype(np.float32),
+        "pae_logits": pred["pae"].asnumpy(),
+        "pde_logits": pred["pde"].asnumpy(),
+        "plddt_logits": pred["plddt"].asnumpy(),
+        "distogram_logits": pred["distogram"].asnumpy(),
         "num_recycles": int(n_cycle),
     }
-    timings["trunk"] = timings.get("trunk", 0.0) + t1 - t0
-    timings["diffusion"] = timings.get("diffusion", 0.0) + t2 - t1
-    return out

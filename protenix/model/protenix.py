@@ -8,6 +8,7 @@ Random draws (MSA subsample, MC dropout, diffusion noise and augmentations) come
 """
 
 import math
+import time
 
 import numpy as np
 
@@ -203,8 +204,10 @@ class Protenix(nn.Cell):
 
     # -- inference -----------------------------------------------------------------------------
     def main_inference_loop(self, input_feature_dict, N_cycle=None, N_sample=None, N_step=None,
-                            inplace_safe=True, chunk_size=None, mc_dropout=False, rng=None):  # fmt: skip
-        """One model seed of Algorithm 1 at inference.
+                            inplace_safe=True, chunk_size=None, mc_dropout=False, rng=None,
+                            time_tracker=None):  # fmt: skip
+        """One model seed of Algorithm 1 at inference (``time_tracker``, a dict, receives the
+        seconds of ``pairformer``, ``diffusion`` and ``confidence``, as Protenix's).
 
         Returns:
             dict: ``coordinate`` ``[N_sample, N_atom, 3]`` (Angstrom), ``distogram``
@@ -219,10 +222,14 @@ class Protenix(nn.Cell):
         N_sample = sd["N_sample"] if N_sample is None else N_sample
         N_step = sd["N_step"] if N_step is None else N_step
         mc_rate = self.configs.get("mc_dropout_rate", 0.4)
+        times = {} if time_tracker is None else time_tracker
+        t0 = time.perf_counter()
         s_inputs, s, z = self.get_pairformer_output(
             f, N_cycle, inplace_safe=inplace_safe, chunk_size=chunk_size,
             mc_dropout=mc_dropout, mc_dropout_rate=mc_rate, rng=rng,
         )  # fmt: skip
+        t1 = time.perf_counter()
+        times["pairformer"] = t1 - t0
         noise_schedule = self.inference_noise_scheduler(N_step=N_step)
         dm = self.diffusion_module
         pair_z, p_lm, c_l = None, None, None
@@ -243,6 +250,8 @@ class Protenix(nn.Cell):
             diffusion_chunk_size=infer.get("sample_diffusion_chunk_size", None),
             attn_chunk_size=infer.get("chunk_size", None), inplace_safe=inplace_safe, rng=rng,
         )  # fmt: skip
+        t2 = time.perf_counter()
+        times["diffusion"] = t2 - t1
         tm = self.configs.get("triangle_multiplicative", "torch")
         ta = self.configs.get("triangle_attention", "torch")
         plddt, pae, pde, resolved = self.confidence_head(
@@ -250,9 +259,11 @@ class Protenix(nn.Cell):
             x_pred_coords=coordinate, triangle_multiplicative=tm, triangle_attention=ta,
             inplace_safe=inplace_safe, chunk_size=chunk_size,
         )  # fmt: skip
+        distogram = self.distogram_head(z)
+        times["confidence"] = time.perf_counter() - t2
         return {
             "coordinate": coordinate,
-            "distogram": self.distogram_head(z),
+            "distogram": distogram,
             "plddt": plddt,
             "pae": pae,
             "pde": pde,
@@ -304,12 +315,17 @@ class Protenix(nn.Cell):
                 int(f["residue_index"].shape[-1]), infer.get("chunk_size")
             )
         mc = mc_dropout_apply_rate > 0 and _uniform(rng) < mc_dropout_apply_rate
+        times = {}
+        t0 = time.perf_counter()
         with core.no_grad():
             pred = self.main_inference_loop(
                 f, N_cycle=N_cycle, N_sample=N_sample, N_step=N_step,
                 inplace_safe=not disable_inplace, chunk_size=chunk_size, mc_dropout=mc, rng=rng,
+                time_tracker=times,
             )  # fmt: skip
-        return pred, label_dict, {"N_cycle": self.N_cycle if N_cycle is None else N_cycle}
+        times["model_forward"] = time.perf_counter() - t0
+        n_cycle = self.N_cycle if N_cycle is None else N_cycle
+        return pred, label_dict, {"N_cycle": n_cycle, "time": times}
 
 
 def _probit(p):

@@ -1,4 +1,4 @@
-"""``protenix predict`` end to end (random-weights stand-in until the network lands): output
+"""``protenix predict`` end to end (the network with random weights, tiny sizes: conftest.py): output
 tree and ranking, files readable by gemmi, per-job errors, re-runs, weights lookup, aliases,
 ``--help``, ``info``, ``download`` from a local server, ``python -m protenix``."""
 

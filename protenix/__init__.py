@@ -8,4 +8,6 @@ for training (``blocks_per_ckpt``) and row-chunked evaluation (``chunk_size``,
 ``core.evoformer_attention``) for long sequences at inference.
 """
 
+from .config import get_model_config as get_model_config
+from .model.protenix import Protenix as Protenix
 from .model.weights import load_weights as load_weights

@@ -295,6 +295,11 @@ class DistributedSimulation:
                 state = source.inject(state, step, grid)
         return state
 
+    def step(self, state, step=0):
+        """One step of the slab (compiled unless ``jit=False``): ``(E^n, H^{n-1/2}) ->
+        (E^{n+1}, H^{n+1/2})``, with the two halo exchanges (``step`` = n)."""
+        return self._step_jit(self.coeffs, state, _step_tensor(step))
+
     # ---- the loop ---------------------------------------------------------------------------
     def run(self, steps, state=None, start=0):
         """Advance ``steps`` steps from ``state`` (default: zero fields of the slab).
@@ -313,7 +318,7 @@ class DistributedSimulation:
         values = [[] for _ in self.monitors]
         for n in range(int(start), int(start) + steps):
             step = _step_tensor(n)
-            state = self._step_jit(self.coeffs, state, step)
+            state = self._step_jit(self.coeffs, state, step)  # (``self.step``)
             for i, m in enumerate(self.monitors):
                 if m is not None:
                     carries[i], value = m.update(carries[i], state, step)

@@ -1,4 +1,4 @@
-"""Worker of test_distributed.py: ``mpiexec -n P python _distributed_worker.py OUT CASE``.
+"""Worker of test_distributed.py: ``mpiexec -n P python _distributed_worker.py OUT CASE...``.
 
 CASE ``2d`` / ``3d``: the run on P x slabs, fields gathered, monitors reduced to rank 0;
 ``grad``: the gradient of ``grad_loss`` (rank 0's monitors) with respect to the eps map, summed
@@ -19,19 +19,21 @@ from mindelec.fdtd.distributed import DistributedSimulation
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _distributed_cases as cases
 
-out, case = pathlib.Path(sys.argv[1]), sys.argv[2]
+out = pathlib.Path(sys.argv[1])
 comm.init()
 rank = comm.get_rank()
 
-if case == "bad":
+
+def bad(case):
     try:
         DistributedSimulation(fdtd.Grid((25, 8), 1e-3))
         message = "no error"
     except ValueError as exc:
         message = str(exc)
     (out / f"{case}_rank{rank}.txt").write_text(message)
-elif case == "grad":
 
+
+def grad(case):
     def loss(eps):
         grid, materials, kw, steps = cases.case_grad(eps)
         return cases.grad_loss(DistributedSimulation(grid, materials, **kw).run(steps)[1])
@@ -40,10 +42,16 @@ elif case == "grad":
     value = loss(eps0)
     g = comm.all_reduce(core.grad(loss)(eps0))
     np.savez(out / f"{case}_rank{rank}.npz", g=g.asnumpy(), loss=value.asnumpy())
-else:
+
+
+def run(case):
     grid, materials, kw, steps = cases.case_2d() if case == "2d" else cases.case_3d()
     sim = DistributedSimulation(grid, materials, **kw)
     state, results = sim.run(steps)
     fields = {k: v.asnumpy() for k, v in sim.gather(state).items()}
     res = {f"m_{k}": v.asnumpy() for k, v in results.items()}
     np.savez(out / f"{case}_rank{rank}.npz", slab=[sim.start, sim.stop], **fields, **res)
+
+
+for name in sys.argv[2:]:
+    {"bad": bad, "grad": grad}.get(name, run)(name)

@@ -1,4 +1,4 @@
-"""Worker of test_distributed.py, run as ``mpiexec -n P python _distributed_worker.py OUT CASE``.
+"""Worker of test_distributed.py, run as ``mpiexec -n P python _distributed_worker.py OUT CASE...``.
 
 CASE ``sod`` / ``riemann2d``: the CFL-adaptive run (jit) on P slabs, gathered; ``grad``: the
 gradient of ``sum_r sum(w_r * sin(u_r(T)))`` (3 fixed RK3 steps of Sod) with respect to each
@@ -18,11 +18,21 @@ from mindflow.cfd.distributed import DistributedSimulator
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _distributed_cases as cases
 
-out, case = pathlib.Path(sys.argv[1]), sys.argv[2]
+out = pathlib.Path(sys.argv[1])
 comm.init()
 rank = comm.get_rank()
 
-if case.startswith("bad"):
+
+def run_case(case):
+    if case.startswith("bad"):
+        bad(case)
+    elif case == "grad":
+        grad(case)
+    else:
+        run(case)
+
+
+def bad(case):
     config = cases.sod_config(nx=31 if case == "bad31" else 4)
     try:
         DistributedSimulator(config)
@@ -30,7 +40,9 @@ if case.startswith("bad"):
     except ValueError as exc:
         message = str(exc)
     (out / f"{case}_rank{rank}.txt").write_text(message)
-elif case == "grad":
+
+
+def grad(case):
     config = cases.sod_config(nx=32)
     dsim = DistributedSimulator(config)
     u0 = dsim.scatter(cases.sod_state(dsim.global_simulator.mesh_info, dsim.material))
@@ -43,10 +55,16 @@ elif case == "grad":
     gj = core.jit(core.grad(loss))(u0)
     np.savez(out / f"{case}_rank{rank}.npz", g=dsim.gather(g).asnumpy(),
              gj=dsim.gather(gj).asnumpy())  # fmt: skip
-else:
+
+
+def run(case):
     make_config, make_state = cases.CASES[case]
     dsim = DistributedSimulator(make_config())
     u = dsim.scatter(make_state(dsim.global_simulator.mesh_info, dsim.material))
     u = dsim.run(u)
     np.savez(out / f"{case}_rank{rank}.npz", u=dsim.gather(u).asnumpy(),
              steps=dsim.last_runtime.step, slab=[dsim.start, dsim.stop])  # fmt: skip
+
+
+for name in sys.argv[2:]:
+    run_case(name)

@@ -38,6 +38,7 @@ import itertools
 from core import communication as comm
 from core import ops
 
+from ..model.triangular.layers import _linear
 from ..model.triangular.triangular import join_blocks, row_blocks
 
 __all__ = [
@@ -79,7 +80,9 @@ def transpose_shard(blocks, group=None):
 
     One all-to-all per block (split along the columns, concatenated along the rows): block
     ``i`` of every rank arrives as ``[P r, N / P, c]``; its slices by source rank are swapped
-    and placed at that rank's rows. The list passed in is consumed. Peak: about two shards.
+    and placed at that rank's rows. The list passed in is consumed; the result's blocks are
+    separate arrays (not views of one), so replacing them one by one frees memory as it goes.
+    Peak: about two shards.
     """
     _, size = _world(group)
     sizes = [0]
@@ -95,12 +98,16 @@ def transpose_shard(blocks, group=None):
             [ops.swapaxes(ops.slice_axis(got, -3, p * r, (p + 1) * r), -2, -3) for p in range(size)]
         )
         del got
-    order = [pieces[i][p] for p in range(size) for i in range(len(pieces))]
+    # block j of the result: its rows of every piece, side by side in global column order
+    out = []
+    for a, b in itertools.pairwise(sizes):
+        cols = [
+            ops.slice_axis(pieces[i][p], -3, a, b) for p in range(size) for i in range(len(pieces))
+        ]
+        out.append(cols[0] if len(cols) == 1 else ops.concat(cols, axis=-2))  # [..., r, N, c]
     del pieces
-    w = order[0] if len(order) == 1 else ops.concat(order, axis=-2)  # [..., R, N, c]
-    del order
     blocks.clear()
-    return [ops.slice_axis(w, -3, a, b) for a, b in itertools.pairwise(sizes)]
+    return out
 
 
 def _mask_rows(mask, blocks):
@@ -120,6 +127,18 @@ def _transpose_mask(mask_shard, group):
     return ops.squeeze(t, -1)
 
 
+def _linear_rows(lin, x, a, b):
+    """Output channels ``[a, b)`` of the linear layer ``lin`` (``x W[a:b]^T + bias[a:b]``)."""
+    bias = None if lin.bias is None else ops.slice_axis(lin.bias, 0, a, b)
+    return _linear(x, ops.slice_axis(lin.weight, 0, a, b), bias, lin.precision)
+
+
+def _c_order(x):
+    """x with its elements in C order (a copy when x is a permuted view): numpy keeps the
+    memory order of its inputs through concatenation and element-wise ops."""
+    return ops.reshape(ops.reshape(x, (-1,)), tuple(x.shape))
+
+
 def _channel_slices(c, size):
     step = -(-c // size)
     return [(a, min(a + step, c)) for a in range(0, c, step)]
@@ -128,35 +147,50 @@ def _channel_slices(c, size):
 def _tri_mul_rows(mod, blocks, mask, row_p, full_p, group):
     """A triangle multiplication on row blocks (in the frame where it is row-wise):
     ``x_ij = sum_k P_ik F_jk`` with ``P`` the ``row_p`` projection of the local rows and ``F``
-    the ``full_p`` projection of every rank's rows (all-gathered one channel slice at a time);
-    replaces each block by ``block + gate * Linear(LN(x))``."""
+    the ``full_p`` projection of every rank's rows; replaces each block by
+    ``block + gate * Linear(LN(x))``.
+
+    The channels run in ``4 P`` slices (one on a single rank): per slice, the slice of ``F``
+    of the local rows is projected (the rows ``[a, b)`` of the linear weights), laid out
+    ``[..., c, k, j]`` and all-gathered along ``j`` (``[..., c, N, N]``, a quarter of a shard
+    of ``F``), and each row block's slice of ``P`` is projected and multiplied with it; in the
+    last slice each block is finished and replaced as soon as its product is complete. Only
+    the LayerNorm is recomputed per slice, so neither ``F`` nor ``P`` is held whole."""
     _, size = _world(group)
     masks = [ops.expand_dims(m, -1) for m in _mask_rows(mask, blocks)]
-    # F of the local rows, channel-first: [..., c_h, R, N]
-    full = join_blocks(
-        [mod._project(mod.layer_norm_in(w), m, full_p) for w, m in zip(blocks, masks, strict=True)]
-    )  # [..., R, N, c_h]
-    full = ops.moveaxis(full, -1, -3)  # [..., c_h, R, N]
-    rows = [
-        mod._project(mod.layer_norm_in(w), m, row_p) for w, m in zip(blocks, masks, strict=True)
-    ]
-    rows = [ops.moveaxis(p, -1, -3) for p in rows]  # [..., c_h, r, N]
+
+    def proj(w, m, which, a, b):  # [..., r, N, c_z] -> channels [a, b) of the projection
+        g, p = (
+            (mod.linear_a_g, mod.linear_a_p) if which == "a" else (mod.linear_b_g, mod.linear_b_p)
+        )
+        w_ln = mod.layer_norm_in(w)
+        return m * ops.sigmoid(_linear_rows(g, w_ln, a, b)) * _linear_rows(p, w_ln, a, b)
+
+    nd = blocks[0].ndim
+    perm = (*range(nd - 3), nd - 1, nd - 2, nd - 3)  # [..., j, k, c] -> [..., c, k, j]
     xs = [[] for _ in blocks]
-    for a, b in _channel_slices(mod.c_hidden, size):
-        f = comm.all_gather(ops.slice_axis(full, -3, a, b), group=group, axis=-2)  # [., c, N, N]
-        ft = ops.swapaxes(f, -1, -2)  # [..., c, k, j]
+    slices = _channel_slices(mod.c_hidden, 1 if size == 1 else 4 * size)
+    for n_done, (a, b) in enumerate(slices, start=1):
+        # F laid out [..., c, k, j] in C order (matmul would copy it per call otherwise)
+        f = [
+            _c_order(ops.permute(proj(w, m, full_p, a, b), perm))
+            for w, m in zip(blocks, masks, strict=True)
+        ]
+        if size > 1:  # the slice of every rank's rows: [..., c, k, j]
+            f = [comm.all_gather(ops.concat(f, axis=-1), group=group, axis=-1)]
+        # (one rank: the blocks' parts as they are; joining them would double the peak)
+        for i, (w, m) in enumerate(zip(blocks, masks, strict=True)):
+            p = ops.moveaxis(proj(w, m, row_p, a, b), -1, -3)  # [..., c, r, k]
+            x = [ops.matmul(p, fq) for fq in f]  # [..., c, r, j of the part]
+            xs[i].append(x[0] if len(x) == 1 else ops.concat(x, axis=-1))  # [..., c, r, j]
+            del p, x
+            if n_done == len(slices):  # x of this block is complete: finish it now
+                x = xs[i][0] if len(xs[i]) == 1 else ops.concat(xs[i], axis=-3)
+                xs[i] = None
+                x = mod._finish(ops.moveaxis(x, -3, -1), mod.layer_norm_in(w))  # [., r, N, c_z]
+                blocks[i] = w + x
+                del w, x
         del f
-        for i, p in enumerate(rows):
-            xs[i].append(ops.matmul(ops.slice_axis(p, -3, a, b), ft))  # [..., c, r, N]
-        del ft
-    del full, rows
-    for i in range(len(blocks)):
-        w = blocks[i]
-        x = xs[i][0] if len(xs[i]) == 1 else ops.concat(xs[i], axis=-3)
-        xs[i] = None
-        x = mod._finish(ops.moveaxis(x, -3, -1), mod.layer_norm_in(w))  # [..., r, N, c_z]
-        blocks[i] = w + x
-        del w, x
     return blocks
 
 

@@ -6,7 +6,7 @@ bfloat16), and a PyTorch training step of the same Pairformer stack as
     python -m bench.protenix_trunk block --n 128 256          # ours / PyTorch, threads 1 and all
     python -m bench.protenix_trunk mini --n 1024 --blocks 2   # mini trunk, 2 of its 16 blocks
     python -m bench.protenix_trunk mini --n 512 --dtype bf16
-    python -m bench.protenix_trunk torch-train --n 64 --c-z 32 --c-s 64 --blocks 8
+    python -m bench.protenix_trunk train --n 64 --c-z 32 --c-s 64 --blocks 8
     python -m bench.protenix_trunk --tiny                     # what a smoke test runs
 
 ``block`` rows: the plain (Protenix-equivalent) ``PairformerBlock`` forward under no-grad,
@@ -26,10 +26,12 @@ use, as under Protenix's autocast). Reported: seconds for the MSA module, per Pa
 and the process's peak RSS. Block-wise inference holds one block's temporaries at a time, so
 the peak does not grow with the number of blocks.
 
-``torch-train`` rows: one forward+backward of PyTorch's ``PairformerStack`` (n_heads 4, dropout
-0.25, the loss mean(s^2) + mean(z^2) of bench.protenix_pairformer) with ``blocks_per_ckpt``
-None and 1: seconds and the subprocess's peak RSS growth over the step (torch's CPU allocator
-is not seen by tracemalloc, so ours is reported the same way by ``--rss`` in ``train``).
+``train`` rows: one forward+backward of ``PairformerStack`` (n_heads 4, dropout 0.25, the loss
+mean(s^2) + mean(z^2) of bench.protenix_pairformer), ours (``core.value_and_grad``) and
+PyTorch's (``backward``), with ``blocks_per_ckpt`` None and 1, each in a fresh one-thread
+subprocess: seconds and the peak RSS growth over the step (torch's CPU allocator is not seen by
+tracemalloc, so both sides are measured by RSS; ``bench.protenix_pairformer --train`` has our
+traced peaks).
 """
 
 import argparse
@@ -85,6 +87,34 @@ loss.backward()
 sec = time.perf_counter() - t
 grow = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
 print(float(loss), grow, sec)
+"""
+
+
+_OURS_TRAIN = r"""
+import resource, sys, time
+import numpy as np
+import core
+from core import ops
+from protenix.model.modules.pairformer import PairformerStack
+n, c_z, c_s, blocks, ckpt = (int(a) for a in sys.argv[1:6])
+core.set_num_threads(1)
+core.set_seed(0)
+st = PairformerStack(n_blocks=blocks, n_heads=4, c_z=c_z, c_s=c_s,
+                     blocks_per_ckpt=ckpt if ckpt > 0 else None)
+rng = np.random.default_rng(0)
+s0 = core.tensor(rng.standard_normal((n, c_s), dtype=np.float32))
+z0 = core.tensor(rng.standard_normal((n, n, c_z), dtype=np.float32))
+m = ops.ones((n, n))
+def loss(s, z):
+    s, z = st(s, z, m)
+    return (s ** 2).mean() + (z ** 2).mean()
+grad_fn = core.value_and_grad(loss, None, st.trainable_params())
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+val, _ = grad_fn(s0, z0)
+sec = time.perf_counter() - t
+grow = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+print(float(val.asnumpy()), grow, sec)
 """
 
 
@@ -220,24 +250,40 @@ def mini_row(r):
 
 
 # ---- training step (PyTorch side) ------------------------------------------------------------
-def torch_train_rows(n, c_z, c_s, blocks):
+def _run_ours(script, args):
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    out = subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)],
+        cwd=str(REPO), env=env, check=True, capture_output=True, text=True, timeout=3600,
+    )  # fmt: skip
+    return [float(x) for x in out.stdout.strip().splitlines()[-1].split()]
+
+
+def torch_train_rows(n, c_z, c_s, blocks, ours=False):
+    """Training-step rows of PyTorch (and with ``ours`` of this package, same protocol: a
+    fresh one-thread subprocess per row, peak RSS growth over the step)."""
     rows = []
-    for ckpt in (0, 1):
-        res = _run_torch(_TORCH_TRAIN, (n, c_z, c_s, blocks, ckpt))
-        if res is None:
-            return ["PyTorch training step: reference not installed"]
-        loss, grow, sec = res
-        label = "none" if ckpt == 0 else "per block"
-        rows.append(
-            f"PyTorch train step N={n} c_z={c_z} blocks={blocks} blocks_per_ckpt={label}: "
-            f"loss {loss:.6f}, peak RSS growth {grow:.1f} MiB, {sec:.1f} s"
-        )
+    sides = [("PyTorch", lambda a: _run_torch(_TORCH_TRAIN, a))]
+    if ours:
+        sides.insert(0, ("ours", lambda a: _run_ours(_OURS_TRAIN, a)))
+    for name, run in sides:
+        for ckpt in (0, 1):
+            res = run((n, c_z, c_s, blocks, ckpt))
+            if res is None:
+                rows.append(f"{name} training step: reference not installed")
+                break
+            loss, grow, sec = res
+            label = "none" if ckpt == 0 else "per block"
+            rows.append(
+                f"{name} train step N={n} c_z={c_z} blocks={blocks} blocks_per_ckpt={label}: "
+                f"loss {loss:.6f}, peak RSS growth {grow:.1f} MiB, {sec:.1f} s"
+            )
     return rows
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("what", nargs="?", default="block", choices=["block", "mini", "torch-train"])
+    ap.add_argument("what", nargs="?", default="block", choices=["block", "mini", "train"])
     ap.add_argument("--n", type=int, nargs="+", default=[128, 256])
     ap.add_argument("--c-z", type=int, default=None, help="pair channels (default: the model's)")
     ap.add_argument("--c-s", type=int, default=384)
@@ -262,7 +308,7 @@ def main(argv=None):
         for n in args.n:
             rows.append(mini_row(mini_trunk(n, args.msa, args.blocks, args.dtype, c_z=args.c_z)))
     else:
-        rows += torch_train_rows(args.n[0], args.c_z or 128, args.c_s, args.blocks or 4)
+        rows += torch_train_rows(args.n[0], args.c_z or 128, args.c_s, args.blocks or 4, True)
     for r in rows:
         print(r, flush=True)
     return rows

@@ -284,6 +284,41 @@ def function(lib, name, n_args):
     return fn
 
 
-def address(array):
-    """The data pointer of a numpy array, as an int (cheaper than ``array.ctypes.data``)."""
+def _slow_address(array):
     return array.__array_interface__["data"][0]
+
+
+def _data_field_offset():
+    """Byte offset of the data pointer in a numpy array object, or None where it cannot be
+    confirmed. numpy's ABI (``PyArrayObject_fields``, read by the ``PyArray_DATA`` macro that
+    compiled extensions inline) puts ``char *data`` right after ``PyObject_HEAD``; checked here
+    against ``__array_interface__`` on arrays of several kinds (views with offsets included)."""
+    import numpy as np
+
+    offset = object.__basicsize__
+    base = np.arange(64, dtype=np.float64)
+    probes = [base, base[5:], base[::3], base.reshape(8, 8)[2:, 1:], np.zeros((3, 4), np.int8)]
+    try:
+        for probe in probes:
+            if ctypes.c_void_p.from_address(id(probe) + offset).value != _slow_address(probe):
+                return None
+    except Exception:  # any failure: keep the documented route
+        return None
+    return offset
+
+
+_DATA_OFFSET = _data_field_offset()
+_NDARRAY = __import__("numpy").ndarray
+_from_address = ctypes.c_void_p.from_address
+
+
+def address(array):
+    """The data pointer of a numpy array, as an int.
+
+    Reads the array object's ``data`` field (offset checked at import by
+    :func:`_data_field_offset`): about 0.4 us, against 3 us for ``__array_interface__`` or
+    ``array.ctypes.data``, which build a dict or an object per call (a native FDTD step asks for
+    ~16 pointers). Anything that is not exactly an ``ndarray`` takes the documented route."""
+    if type(array) is _NDARRAY and _DATA_OFFSET is not None:
+        return _from_address(id(array) + _DATA_OFFSET).value or 0
+    return _slow_address(array)

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+import threading
 
 import numpy as np
 
@@ -204,8 +205,14 @@ class HalfStep:
     # ---- operands ---------------------------------------------------------------------------
     def sources(self):
         """Names of the other field's components the curls read (sorted)."""
-        other = "e" if self.kind == "h" else "h"
-        return sorted({other + AXES[k] for terms in self.terms.values() for _j, k, _s in terms})
+        found = self.__dict__.get("_sources")
+        if found is None:
+            other = "e" if self.kind == "h" else "h"
+            found = sorted(
+                {other + AXES[k] for terms in self.terms.values() for _j, k, _s in terms}
+            )
+            self._sources = found
+        return list(found)
 
     def operands(self, state, coeffs):
         """The tensors handed to ``kernel_call`` (order: sources, olds, psi, coefs, profiles)."""
@@ -685,35 +692,91 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
         """
         index = self._coef_index()
         masked = bool(self.masked) and all(
-            native.address(arrays[index[c]]) == native.address(array)
+            (
+                arrays[index[c]] is array
+                or native.address(arrays[index[c]]) == self._masked_addresses[c]
+            )
             and arrays[index[c]].dtype == array.dtype
             for c, (_n, _m, array) in self.masked.items()
         )
-        cells = int(np.prod(self.grid.shape))
-        fields = (len(self.sources()) + 2 * len(self.terms)) * cells * arrays[0].itemsize
+        fields = self._field_cells * arrays[0].itemsize
         stream = self.shape3[2] <= ROWMAX and fields > STREAM_BYTES
         return masked, stream
 
+    @property
+    def _masked_addresses(self):
+        found = self.__dict__.get("_masked_addr")
+        if found is None:
+            found = {c: native.address(a) for c, (_n, _m, a) in self.masked.items()}
+            self._masked_addr = found
+        return found
+
+    @property
+    def _field_cells(self):
+        """Cells of the arrays one half step reads and writes (sources, olds, new)."""
+        cells = int(np.prod(self.grid.shape))
+        return (len(self.sources()) + 2 * len(self.terms)) * cells
+
     def _coef_index(self):
         """Operand position of every coefficient Tensor (the order of ``operands``)."""
-        at = len(self.sources()) + len(self.terms) + len(self.psi_keys)
-        names = [c for c in self.coef_names if self.coef_kinds[c] != "number"]
-        return {c: at + m for m, c in enumerate(names)}
+        found = self.__dict__.get("_coef_at")
+        if found is None:
+            at = len(self.sources()) + len(self.terms) + len(self.psi_keys)
+            names = [c for c in self.coef_names if self.coef_kinds[c] != "number"]
+            found = self._coef_at = {c: at + m for m, c in enumerate(names)}
+        return found
 
-    def _launch(self, fn, arrays, out, masked=False):
+    def _launch(self, fn, arrays, out, masked=False, out_address=None):
+        """Call ``fn`` on ``arrays`` (the operands, then scratch) and ``out``.
+
+        Per-step Python work is kept small (a 2D step is ~80 us of C): the pointer table is one
+        ctypes array per (plan, length), reused; the numbers and the masks are built once per
+        plan; operands from the coefficients on (maps, profiles: the same arrays at every step
+        of a run) keep their address while they are the same object (identity, held by the
+        cache), so only the fields, psi terms, scratch and ``out`` are looked up per call."""
+        n_fixed = len(self.sources()) + len(self.terms) + len(self.psi_keys)
+        n_ops = len(arrays)
+        extra = [m for _n, m, _a in self.masked.values()] if masked else []
+        total = n_ops + len(extra)
+        tables = self.__dict__.setdefault("_tables", {})
+        key = (total, threading.get_ident())  # a table per thread: calls may overlap
+        table = tables.get(key)
+        if table is None:
+            table = tables[key] = (ctypes.c_void_p * total)()
+        held = self.__dict__.setdefault("_held", {})  # position -> (array, address)
+        address = native.address
+        for m in range(n_ops):
+            a = arrays[m]
+            if m >= n_fixed:
+                known = held.get(m)
+                if known is not None and known[0] is a:
+                    table[m] = known[1]
+                    continue
+                held[m] = (a, address(a))
+                table[m] = held[m][1]
+            else:
+                table[m] = address(a)
+        for m, a in enumerate(extra):
+            table[n_ops + m] = address(a)
         shape3 = self.shape3
-        if masked:
-            arrays = [*arrays, *[m for _n, m, _a in self.masked.values()]]
-        pointers = (ctypes.c_void_p * len(arrays))(*[native.address(a) for a in arrays])
         fn(
-            ctypes.addressof(pointers),
-            native.address(out),
-            native.address(self._numbers),
+            ctypes.addressof(table),
+            address(out) if out_address is None else out_address,
+            self._numbers_address,
             shape3[0],
             shape3[1],
             shape3[2],
             native.num_threads(),
         )
+
+    @property
+    def _numbers_address(self):
+        """Address of the numbers array (built once per plan, held by the plan)."""
+        found = self.__dict__.get("_numbers_held")
+        if found is None:
+            array = self._numbers
+            found = self._numbers_held = (array, native.address(array))
+        return found[1]
 
     @property
     def _numbers(self):
@@ -737,8 +800,9 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
                 return None
             arrays = [np.ascontiguousarray(a) for a in arrays]
             masked, stream = self.variant(arrays)
-            out = _aligned_empty(self.size, dtype)
-            self._launch(self._compiled(dtype, "forward", masked, stream), arrays, out, masked)
+            out, out_address = _aligned_empty(self.size, dtype, with_address=True)
+            fn = self._compiled(dtype, "forward", masked, stream)
+            self._launch(fn, arrays, out, masked, out_address)
             return out
 
         return kernel
@@ -807,13 +871,16 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
         return call
 
 
-def _aligned_empty(size, dtype):
-    """An uninitialised 1-D array of ``size`` whose data starts on a 64-byte boundary."""
+def _aligned_empty(size, dtype, with_address=False):
+    """An uninitialised 1-D array of ``size`` whose data starts on a 64-byte boundary (and its
+    address, with ``with_address``)."""
     dtype = np.dtype(dtype)
     pad = 64 // dtype.itemsize
     raw = np.empty(size + pad, dtype=dtype)
-    start = (-native.address(raw) % 64) // dtype.itemsize
-    return raw[start : start + size]
+    at = native.address(raw)
+    start = (-at % 64) // dtype.itemsize
+    out = raw[start : start + size]
+    return (out, at + start * dtype.itemsize) if with_address else out
 
 
 def half_step_kernel(kind, terms, grid, boundaries, coeffs, psi_keys):

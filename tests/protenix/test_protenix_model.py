@@ -127,3 +127,24 @@ def test_fixtures_regenerate_from_reference(tmp_path, script, fixture):
                                            err_msg=k)  # fmt: skip
             else:
                 np.testing.assert_array_equal(new[k], old[k], err_msg=k)
+
+
+def _variants():
+    import gzip
+
+    with gzip.open(HERE / "model_variants.json.gz", "rt") as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("variant", sorted(_variants()))
+def test_state_dict_names_and_shapes_of_variants(variant):
+    """The whole network's parameter names and shapes equal PyTorch Protenix's state dict for
+    variants that differ in structure (templates, scaled-up triangles, ESM input), so their
+    checkpoints load by name (fixtures/make_model.py --variants)."""
+    ref = _variants()[variant]
+    model = Protenix(ConfigDict(ref["config"]))
+    ours = {k: list(p.shape) for k, p in model.parameters_and_names()}
+    assert sorted(set(ref["shapes"]) - set(ours)) == [], "missing in ours"
+    assert sorted(set(ours) - set(ref["shapes"])) == [], "not in Protenix's state dict"
+    wrong = {k: (ours[k], v) for k, v in ref["shapes"].items() if ours[k] != v}
+    assert not wrong, f"shapes (ours, Protenix): {wrong}"

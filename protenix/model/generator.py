@@ -116,8 +116,9 @@ class TrainingNoiseSampler:
     def __init__(self, p_mean=-1.2, p_std=1.5, sigma_data=16.0):
         self.p_mean, self.p_std, self.sigma_data = p_mean, p_std, sigma_data
 
-    def __call__(self, size, rng=None):
-        """``size`` -> noise levels of that shape (float32 Tensor)."""
+    def __call__(self, size, device=None, rng=None):
+        """``size`` -> noise levels of that shape (float32 Tensor); ``device`` is accepted for
+        Protenix's signature (core places the result)."""
         rng = CoreRandom() if rng is None else rng
         z = _tensor(rng.randn(list(size)))
         return ops.exp(z * self.p_std + self.p_mean) * self.sigma_data
@@ -137,8 +138,9 @@ class InferenceNoiseScheduler:
     def __init__(self, s_max=160.0, s_min=4e-4, rho=7, sigma_data=16.0):
         self.s_max, self.s_min, self.rho, self.sigma_data = s_max, s_min, rho, sigma_data
 
-    def __call__(self, N_step=200, dtype=core.float32):
-        """-> noise levels ``[N_step + 1]`` (Angstrom), decreasing to 0."""
+    def __call__(self, N_step=200, device=None, dtype=core.float32):
+        """-> noise levels ``[N_step + 1]`` (Angstrom), decreasing to 0 (``device``: as
+        Protenix's signature; unused)."""
         # float32 arithmetic, as Protenix (torch.arange in the target dtype)
         i = np.arange(N_step + 1, dtype=np.float32)
         step = np.float32(1.0 / N_step)

@@ -14,17 +14,21 @@ a plain ``python script.py`` is a world of one and runs the serial solver.
 Decomposition: the first spatial axis (x) is cut into ``P`` equal slabs, rank ``r`` owning
 cells ``[r nx/P, (r+1) nx/P)``. Each rank runs an ordinary ``Simulator`` on its slab whose
 x ghost cells come from the neighbours instead of a boundary condition: before every
-Runge-Kutta stage, the ``pad`` cells next to each internal face (``pad_size``: 3 for WENO5,
-the reconstruction stencil's half width) travel by
-``core.communication.halo_exchange``: non-blocking ``MPI_Isend``/``MPI_Irecv``, both directions
-posted together. Physical boundary conditions
-(``x_min`` / ``x_max``) fill only the faces of the global domain: rank 0's head and rank
-``P - 1``'s tail; a ``Periodic`` x axis makes the ranks a ring. The other axes (y, z) are whole
-on every rank and keep their boundary conditions. The ghosts are exactly the serial ghosts,
-so a P-rank run equals the 1-rank run cell for cell (to round-off), and, because the exchange
-is differentiable (its VJP is the reverse exchange), ``core.grad`` through ``rollout`` gives
-the serial gradient. The CFL time step is the global minimum (an ``all_reduce`` max of the
-wave rate), so the step sequence is the serial one too.
+Runge-Kutta stage, the ``pad`` cells next to each internal face (``pad_size``: at least 3 for
+WENO5, the reconstruction stencil's half width) travel by ``core.communication.halo_exchange``
+(non-blocking ``MPI_Isend``/``MPI_Irecv``, both directions posted together). Physical boundary
+conditions (``x_min`` / ``x_max``) fill only the faces of the global domain: rank 0's head and
+rank ``P - 1``'s tail; a ``Periodic`` x axis makes the ranks a ring. The other axes (y, z) are
+whole on every rank and keep their boundary conditions. The ghosts are exactly the serial
+ghosts, so a P-rank run equals the 1-rank run cell for cell (to round-off). The CFL time step
+is the global one (an ``all_reduce`` max of the wave rate), so the step sequence is the serial
+one too.
+
+Gradients: the exchange is differentiable (its VJP is the same exchange of the cotangents), so
+``core.grad`` through ``rollout`` gives the serial gradient. Every rank must take the same path
+through the exchanges' derivatives (SPMD), so differentiate with respect to Tensors that every
+rank's slab depends on, e.g. each rank's own initial slab (the tests) or a parameter that all
+ranks use.
 
 Cost per stage and rank (the scaling model of ``bench/scaling.py``): compute ~ (nx/P) ny nz
 cells; communication 2 messages of ``pad * ny * nz * 5`` values each way.

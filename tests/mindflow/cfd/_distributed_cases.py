@@ -43,7 +43,19 @@ def riemann2d_state(mesh_info, material):
     return cfd.utils.cal_con_var(core.tensor(pri), material)
 
 
-CASES = {"sod": (sod_config, sod_state), "riemann2d": (riemann2d_config, riemann2d_state)}
+def periodic_config():
+    """Sod's states on a periodic x axis (the ranks form a ring; 2 cuts: x = 1/2 and x = 0)."""
+    config = sod_config(nx=32, end_time=0.05)
+    config["boundary_conditions"]["x_min"] = {"type": "Periodic"}
+    config["boundary_conditions"]["x_max"] = {"type": "Periodic"}
+    return config
+
+
+CASES = {
+    "sod": (sod_config, sod_state),
+    "riemann2d": (riemann2d_config, riemann2d_state),
+    "periodic": (periodic_config, sod_state),
+}
 
 
 def weights(shape):

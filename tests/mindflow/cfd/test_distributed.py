@@ -1,6 +1,6 @@
 """``mindflow.cfd.distributed``: the x-slab decomposition on two MPI ranks against the serial
-``Simulator`` (run here, in this process): the CFL-adaptive Sod and 2D Riemann runs (same
-steps, same cells to round-off), the gradient through three RK3 steps (eager and jitted), and
+``Simulator`` (run here, in this process): the CFL-adaptive Sod, periodic Sod (a ring of
+ranks) and 2D Riemann runs (same steps, same cells to round-off), the gradient through three RK3 steps (eager and jitted), and
 the error on every rank for a world size that does not divide the grid or leaves slabs
 thinner than the halo. Skipped, with the reason, only where MPI cannot start.
 """
@@ -47,7 +47,7 @@ def launched(tmp_path_factory):
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env.update(DIFFSCI_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     env["DIFFSCI_COMM_TIMEOUT"] = "60"
-    cases_ = ("sod", "riemann2d", "grad", "bad31", "bad4")
+    cases_ = ("sod", "riemann2d", "periodic", "grad", "bad31", "bad4")
     cmd = [MPIEXEC, "-n", "2", sys.executable, str(HERE / "_distributed_worker.py"), str(out),
            *cases_]  # fmt: skip
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
@@ -63,7 +63,7 @@ def _serial_run(case):
 
 
 @needs_mpi
-@pytest.mark.parametrize("case", ["sod", "riemann2d"])
+@pytest.mark.parametrize("case", ["sod", "riemann2d", "periodic"])
 def test_two_ranks_equal_serial(launched, case):
     want, steps = _serial_run(case)
     assert steps >= 3

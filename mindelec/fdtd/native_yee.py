@@ -166,8 +166,11 @@ class HalfStep:
     new psi terms (``yee.psi_shapes``), in the order of ``terms`` and ``psi_keys``.
     """
 
-    def __init__(self, kind, terms, grid, boundaries, coeffs, psi_keys):
+    def __init__(self, kind, terms, grid, boundaries, coeffs, psi_keys, injections=()):
         self.kind = kind
+        # soft point sources added to the new components inside the half step: (component,
+        # grid index) each; their values are one extra operand (last), Tensor ``[n]``
+        self.injections = tuple((c, tuple(int(i) for i in idx)) for c, idx in injections)
         self.grid = grid
         self.boundaries = boundaries
         self.terms = terms
@@ -201,6 +204,11 @@ class HalfStep:
         cells = int(np.prod(grid.shape))
         self.sizes = [cells] * len(terms) + [int(np.prod(self.psi_shapes[k])) for k in psi_keys]
         self.size = sum(self.sizes)
+        names = list(terms)
+        self._inj_at = [
+            names.index(c) * cells + int(np.ravel_multi_index(idx, grid.shape))
+            for c, idx in self.injections
+        ]
 
     # ---- operands ---------------------------------------------------------------------------
     def sources(self):
@@ -214,13 +222,18 @@ class HalfStep:
             self._sources = found
         return list(found)
 
-    def operands(self, state, coeffs):
-        """The tensors handed to ``kernel_call`` (order: sources, olds, psi, coefs, profiles)."""
+    def operands(self, state, coeffs, values=None):
+        """The tensors handed to ``kernel_call`` (order: sources, olds, psi, coefs, profiles,
+        then the injections' values ``[n]`` where the plan has injections; None: zeros)."""
         tensors = [state.get(n) for n in self.sources()]
         tensors += [state.get(n) for n in self.terms]
         tensors += [state.psi[k] for k in self.psi_keys]
         tensors += [coeffs[c] for c in self.coef_names if self.coef_kinds[c] != "number"]
         tensors += [coeffs[p] for p in self.profile_names]
+        if self.injections:
+            if values is None:  # the sources off (zeros): what inspecting callers need
+                values = ops.zeros((len(self.injections),), dtype=tensors[0].dtype)
+            tensors.append(values)
         return tensors
 
     def unpack(self, flat):
@@ -243,6 +256,9 @@ class HalfStep:
         from .state import FieldState
         from .yee import update_e, update_h
 
+        values = None
+        if self.injections:
+            tensors, values = tensors[:-1], tensors[-1]
         names = self.sources()
         n_src, n_old, n_psi = len(names), len(self.terms), len(self.psi_keys)
         fields = dict(zip(names, tensors[:n_src]))
@@ -257,7 +273,10 @@ class HalfStep:
         state = FieldState(**fields, psi=psi)
         update = update_h if self.kind == "h" else update_e
         new = update(state, coeffs, self.grid, self.boundaries)
-        outs = [new.get(n) for n in self.terms] + [new.psi[k] for k in self.psi_keys]
+        comps = {n: new.get(n) for n in self.terms}
+        for m, (c, idx) in enumerate(self.injections):  # sources.PointSource.inject, in order
+            comps[c] = ops.index_add(comps[c], idx, values[m])
+        outs = list(comps.values()) + [new.psi[k] for k in self.psi_keys]
         return ops.concatenate([x.reshape(-1) for x in outs])
 
     # ---- the adjoint ------------------------------------------------------------------------
@@ -295,9 +314,18 @@ class HalfStep:
         CPML profiles are constants (no cotangent)."""
         operands, g = tensors[:-1], tensors[-1]
         n_prof = len(self.profile_names)
+        extra = ()
+        if self.injections:  # the values: differentiable, after the profiles
+            operands, extra = operands[:-1], operands[-1:]
         diff_args = operands[: len(operands) - n_prof]
         profiles = operands[len(operands) - n_prof :]
-        _, vjp_fn = core.vjp(lambda *a: self.reference(*a, *profiles), *diff_args)
+        n_diff = len(diff_args)
+
+        def ref(*a):
+            return self.reference(*a[:n_diff], *profiles, *a[n_diff:])
+
+        diff_args = (*diff_args, *extra)
+        _, vjp_fn = core.vjp(ref, *diff_args)
         cts = vjp_fn(g)
         flat = [
             ct.reshape(-1) if ct is not None else ops.zeros((int(np.prod(x.shape)),), dtype=g.dtype)
@@ -714,8 +742,11 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
     @property
     def _field_cells(self):
         """Cells of the arrays one half step reads and writes (sources, olds, new)."""
-        cells = int(np.prod(self.grid.shape))
-        return (len(self.sources()) + 2 * len(self.terms)) * cells
+        found = self.__dict__.get("_fields")
+        if found is None:
+            cells = int(np.prod(self.grid.shape))
+            found = self._fields = (len(self.sources()) + 2 * len(self.terms)) * cells
+        return found
 
     def _coef_index(self):
         """Operand position of every coefficient Tensor (the order of ``operands``)."""
@@ -733,8 +764,9 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
         ctypes array per (plan, length), reused; the numbers and the masks are built once per
         plan; operands from the coefficients on (maps, profiles: the same arrays at every step
         of a run) keep their address while they are the same object (identity, held by the
-        cache), so only the fields, psi terms, scratch and ``out`` are looked up per call."""
+        cache), so only the fields, psi terms, cotangent, scratch and ``out`` are looked up."""
         n_fixed = len(self.sources()) + len(self.terms) + len(self.psi_keys)
+        n_kept = n_fixed + len(self._coef_index()) + len(self.profile_names)
         n_ops = len(arrays)
         extra = [m for _n, m, _a in self.masked.values()] if masked else []
         total = n_ops + len(extra)
@@ -747,7 +779,7 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
         address = native.address
         for m in range(n_ops):
             a = arrays[m]
-            if m >= n_fixed:
+            if n_fixed <= m < n_kept:
                 known = held.get(m)
                 if known is not None and known[0] is a:
                     table[m] = known[1]
@@ -799,17 +831,27 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
             if dtype not in _CTYPE or any(a.dtype != dtype for a in arrays):
                 return None
             arrays = [np.ascontiguousarray(a) for a in arrays]
+            if self.injections:
+                arrays, values = arrays[:-1], arrays[-1]
             masked, stream = self.variant(arrays)
             out, out_address = _aligned_empty(self.size, dtype, with_address=True)
             fn = self._compiled(dtype, "forward", masked, stream)
             self._launch(fn, arrays, out, masked, out_address)
+            # the point sources, in place in the fresh result (the composite's index_add
+            # copies the component; the same additions in the same order, so the same bits)
+            for m, at in enumerate(self._inj_at):
+                out[at] += values[m]
             return out
 
         return kernel
 
     @property
     def adjoint_size(self):
-        return sum(int(np.prod(shape)) for _g, _n, shape in self.adjoint_parts())
+        found = self.__dict__.get("_adjoint_size")
+        if found is None:
+            found = sum(int(np.prod(shape)) for _g, _n, shape in self.adjoint_parts())
+            self._adjoint_size = found
+        return found
 
     def adjoint_kernel(self):
         """The adjoint's two passes as ``kernel(xp, *operands, g)``, or None (no compiler, or a
@@ -828,8 +870,15 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
             if dtype not in _CTYPE or any(a.dtype != dtype for a in arrays):
                 return None
             arrays = [np.ascontiguousarray(a) for a in arrays]
+            g = arrays[-1]
+            if self.injections:  # the values do not enter the update's adjoint
+                arrays = [*arrays[:-2], g]
             arrays += [np.empty(cells, dtype=dtype) for _ in range(n_tmp)]
-            out = np.empty(self.adjoint_size, dtype=dtype)
+            size = self.adjoint_size
+            out = np.empty(size + len(self._inj_at), dtype=dtype)
+            # the values' cotangents: g at their cells (the additions are the last operation)
+            for m, at in enumerate(self._inj_at):
+                out[size + m] = g[at]
             self._launch(self._compiled(dtype, "adj1"), arrays, out)
             self._launch(self._compiled(dtype, "adj2"), arrays, out)
             return out
@@ -857,13 +906,20 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
 
         def bwd(operands, g):
             flat = ops.kernel_call(
-                self.adjoint_reference, adjoint, *operands, g, shape=(self.adjoint_size,)
+                self.adjoint_reference,
+                adjoint,
+                *operands,
+                g,
+                shape=(self.adjoint_size + len(self.injections),),
             )
             cts, at = [], 0
             for _group, _name, shape in parts:
                 size = int(np.prod(shape))
                 cts.append(flat[at : at + size].reshape(shape))
                 at += size
+            if self.injections:
+                values_ct = flat[at : at + len(self.injections)]
+                return (*cts, *([None] * n_prof), values_ct)
             return (*cts, *([None] * n_prof))
 
         call = core.custom_vjp(fun)

@@ -32,6 +32,7 @@ from .boundaries import Boundaries
 from .dispersive import AUX_KEY, DispersiveUpdate
 from .grid import AXES
 from .native_yee import HalfStep
+from .sources import PointSource
 from .state import FieldState
 from .waveforms import Waveform, check_resolution
 from .yee import (
@@ -118,12 +119,30 @@ class Simulation:
         self.coeffs = coeffs
         self.psi_keys = psi_keys(grid, self.boundaries)
         self._plans = {}
+        # soft point sources are added inside the native E half step, in place in its fresh
+        # result (the composite's index_add copies the component every step), when every
+        # source is one and nothing runs between the E update and the injection
+        self._fused = ()
+        fusable = (
+            native
+            and self.sources
+            and self.dispersive is None
+            and not self.boundaries.has_mur
+            and all(type(s) is PointSource and not s.hard for s in self.sources)
+        )
         if native:
             for kind, names in (("h", grid.h_components), ("e", grid.e_components)):
                 terms = {name: curl_terms(name, grid) for name in names}
                 keys = [k for k in self.psi_keys if k[0] == kind]
                 plan = HalfStep(kind, terms, grid, self.boundaries, coeffs, keys)
                 function = plan.function()
+                if function is not None and kind == "e" and fusable:
+                    injections = [(s.component, s.index) for s in self.sources]
+                    fused = HalfStep(kind, terms, grid, self.boundaries, coeffs, keys, injections)
+                    fused_function = fused.function()
+                    if fused_function is not None:
+                        plan, function = fused, fused_function
+                        self._fused = tuple(self.sources)
                 if function is not None:
                     self._plans[kind] = (plan, function)
         self._step_jit = core.jit(self._step)
@@ -210,12 +229,13 @@ class Simulation:
         return state.replace(aux=aux)
 
     # ---- one step -------------------------------------------------------------------------
-    def _half_step(self, kind, coeffs, state):
+    def _half_step(self, kind, coeffs, state, values=None):
         if kind not in self._plans:
             update = update_h if kind == "h" else update_e
             return update(state, coeffs, self.grid, self.boundaries)
         plan, function = self._plans[kind]
-        flat = function(*plan.operands(state, coeffs))  # new components, then new psi, flat
+        # new components (point sources added where the plan fuses them), then new psi, flat
+        flat = function(*plan.operands(state, coeffs, values))
         new, new_psi = plan.unpack(flat)
         return state.replace(psi={**state.psi, **new_psi}, **new)
 
@@ -225,7 +245,10 @@ class Simulation:
         for source in self.sources:
             state = source.inject_h(state, step, grid)
         before = state
-        if self.dispersive is None:
+        if self._fused:
+            values = ops.stack([_as_value(s.value(step, grid), grid) for s in self._fused])
+            state = self._half_step("e", coeffs, state, values)
+        elif self.dispersive is None:
             state = self._half_step("e", coeffs, state)
         else:
             # ADE (``dispersive``): E^{n+1} = [Ca E^n + Cb curl H] - Cb sum_p J_p (explicit part)
@@ -237,7 +260,8 @@ class Simulation:
         if self.boundaries.has_mur:
             state = self.boundaries.apply_mur(state, before)
         for source in self.sources:
-            state = source.inject(state, step, grid)
+            if source not in self._fused:
+                state = source.inject(state, step, grid)
         if self.dispersive is not None:  # J^{n+1} from the final E^{n+1}
             e_old = {c: before.get(c) for c in grid.e_components}
             aux = self.dispersive.after_e(state.aux[AUX_KEY], coeffs, e_old, state)
@@ -346,6 +370,13 @@ class Simulation:
                     )
             break
         raise FloatingPointError("the run produced non-finite fields (the replay did not)")
+
+
+def _as_value(value, grid):
+    """A point source's value as a 0-d Tensor of ``grid.dtype``."""
+    if isinstance(value, core.Tensor):
+        return value if value.dtype == grid.dtype else ops.astype(value, grid.dtype)
+    return core.tensor(value, dtype=grid.dtype)
 
 
 def _where(cell) -> str:

@@ -105,11 +105,17 @@ class PointSource(Source):
             )
         grid.check_index(self.index, what=self.name, pml=boundaries.pml)
 
-    def inject(self, state, step, grid):
+    def value(self, step, grid):
+        """The amplitude added (or set) at ``E^{step+1}``: ``amplitude * waveform(t)`` (V/m),
+        a 0-d Tensor of ``grid.dtype`` where it is a Tensor."""
         value = self.amplitude * self.waveform(e_time(step, grid))
-        field = state.get(self.component)
         if isinstance(value, core.Tensor) and value.dtype != grid.dtype:
             value = ops.astype(value, grid.dtype)
+        return value
+
+    def inject(self, state, step, grid):
+        value = self.value(step, grid)
+        field = state.get(self.component)
         if self.hard:
             field = _set(field, self.index, value)
         else:

@@ -148,3 +148,16 @@ def test_state_dict_names_and_shapes_of_variants(variant):
     assert sorted(set(ours) - set(ref["shapes"])) == [], "not in Protenix's state dict"
     wrong = {k: (ours[k], v) for k, v in ref["shapes"].items() if ours[k] != v}
     assert not wrong, f"shapes (ours, Protenix): {wrong}"
+
+
+def test_default_rng_is_seeded_and_mc_dropout_draws_from_it(model):
+    """rng=None draws from core's generator (core.random.set_seed repeats a run); MC dropout
+    (mc_dropout_apply_rate=1) changes the trunk and repeats under the same seed."""
+    runs = []
+    for rate in (0.0, 0.0, 1.0, 1.0):
+        core.random.set_seed(3)
+        runs.append(model(_features(), N_step=2, N_sample=1, disable_inplace=True,
+                          mc_dropout_apply_rate=rate)[0])  # fmt: skip
+    np.testing.assert_array_equal(runs[0]["coordinate"].asnumpy(), runs[1]["coordinate"].asnumpy())
+    np.testing.assert_array_equal(runs[2]["z"].asnumpy(), runs[3]["z"].asnumpy())
+    assert np.abs(runs[2]["z"].asnumpy() - runs[0]["z"].asnumpy()).max() > 1e-3

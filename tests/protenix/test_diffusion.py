@@ -94,3 +94,10 @@ def test_diffusion_module_recompute_gives_the_same_gradients():
         a, b = a.asnumpy(), b.asnumpy()
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6 * max(1.0, np.abs(b).max()))
     assert any(np.abs(g.asnumpy()).max() > 0 for g in gw0)
+
+
+def test_diffusion_module_chunked_attention_equals_plain():
+    m, _ = module()
+    plain = _denoise(m).asnumpy()
+    chunked = _denoise(m, chunk_size=2).asnumpy()
+    np.testing.assert_allclose(chunked, plain, rtol=0, atol=1e-5 * np.abs(plain).max())

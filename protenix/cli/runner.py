@@ -157,7 +157,8 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
         config: the model's ``ConfigDict``; weights_path: checkpoint (None with
             ``random_weights``); n_cycle/n_step/n_sample: recycles, diffusion steps, samples;
         seed: seeds the random draws (MSA subsample, diffusion noise and augmentations:
-            core's generator); dtype "fp32"/"bf16" (the network runs float32 here);
+            core's generator); dtype "fp32"/"bf16" (bf16: the trunk's recycles in bfloat16,
+            diffusion and confidence in float32, as Protenix);
         device "CPU"/"GPU"; chunk_size: None, "auto" or an int (trunk row chunks;
         :func:`resolve_chunk_size` turns "auto" into Protenix's size for the job's length).
         progress: unused (the command's bar shows the stages).
@@ -177,7 +178,7 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
     model = build_network(config, weights_path, random_weights)
     core.random.set_seed(int(seed))
     pred, _, log = model(features, N_cycle=int(n_cycle), N_step=int(n_step),
-                         N_sample=int(n_sample), chunk_size=chunk_size)  # fmt: skip
+                         N_sample=int(n_sample), chunk_size=chunk_size, dtype=dtype)  # fmt: skip
     times = log["time"]
     for ours, theirs in (("trunk", "pairformer"), ("diffusion", "diffusion"),
                          ("confidence", "confidence")):  # fmt: skip

@@ -24,6 +24,7 @@ from .modules.msa import MSAModule
 from .modules.pairformer import PairformerStack
 from .modules.primitives import LayerNorm, LinearNoBias, rearrange_qk_to_dense_trunk
 from .modules.template import TemplateEmbedder
+from .precision import cast_floats, compute_dtype
 
 __all__ = ["ConstraintEmbedder", "Protenix", "update_input_feature_dict"]
 
@@ -146,9 +147,12 @@ class Protenix(nn.Cell):
 
     # -- trunk ---------------------------------------------------------------------------------
     def get_pairformer_output(self, input_feature_dict, N_cycle, inplace_safe=False,
-                              chunk_size=None, mc_dropout=False, mc_dropout_rate=0.4, rng=None):  # fmt: skip
+                              chunk_size=None, mc_dropout=False, mc_dropout_rate=0.4, rng=None,
+                              dtype="fp32"):  # fmt: skip
         """Input embedding and ``N_cycle`` recycles of template embedder, MSA module and
-        Pairformer (Algorithm 1 lines 1-14).
+        Pairformer (Algorithm 1 lines 1-14). ``dtype`` "bf16" runs the recycles (template, MSA,
+        Pairformer) in bfloat16 (``protenix.model.precision``: activations cast, weights cast
+        per use), as Protenix under autocast; the embedders run in float32.
 
         Returns:
             ``(s_inputs [N_token, c_s_inputs], s [N_token, c_s], z [N_token, N_token, c_z])``.
@@ -169,6 +173,10 @@ class Protenix(nn.Cell):
         z_init = z_init + self.linear_no_bias_token_bond(bonds)
         if z_constraint is not None:
             z_init = z_init + z_constraint
+        low = compute_dtype(dtype)
+        if low != core.float32:
+            s_inputs, s_init, z_init = cast_floats((s_inputs, s_init, z_init), low)
+            f = {k: cast_floats(v, low) if k.startswith("template_") else v for k, v in f.items()}
         z, s = ops.zeros_like(z_init), ops.zeros_like(s_init)
         for _ in range(N_cycle):
             upd = self.linear_no_bias_z_cycle(self.layernorm_z_cycle(z))
@@ -205,7 +213,7 @@ class Protenix(nn.Cell):
     # -- inference -----------------------------------------------------------------------------
     def main_inference_loop(self, input_feature_dict, N_cycle=None, N_sample=None, N_step=None,
                             inplace_safe=True, chunk_size=None, mc_dropout=False, rng=None,
-                            time_tracker=None):  # fmt: skip
+                            time_tracker=None, dtype="fp32"):  # fmt: skip
         """One model seed of Algorithm 1 at inference (``time_tracker``, a dict, receives the
         seconds of ``pairformer``, ``diffusion`` and ``confidence``, as Protenix's).
 
@@ -213,7 +221,8 @@ class Protenix(nn.Cell):
             dict: ``coordinate`` ``[N_sample, N_atom, 3]`` (Angstrom), ``distogram``
             ``[N_token, N_token, no_bins]``, ``plddt`` ``[N_sample, N_atom, b_plddt]``,
             ``pae``/``pde`` ``[N_sample, N_token, N_token, b]``, ``resolved``
-            ``[N_sample, N_atom, 2]`` (logits), ``s_inputs``, ``s``, ``z`` (trunk outputs).
+            ``[N_sample, N_atom, 2]`` (logits), ``s_inputs``, ``s``, ``z`` (trunk outputs, in
+            the trunk's ``dtype``).
         """
         f = input_feature_dict
         rng = CoreRandom() if rng is None else rng
@@ -226,8 +235,11 @@ class Protenix(nn.Cell):
         t0 = time.perf_counter()
         s_inputs, s, z = self.get_pairformer_output(
             f, N_cycle, inplace_safe=inplace_safe, chunk_size=chunk_size,
-            mc_dropout=mc_dropout, mc_dropout_rate=mc_rate, rng=rng,
+            mc_dropout=mc_dropout, mc_dropout_rate=mc_rate, rng=rng, dtype=dtype,
         )  # fmt: skip
+        trunk = {"s_inputs": s_inputs, "s": s, "z": z}
+        # diffusion, distogram and confidence in float32 (Protenix's skip_amp up to 2560 tokens)
+        s_inputs, s, z = cast_floats((s_inputs, s, z), core.float32)
         t1 = time.perf_counter()
         times["pairformer"] = t1 - t0
         noise_schedule = self.inference_noise_scheduler(N_step=N_step)
@@ -268,15 +280,13 @@ class Protenix(nn.Cell):
             "pae": pae,
             "pde": pde,
             "resolved": resolved,
-            "s_inputs": s_inputs,
-            "s": s,
-            "z": z,
+            **trunk,
         }
 
     def construct(self, input_feature_dict, label_full_dict=None, label_dict=None,
                   mode="inference", current_step=None, symmetric_permutation=None,
                   disable_inplace=False, mc_dropout_apply_rate=0.0, rng=None, N_cycle=None,
-                  N_sample=None, N_step=None, chunk_size="config"):  # fmt: skip
+                  N_sample=None, N_step=None, chunk_size="config", dtype=None):  # fmt: skip
         """Inference forward (Algorithm 1).
 
         Args:
@@ -296,6 +306,7 @@ class Protenix(nn.Cell):
             N_cycle, N_sample, N_step: override the config's.
             chunk_size: trunk chunking; "config" uses ``infer_setting`` (with Protenix's dynamic
                 rule).
+            dtype: the trunk's precision, "fp32" or "bf16" (None: the config's ``dtype``).
 
         Returns:
             ``(pred_dict, label_dict, log_dict)`` as Protenix; pred_dict as
@@ -326,7 +337,7 @@ class Protenix(nn.Cell):
             pred = self.main_inference_loop(
                 f, N_cycle=N_cycle, N_sample=N_sample, N_step=N_step,
                 inplace_safe=inplace, chunk_size=chunk_size, mc_dropout=mc, rng=rng,
-                time_tracker=times,
+                time_tracker=times, dtype=dtype or self.configs.get("dtype", "fp32"),
             )  # fmt: skip
         times["model_forward"] = time.perf_counter() - t0
         n_cycle = self.N_cycle if N_cycle is None else N_cycle

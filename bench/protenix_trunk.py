@@ -209,11 +209,14 @@ def mini_trunk(n, n_msa=32, blocks=None, dtype="fp32", model="protenix_mini_defa
     with core.no_grad():
         z = msa(feats, z, s_in, None, inplace_safe=True, chunk_size="auto")
         t1 = time.perf_counter()
+        print(f"[mini N={n} {dtype}] MSA module {t1 - t0:.1f} s", file=sys.stderr, flush=True)
         per_block = []
         for blk in stack.blocks:  # the stack's loop, timed per block
             tb = time.perf_counter()
             s, z = blk(s, z, None, inplace_safe=True, chunk_size="auto")
             per_block.append(time.perf_counter() - tb)
+            print(f"[mini N={n} {dtype}] block {len(per_block)}: {per_block[-1]:.1f} s",
+                  file=sys.stderr, flush=True)  # fmt: skip
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
     zn = z.asnumpy()

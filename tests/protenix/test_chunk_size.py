@@ -117,3 +117,37 @@ def test_modules_resolve_auto(monkeypatch):
             s_five, z_five = cell(*args, inplace_safe=True, chunk_size=5)
             np.testing.assert_array_equal(z_auto.asnumpy(), z_five.asnumpy())
             np.testing.assert_array_equal(s_auto.asnumpy(), s_five.asnumpy())
+
+
+def _traced_peak(fn):
+    import gc
+    import tracemalloc
+
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    out = fn()
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    return peak, out
+
+
+def test_outer_product_mean_blockwise_without_chunk_size_is_bounded():
+    """chunk_size=None (what "auto" gives up to 1024 tokens) on the block-wise path still
+    takes the outer products [r, N, C*C] in row blocks of ceil(N / MIN_BLOCKS): same numbers,
+    a fraction of the unchunked peak (at N = 1024, C = 32 that peak is 8 pair tensors)."""
+    from protenix.model.modules.msa import OuterProductMean
+
+    n, s, c_m, c = 64, 3, 8, 8
+    core.set_seed(0)
+    opm = OuterProductMean(c_m=c_m, c_z=4, c_hidden=c)
+    rng = np.random.default_rng(1)
+    m = core.tensor(rng.normal(size=(s, n, c_m)).astype(np.float32))
+    for p in opm.trainable_params():  # linear_out starts at zero in Protenix: randomize
+        p.set_data(core.tensor(rng.normal(size=p.shape).astype(np.float32)))
+    with core.no_grad():
+        p_plain, plain = _traced_peak(lambda: opm(m))
+        p_block, block = _traced_peak(lambda: opm(m, inplace_safe=True))
+    np.testing.assert_allclose(block.asnumpy(), plain.asnumpy(), rtol=1e-5, atol=1e-6)
+    assert float(np.abs(plain.asnumpy()).max()) > 1e-3
+    assert p_block < 0.3 * p_plain, (p_block, p_plain)

@@ -23,6 +23,7 @@ from core import ops
 
 from ..chunk import resolve_chunk_size
 from ..triangular.layers import DropoutRowwise, LayerNorm, OpenfoldLinear, dropout_add_rowwise
+from ..triangular.triangular import MIN_BLOCKS
 from .primitives import LinearNoBias, Transition
 
 __all__ = [
@@ -68,7 +69,8 @@ class OuterProductMean(core.nn.Cell):
         the pair update ``[..., N_res, N_res, c_z]``.
 
         ``chunk_size`` evaluates the outer product for that many residue rows at a time;
-        ``inplace_safe`` is accepted for Protenix's signature (same numbers).
+        with ``inplace_safe`` (block-wise inference) and no ``chunk_size``, ceil(N /
+        ``MIN_BLOCKS``) rows (same numbers).
         """
         if mask is None:
             mask = ops.ones(tuple(m.shape[:-1]), dtype=m.dtype)
@@ -78,6 +80,11 @@ class OuterProductMean(core.nn.Cell):
         b = self.linear_2(ln) * mask  # [..., S, N, C]
         a = ops.swapaxes(a, -2, -3)  # [..., N, S, C]
         b = ops.swapaxes(b, -2, -3)  # [..., N, S, C]
+        if chunk_size is None and inplace_safe:
+            # block-wise inference bounds the [r, N, C * C] products like the pair updates'
+            # row blocks (at most N / MIN_BLOCKS rows): unchunked, N = 1024 with C = 32 would
+            # hold 8 pair tensors of them
+            chunk_size = -(-a.shape[-3] // MIN_BLOCKS)
         if chunk_size is None:
             outer = self._opm(a, b)  # [..., N, N, c_z]
         else:

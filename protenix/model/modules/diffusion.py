@@ -214,9 +214,19 @@ class DiffusionModule(nn.Cell):
         z_pair = ops.expand_dims(z_pair, -4)  # [..., 1, N_token, N_token, c_z]
         fine = bool(self.blocks_per_ckpt) and self.use_fine_grained_checkpoint
         if fine:
-            a_token, q_skip, c_skip, p_skip = core.recompute(
-                lambda r, s, z: self._encode(f, r, s, z, p_lm, c_l, chunk_size)
-            )(r_noisy, s_trunk, z_pair)
+            # the caches are arguments of the recomputed function (a closed-over traced value
+            # would escape the recompute under core.grad / core.jit)
+            cache = [x for x in (p_lm, c_l) if x is not None]
+
+            def encode(r, s, z, *c):
+                it = iter(c)
+                pl = None if p_lm is None else next(it)
+                cl = None if c_l is None else next(it)
+                return self._encode(f, r, s, z, pl, cl, chunk_size)
+
+            a_token, q_skip, c_skip, p_skip = core.recompute(encode)(
+                r_noisy, s_trunk, z_pair, *cache
+            )
         else:
             a_token, q_skip, c_skip, p_skip = self._encode(
                 f, r_noisy, s_trunk, z_pair, p_lm, c_l, chunk_size

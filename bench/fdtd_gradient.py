@@ -23,6 +23,32 @@ carries the policy stores and that number times the size of one carry (the field
 psi terms and the probes' running state). The reverse pass also holds one segment's residuals
 and the adjoint state, so the peak is that bound plus a constant.
 
+Cost model (what the ratio can reach). One step's native C kernels (``native_yee``, 100 x 100,
+float32, 1 thread, under load): forward H + E half steps 19 us, their adjoint 33 us (1.8x: two
+passes, more operands). With every carry stored the gradient is one forward sweep plus one
+adjoint sweep, a floor of about 1 + 1.8 = 2.8x the forward run in kernel time; ``sqrt``
+recomputes every segment once (+1 forward: 3.8x); ``budget B`` with three levels recomputes
+twice (4.8x). Measured (``--clock cpu``, loaded 2-core machine), 2000 steps:
+
+    row             before (s, x fwd)   after (s, x fwd)
+    forward         0.178   1.00        0.090   1.00
+    store all       0.835   4.69        0.397   4.39
+    sqrt (default)  0.961   5.39        0.555   6.13
+    every 100       1.005   5.64        0.528   5.84
+    budget 64       1.233   6.92        0.627   6.94
+    budget 32       1.403   7.88        0.765   8.46
+
+"after": the native half step's launch reuses its pointer table and the coefficients'
+addresses (``cc.address`` reads the array's data field), and point sources are added inside
+the E half step instead of an ``index_add`` copy of E_z per step. Both sweeps got about 2x
+faster; the ratio did not fall because the forward run gained as much. What remains between
+the floor and the measured ratio is per-step interpretation in the reverse scan (the traced
+body's VJP, the probes' cotangent scatter, ``core.control.loops`` bookkeeping: ~200 us a step
+against ~70 us of kernels), not the kernels. Memory beyond the stored carries: 2.2 MiB (sqrt)
+to 3.5 MiB (budget 32) at 2000 steps; it grows by ~0.3 KiB per step (60 x 60 grid, budget 32,
+200 -> 1000 steps; 1.4 KiB per step before), the per-step traces ([steps, 8] float32) that
+the loss reads and their cotangents and intermediates, which any reverse pass of this loss holds.
+
     python -m bench.fdtd_gradient                      # 100 x 100, 2000 steps
     python -m bench.fdtd_gradient --steps 500 --repeat 1
     python -m bench.fdtd_gradient --tiny               # 32 x 32, 200 steps (what the test runs)

@@ -492,3 +492,19 @@ def _halo_exchange_jvp(ts, out, to_prev, to_next, prev, next, tag, group):
 
 defvjp(halo_exchange_p, _halo_exchange_vjp)
 defjvp(halo_exchange_p, _halo_exchange_jvp)
+
+
+def _halo_exchange_batch(args, bdims, **params):
+    """vmap: both slabs batched along a leading axis (an unbatched one broadcast to the batch);
+    the exchanged pair [2, B, ...] carries the batch on axis 1."""
+    from ..ops import broadcast_to, expand_dims
+
+    size = next(a.shape[b] for a, b in zip(args, bdims) if b is not None)
+    xs = [
+        to_front(a, b) if b is not None else broadcast_to(expand_dims(a, 0), (size, *a.shape))
+        for a, b in zip(args, bdims)
+    ]
+    return halo_exchange_p(*xs, **params), 1
+
+
+batch_rules[halo_exchange_p] = _halo_exchange_batch

@@ -237,3 +237,16 @@ def test_launcher_main(monkeypatch, capsys):
         assert cmd[:4] == ["/x/mpiexec", "-n", "2", sys.executable]
         assert cmd[4:] == ["-m", "mpi4py", "-m", "pkg.train", "--steps", "3"]
         assert int(env["DIFFSCI_NUM_THREADS"]) >= 1
+
+
+def test_halo_exchange_under_vmap_in_a_world_of_one():
+    """No neighbours: zero halos; vmap batches both slabs (an unbatched one broadcast), equal to
+    the per-example loop."""
+    x = core.tensor(np.arange(12.0).reshape(3, 4))
+
+    def f(a, b):
+        return comm.halo_exchange(a, 2 * b, prev=None, next=None)
+
+    per_example = np.stack([f(x[i], x[i]).asnumpy() for i in range(3)])
+    np.testing.assert_array_equal(core.vmap(f)(x, x).asnumpy(), per_example)
+    assert core.vmap(f, in_axes=(0, None))(x, x[0]).shape == (3, 2, 4)

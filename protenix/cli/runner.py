@@ -161,7 +161,7 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
             diffusion and confidence in float32, as Protenix);
         device "CPU"/"GPU"; chunk_size: None, "auto" or an int (trunk row chunks;
         :func:`resolve_chunk_size` turns "auto" into Protenix's size for the job's length).
-        progress: unused (the command's bar shows the stages).
+        progress: show tqdm bars (stderr, not kept) of the recycles and the diffusion steps.
         timings: a dict that receives seconds per stage (trunk, diffusion, confidence).
 
     Returns:
@@ -177,8 +177,23 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
         raise NetworkUnavailable("the network protenix.model.protenix.Protenix is not importable")
     model = build_network(config, weights_path, random_weights)
     core.random.set_seed(int(seed))
-    pred, _, log = model(features, N_cycle=int(n_cycle), N_step=int(n_step),
-                         N_sample=int(n_sample), chunk_size=chunk_size, dtype=dtype)  # fmt: skip
+    bars = {}
+
+    def on_progress(stage, i, n):
+        # one bar per stage ("recycle", "diffusion"), created at its first step
+        if stage not in bars:
+            from tqdm import tqdm
+
+            bars[stage] = tqdm(total=n, desc=stage, leave=False, unit="step")
+        bars[stage].update(i - bars[stage].n)
+
+    try:
+        pred, _, log = model(features, N_cycle=int(n_cycle), N_step=int(n_step),
+                             N_sample=int(n_sample), chunk_size=chunk_size, dtype=dtype,
+                             progress=on_progress if progress else None)  # fmt: skip
+    finally:
+        for bar in bars.values():
+            bar.close()
     times = log["time"]
     for ours, theirs in (("trunk", "pairformer"), ("diffusion", "diffusion"),
                          ("confidence", "confidence")):  # fmt: skip

@@ -210,6 +210,7 @@ def sample_diffusion(
     enable_efficient_fusion=False,
     guidance_configs=None,
     rng=None,
+    progress=None,
 ):
     """Implements Algorithm 18 of the AlphaFold 3 supplement (the EDM stochastic sampler with
     churn ``gamma0`` above ``gamma_min``, noise scale ``lambda`` and step scale ``eta``; Karras
@@ -229,6 +230,8 @@ def sample_diffusion(
         attn_chunk_size: the denoiser's attention chunking.
         guidance_configs: training-free guidance is not supported (must be None or disabled).
         rng: random source (see the module docstring); None: :class:`CoreRandom`.
+        progress: optional ``progress(i, n)``, called after each of the ``n`` denoising steps
+            (of every chunk, ``n`` counting all chunks' steps).
 
     Returns:
         coordinates ``[..., N_sample, N_atom, 3]`` (Angstrom).
@@ -245,6 +248,9 @@ def sample_diffusion(
         noise_schedule.asnumpy() if isinstance(noise_schedule, core.Tensor) else noise_schedule,
         np.float32,
     )
+
+    n_chunks = 1 if diffusion_chunk_size is None else -(-N_sample // diffusion_chunk_size)
+    done = [0]
 
     def chunk(n):
         x = float(sched[0]) * _tensor(rng.randn([*batch, n, n_atom, 3]))
@@ -273,6 +279,9 @@ def sample_diffusion(
             )
             d = (x_noisy - x_den) / float(t_hat)  # Line 9 with x_noisy (Protenix's reading)
             x = x_noisy + float(step_scale_eta * (c_tau - t_hat)) * d
+            if progress is not None:
+                done[0] += 1
+                progress(done[0], n_chunks * (len(sched) - 1))
         return x
 
     if diffusion_chunk_size is None:

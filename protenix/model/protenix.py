@@ -15,7 +15,13 @@ import numpy as np
 import core
 from core import nn, ops
 
-from .generator import CoreRandom, InferenceNoiseScheduler, TrainingNoiseSampler, sample_diffusion
+from .generator import (
+    CoreRandom,
+    InferenceNoiseScheduler,
+    TrainingNoiseSampler,
+    centre_random_augmentation,
+    sample_diffusion,
+)
 from .modules.confidence import ConfidenceHead
 from .modules.diffusion import DiffusionModule
 from .modules.embedders import InputFeatureEmbedder, RelativePositionEncoding
@@ -148,11 +154,15 @@ class Protenix(nn.Cell):
     # -- trunk ---------------------------------------------------------------------------------
     def get_pairformer_output(self, input_feature_dict, N_cycle, inplace_safe=False,
                               chunk_size=None, mc_dropout=False, mc_dropout_rate=0.4, rng=None,
-                              dtype="fp32"):  # fmt: skip
+                              dtype="fp32", train=False, progress=None):  # fmt: skip
         """Input embedding and ``N_cycle`` recycles of template embedder, MSA module and
         Pairformer (Algorithm 1 lines 1-14). ``dtype`` "bf16" runs the recycles (template, MSA,
         Pairformer) in bfloat16 (``protenix.model.precision``: activations cast, weights cast
-        per use), as Protenix under autocast; the embedders run in float32.
+        per use), as Protenix under autocast; the embedders run in float32. ``train``: the
+        gradient flows only through the last recycle (Protenix enables it for the last cycle;
+        here the recycled ``s``, ``z`` enter it through ``stop_gradient``, the same gradients).
+        ``progress(stage, i, n)`` (optional) is called with ``("recycle", i, N_cycle)`` after
+        each recycle.
 
         Returns:
             ``(s_inputs [N_token, c_s_inputs], s [N_token, c_s], z [N_token, N_token, c_z])``.
@@ -178,7 +188,9 @@ class Protenix(nn.Cell):
             s_inputs, s_init, z_init = cast_floats((s_inputs, s_init, z_init), low)
             f = {k: cast_floats(v, low) if k.startswith("template_") else v for k, v in f.items()}
         z, s = ops.zeros_like(z_init), ops.zeros_like(s_init)
-        for _ in range(N_cycle):
+        for cycle_no in range(N_cycle):
+            if train and cycle_no == N_cycle - 1:
+                z, s = ops.stop_gradient(z), ops.stop_gradient(s)
             upd = self.linear_no_bias_z_cycle(self.layernorm_z_cycle(z))
             if mc_dropout:
                 keep = _numpy(rng.randn(list(upd.shape))) >= _probit(mc_dropout_rate)
@@ -198,6 +210,8 @@ class Protenix(nn.Cell):
                 s, z, pair_mask=None, triangle_multiplicative=tm, triangle_attention=ta,
                 inplace_safe=inplace_safe, chunk_size=chunk_size,
             )  # fmt: skip
+            if progress is not None:
+                progress("recycle", cycle_no + 1, N_cycle)
         return s_inputs, s, z
 
     def _chunk_size(self, n_token, chunk_size):
@@ -213,9 +227,11 @@ class Protenix(nn.Cell):
     # -- inference -----------------------------------------------------------------------------
     def main_inference_loop(self, input_feature_dict, N_cycle=None, N_sample=None, N_step=None,
                             inplace_safe=True, chunk_size=None, mc_dropout=False, rng=None,
-                            time_tracker=None, dtype="fp32"):  # fmt: skip
+                            time_tracker=None, dtype="fp32", progress=None):  # fmt: skip
         """One model seed of Algorithm 1 at inference (``time_tracker``, a dict, receives the
-        seconds of ``pairformer``, ``diffusion`` and ``confidence``, as Protenix's).
+        seconds of ``pairformer``, ``diffusion`` and ``confidence``, as Protenix's;
+        ``progress(stage, i, n)`` is called after each recycle (``"recycle"``) and each
+        diffusion step (``"diffusion"``)).
 
         Returns:
             dict: ``coordinate`` ``[N_sample, N_atom, 3]`` (Angstrom), ``distogram``
@@ -236,6 +252,7 @@ class Protenix(nn.Cell):
         s_inputs, s, z = self.get_pairformer_output(
             f, N_cycle, inplace_safe=inplace_safe, chunk_size=chunk_size,
             mc_dropout=mc_dropout, mc_dropout_rate=mc_rate, rng=rng, dtype=dtype,
+            progress=progress,
         )  # fmt: skip
         trunk = {"s_inputs": s_inputs, "s": s, "z": z}
         # diffusion, distogram and confidence in float32 (Protenix's skip_amp up to 2560 tokens)
@@ -261,6 +278,7 @@ class Protenix(nn.Cell):
             step_scale_eta=sd["step_scale_eta"],
             diffusion_chunk_size=infer.get("sample_diffusion_chunk_size", None),
             attn_chunk_size=infer.get("chunk_size", None), inplace_safe=inplace_safe, rng=rng,
+            progress=None if progress is None else (lambda i, n: progress("diffusion", i, n)),
         )  # fmt: skip
         t2 = time.perf_counter()
         times["diffusion"] = t2 - t1
@@ -283,11 +301,165 @@ class Protenix(nn.Cell):
             **trunk,
         }
 
+    # -- training ------------------------------------------------------------------------------
+    def prepare_features(self, input_feature_dict):
+        """A new dict of the features as Tensors with ``relp``, ``d_lm``, ``v_lm`` and
+        ``pad_info`` added (what every forward needs)."""
+        f = dict(input_feature_dict)
+        for k, v in list(f.items()):
+            if not isinstance(v, (core.Tensor, dict)):
+                f[k] = _t(v)
+        f = self.relative_position_encoding.generate_relp(f)
+        return update_input_feature_dict(f)
+
+    def main_train_loop(self, input_feature_dict, label_dict, N_cycle, rng,
+                        chunk_size=None, use_conditioning=True, use_embedding=True):  # fmt: skip
+        """Protenix's ``main_train_loop`` (AF3 supplement section 3.7, Algorithm 1 in
+        training): the trunk with gradient through the last recycle only, the mini-rollout
+        (``sample_diffusion.N_step_mini_rollout`` steps of Algorithm 18 for
+        ``N_sample_mini_rollout`` samples, the denoiser in eval mode, no gradient) whose
+        coordinates feed the confidence head (which stops the trunk's gradient itself,
+        ``confidence_head.stop_gradient``), the denoiser trained on ``diffusion_batch_size``
+        noised copies of the ground truth (``sample_diffusion_training``: Algorithm 19's
+        augmentation, noise levels from :class:`TrainingNoiseSampler`, Gaussian noise; in
+        chunks of ``diffusion_chunk_size``) and the distogram head.
+
+        Draws, in order: the trunk's (MSA subsample, dropout), the mini-rollout's (Algorithm
+        18), the augmentation (``random_rotation``, ``randn`` translations), the noise levels
+        (``randn [N_sample]``) and the noise (``randn [N_sample, N_atom, 3]``). The label
+        permutation of symmetric chains/atoms (Protenix's ``SymmetricPermutation``) is not
+        ported: labels are used as given.
+
+        Args:
+            input_feature_dict: prepared features (:meth:`prepare_features`).
+            label_dict: ``coordinate`` ``[N_atom, 3]`` (Angstrom), ``coordinate_mask``
+                ``[N_atom]``.
+            N_cycle: recycles; rng: the random source.
+            use_conditioning / use_embedding: False drops the trunk conditioning of the
+                denoiser / the pair embedding of the confidence head (Protenix draws these with
+                ``condition_embedding_drop_rate`` / ``confidence_embedding_drop_rate``).
+
+        Returns:
+            ``(pred_dict, label_dict, log_dict)``: pred_dict ``coordinate`` and
+            ``noise_level`` (``[N_sample, N_atom, 3]``, ``[N_sample]``), ``coordinate_mini``
+            ``[N_sample_mini, N_atom, 3]``, ``distogram`` ``[N_token, N_token, no_bins]``,
+            ``plddt``, ``pae``, ``pde``, ``resolved`` (logits on ``coordinate_mini``), the keys
+            :class:`protenix.model.loss.ProtenixLoss` reads in training mode.
+        """
+        f = input_feature_dict
+        sg = ops.stop_gradient
+        tm = self.configs.get("triangle_multiplicative", "torch")
+        ta = self.configs.get("triangle_attention", "torch")
+        s_inputs, s, z = self.get_pairformer_output(
+            f, N_cycle, inplace_safe=False, chunk_size=chunk_size, rng=rng, train=True
+        )
+        dm = self.diffusion_module
+        pair_z, p_lm, c_l = None, None, None
+        if self.enable_diffusion_shared_vars_cache:
+            pair_z = dm.diffusion_conditioning.prepare_cache(f["relp"], z)
+            p_lm, c_l = dm.atom_attention_encoder.prepare_cache(
+                f["ref_pos"], f["ref_charge"], f["ref_mask"], f["ref_element"],
+                f["ref_atom_name_chars"], f["atom_to_token_idx"], f["d_lm"], f["v_lm"],
+                f["pad_info"], r_l=True, z=pair_z,
+            )  # fmt: skip
+        sd = self.configs.sample_diffusion
+
+        def detach(x):
+            return None if x is None else sg(x)
+
+        # mini-rollout (no gradient; the denoiser in eval mode, as Protenix)
+        dm.set_train(False)
+        try:
+            coordinate_mini = sample_diffusion(
+                denoise_net=dm, input_feature_dict=f, s_inputs=sg(s_inputs), s_trunk=sg(s),
+                z_trunk=None if pair_z is not None else sg(z), pair_z=detach(pair_z),
+                p_lm=detach(p_lm), c_l=detach(c_l),
+                noise_schedule=self.inference_noise_scheduler(N_step=sd["N_step_mini_rollout"]),
+                N_sample=sd["N_sample_mini_rollout"], gamma0=sd["gamma0"],
+                gamma_min=sd["gamma_min"], noise_scale_lambda=sd["noise_scale_lambda"],
+                step_scale_eta=sd["step_scale_eta"], rng=rng,
+            )  # fmt: skip
+        finally:
+            dm.set_train(True)
+        coordinate_mini = sg(coordinate_mini)
+        plddt, pae, pde, resolved = self.confidence_head(
+            input_feature_dict=f, s_inputs=s_inputs, s_trunk=s, z_trunk=z, pair_mask=None,
+            x_pred_coords=coordinate_mini, use_embedding=use_embedding,
+            triangle_multiplicative=tm, triangle_attention=ta, inplace_safe=False,
+            chunk_size=chunk_size,
+        )  # fmt: skip
+        pred = {"coordinate_mini": coordinate_mini, "plddt": plddt, "pae": pae, "pde": pde,
+                "resolved": resolved}  # fmt: skip
+        # sample_diffusion_training: noised, augmented copies of the ground truth
+        n = int(self.configs.get("diffusion_batch_size", 48))
+        x_true = _t(label_dict["coordinate"], core.float32)
+        mask = _t(label_dict["coordinate_mask"], core.float32)
+        x_gt = centre_random_augmentation(x_true, N_sample=n, mask=mask, rng=rng)
+        x_gt = x_gt * mask[..., None, :, None]  # unresolved atoms at 0, as Protenix
+        # [N_sample, N_atom, 3]
+        sigma = self.train_noise_sampler(size=(*x_true.shape[:-2], n), rng=rng)  # [N_sample]
+        x_noisy = x_gt + _t(rng.randn(list(x_gt.shape)), core.float32) * sigma[..., None, None]
+        chunk = self.configs.get("diffusion_chunk_size", None) or n
+        outs = []
+        for i in range(0, n, chunk):
+            outs.append(dm(
+                x_noisy=x_noisy[..., i : i + chunk, :, :],
+                t_hat_noise_level=sigma[..., i : i + chunk], input_feature_dict=f,
+                s_inputs=s_inputs, s_trunk=s, z_trunk=None if pair_z is not None else z,
+                pair_z=pair_z, p_lm=p_lm, c_l=c_l, use_conditioning=use_conditioning,
+            ))  # fmt: skip
+        x_denoised = outs[0] if len(outs) == 1 else ops.concat(outs, axis=-3)
+        pred.update(distogram=self.distogram_head(z), coordinate=x_denoised, noise_level=sigma)
+        return pred, label_dict, {"noise_level": sigma}
+
+    def train_forward(self, input_feature_dict, label_dict, current_step=None, rng=None,
+                      N_cycle=None, use_conditioning=None, use_embedding=None,
+                      chunk_size=None):  # fmt: skip
+        """Protenix's ``forward(mode="train")``: ``N_cycle`` drawn uniformly from
+        ``1..model.N_cycle`` by ``numpy.random.RandomState(current_step)`` (as Protenix; None:
+        the config's ``N_cycle``, or ``N_cycle`` if given), the conditioning/embedding drops
+        drawn with ``model.condition_embedding_drop_rate`` /
+        ``model.confidence_embedding_drop_rate`` from the same host generator (unless given),
+        then :meth:`main_train_loop`. Host-side decisions (N_cycle, the drops, the MSA
+        subsample) are fixed when a step is traced by ``core.jit``; the tensor draws
+        (augmentation, noise levels, noise, dropout) stay fresh per call when ``rng`` draws
+        from core's generator (:class:`protenix.train.StepRandom`).
+
+        Returns:
+            ``(pred_dict, label_dict, log_dict)`` (see :meth:`main_train_loop`), log_dict with
+            ``N_cycle``.
+        """
+        m = self.configs.model
+        host = np.random.RandomState(current_step)
+        if N_cycle is None:
+            N_cycle = self.N_cycle if current_step is None else int(host.randint(1, self.N_cycle + 1))
+        if use_conditioning is None:
+            use_conditioning = not host.random_sample() < m.get("condition_embedding_drop_rate", 0.0)
+        if use_embedding is None:
+            use_embedding = not host.random_sample() < m.get("confidence_embedding_drop_rate", 0.0)
+        if label_dict is None:
+            raise ValueError("Protenix.train_forward: label_dict (coordinate, coordinate_mask) "
+                             "is required")  # fmt: skip
+        if not self.training:
+            raise ValueError("Protenix.train_forward: call set_train(True) first (recompute and "
+                             "dropout follow the training flag)")  # fmt: skip
+        f = self.prepare_features(input_feature_dict)
+        rng = CoreRandom() if rng is None else rng
+        pred, label_dict, log = self.main_train_loop(
+            f, label_dict, int(N_cycle), rng, chunk_size=chunk_size,
+            use_conditioning=bool(use_conditioning), use_embedding=bool(use_embedding),
+        )  # fmt: skip
+        log["N_cycle"] = int(N_cycle)
+        return pred, label_dict, log
+
     def construct(self, input_feature_dict, label_full_dict=None, label_dict=None,
                   mode="inference", current_step=None, symmetric_permutation=None,
                   disable_inplace=False, mc_dropout_apply_rate=0.0, rng=None, N_cycle=None,
-                  N_sample=None, N_step=None, chunk_size="config", dtype=None):  # fmt: skip
-        """Inference forward (Algorithm 1).
+                  N_sample=None, N_step=None, chunk_size="config", dtype=None,
+                  progress=None):  # fmt: skip
+        """Inference forward (Algorithm 1), or the training forward with ``mode="train"``
+        (:meth:`train_forward`, which takes ``label_dict``, ``current_step``, ``rng`` and
+        ``N_cycle``).
 
         Args:
             input_feature_dict: Protenix's features (``protenix.data.featurize``): token
@@ -297,7 +469,7 @@ class Protenix(nn.Cell):
                 ``distogram_rep_atom_mask``), MSA (``msa``, ``has_deletion``,
                 ``deletion_value``) and template features. ``relp``, ``d_lm``, ``v_lm`` and
                 ``pad_info`` are added.
-            mode: only "inference" (training runs through ``protenix.train``).
+            mode: "inference" or "train" ("eval" is not ported).
             disable_inplace: use the plain paths (else the block-wise inference paths when
                 ``chunk_size`` is not None).
             mc_dropout_apply_rate: probability of MC dropout on the recycled z (Protenix's
@@ -307,19 +479,20 @@ class Protenix(nn.Cell):
             chunk_size: trunk chunking; "config" uses ``infer_setting`` (with Protenix's dynamic
                 rule).
             dtype: the trunk's precision, "fp32" or "bf16" (None: the config's ``dtype``).
+            progress: ``progress(stage, i, n)`` after each recycle and diffusion step.
 
         Returns:
             ``(pred_dict, label_dict, log_dict)`` as Protenix; pred_dict as
             :meth:`main_inference_loop`.
         """
+        if mode == "train":
+            return self.train_forward(input_feature_dict, label_dict, current_step=current_step,
+                                      rng=rng, N_cycle=N_cycle)  # fmt: skip
         if mode != "inference":
-            raise ValueError(f"Protenix: mode {mode!r} is not supported here (only 'inference')")
-        f = dict(input_feature_dict)
-        for k, v in list(f.items()):
-            if not isinstance(v, (core.Tensor, dict)):
-                f[k] = _t(v)
-        f = self.relative_position_encoding.generate_relp(f)
-        f = update_input_feature_dict(f)
+            raise ValueError(
+                f"Protenix: mode {mode!r} is not supported here (only 'inference' and 'train')"
+            )
+        f = self.prepare_features(input_feature_dict)
         rng = CoreRandom() if rng is None else rng
         if chunk_size == "config":
             infer = self.configs.get("infer_setting", {}) or {}
@@ -338,6 +511,7 @@ class Protenix(nn.Cell):
                 f, N_cycle=N_cycle, N_sample=N_sample, N_step=N_step,
                 inplace_safe=inplace, chunk_size=chunk_size, mc_dropout=mc, rng=rng,
                 time_tracker=times, dtype=dtype or self.configs.get("dtype", "fp32"),
+                progress=progress,
             )  # fmt: skip
         times["model_forward"] = time.perf_counter() - t0
         n_cycle = self.N_cycle if N_cycle is None else N_cycle

@@ -14,9 +14,10 @@ the time is the best of ``--repeat`` runs (wall clock).
     python -m protenix.train.bench --train         # a jitted training step, see below
 
 ``--train``: one jitted training step (:func:`protenix.train.make_train_step`: ProtenixLoss,
-value_and_grad, Adam) of the stand-in network of :mod:`protenix.train.toy` on an ideal helix
-of ``--residues`` residues, with recompute on (Pairformer ``blocks_per_ckpt=1``, smooth-lDDT
-``diffusion_lddt_chunk_size=1``) and off (both None).
+value_and_grad, the optimizer) of a tiny Protenix (:func:`protenix.train.toy.tiny_config`,
+``Protenix.train_forward``) on an ideal helix of ``--residues`` residues, with recompute on
+(``blocks_per_ckpt=1`` in the MSA, template, Pairformer, diffusion and confidence stacks,
+smooth-lDDT ``diffusion_lddt_chunk_size=1``) and off (all None).
 """
 
 import argparse
@@ -91,34 +92,39 @@ def run(n_atom, n_sample, repeat=1, forms=("dense", "sparse"), use_jit=False):
     return rows
 
 
-def train_step_rows(residues, n_sample, c_z, n_blocks, repeat=1):
-    """Rows ``(recompute, peak MiB, seconds, loss after the measured steps)``."""
+def train_step_rows(residues, n_sample, c_z, n_blocks, repeat=1, c_token=16, n_step_mini=2):
+    """Rows ``(recompute, peak MiB, seconds, loss of the measured step)`` of one jitted
+    training step of a tiny Protenix (:func:`protenix.train.toy.tiny_config`) on an ideal helix
+    of ``residues`` residues, recompute off then on; the same seeds, so the same draws."""
     from core import nn
-    from protenix.config import get_model_config
     from protenix.model.loss import ProtenixLoss
+    from protenix.model.protenix import Protenix
 
-    from .toy import StandInFold, helix_example, random_draws
+    from .step_random import StepRandom
+    from .toy import helix_example, tiny_config
     from .train_step import make_train_step
 
     seq = ("GSAKLVEAGRWQMDTPYHNFIC" * (residues // 22 + 1))[:residues]
     feat, label = helix_example(seq)
+    feat["resolution"] = np.array([2.0], np.float32)
     rows = []
     for on in (False, True):
-        chunk = 1 if on else None
-        cfg = get_model_config(
-            "protenix_mini_default_v0.5.0",
-            overrides={"loss": {"diffusion_lddt_chunk_size": chunk, "distogram": {"no_bins": 16}}},
-        )
+        cfg = tiny_config(c_z=c_z, c_s=2 * c_z, c_token=c_token, n_blocks=n_blocks,
+                          n_sample=n_sample, n_step_mini=n_step_mini, recompute=on)  # fmt: skip
         core.set_seed(0)
-        net = StandInFold(feat, c_s=2 * c_z, c_z=c_z, n_blocks=n_blocks, n_heads=4,
-                          n_sample=n_sample, blocks_per_ckpt=1 if on else None)  # fmt: skip
-        opt = nn.Adam(net.trainable_params(), learning_rate=1e-3)
-        step = make_train_step(net, ProtenixLoss(cfg), opt, feat, label)
-        d = random_draws(np.random.default_rng(0), n_sample)
+        net = Protenix(cfg).set_train(True)
+        opt = nn.SGD(net.trainable_params(), learning_rate=0.0)  # the same weights every call
+        rng = StepRandom(0)
+
+        def forward(net=net, rng=rng):
+            return net.train_forward(feat, label, rng=rng, N_cycle=1)[0]
+
+        step = make_train_step(forward, ProtenixLoss(cfg), opt, feat, label)
         out = {}
 
-        def call(step=step, d=d, out=out):
-            out["loss"] = float(step(*d)[0].asnumpy())
+        def call(step=step, out=out):
+            core.set_seed(1)
+            out["loss"] = float(step()[0].asnumpy())
 
         peak, secs = measure(call, repeat)
         rows.append((on, peak / 2**20, secs, out["loss"]))
@@ -139,11 +145,11 @@ def main(argv=None):
     a = p.parse_args(argv)
     if a.tiny:
         a.n_atom, a.n_sample, a.repeat = 96, 4, 1
-        a.residues, a.c_z, a.n_blocks = 8, 8, 1
+        a.residues, a.c_z, a.n_blocks = 6, 8, 1
     if a.train:
         n_sample = 2 if a.tiny else a.n_sample
         rows, n_atom = train_step_rows(a.residues, n_sample, a.c_z, a.n_blocks, a.repeat)
-        print(f"training step (stand-in network), {a.residues} residues ({n_atom} atoms), "
+        print(f"training step (tiny Protenix, jitted), {a.residues} residues ({n_atom} atoms), "
               f"c_z={a.c_z}, {a.n_blocks} Pairformer blocks, N_sample={n_sample}")  # fmt: skip
         print(f"{'recompute':10s} {'peak MiB':>10s} {'seconds':>9s} {'loss':>10s}")
         for on, mib, secs, value in rows:

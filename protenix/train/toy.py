@@ -1,5 +1,4 @@
-"""A small training example and a stand-in network for exercising the training step before
-the full Protenix model is in the tree.
+"""A small training example for the Protenix model and a tiny training configuration.
 
 :func:`helix_example` featurizes a protein sequence with :func:`protenix.data.featurize`
 and gives it a "true" structure: an ideal alpha helix (backbone built by NeRF from the
@@ -7,28 +6,16 @@ standard bond lengths and angles, Engh & Huber 1991: N-CA 1.458, CA-C 1.525, C-N
 N-CA-C 111.2, CA-C-N 116.2, C-N-CA 121.7 degrees; phi -57, psi -47, omega 180) with each
 residue's CCD reference conformer superposed (Kabsch) on its N, CA, C.
 
-:class:`StandInFold` is built from the ported trunk modules: a restype embedding and
-relative position encoding (Algorithm 3), a :class:`PairformerStack` (recomputed per
-``blocks_per_ckpt``), a distogram head (symmetrised logits, as Protenix's ``DistogramHead``),
-and a per-atom MLP that predicts coordinates from the token's single embedding and the atom's
-reference position, in place of the diffusion module; ``N_sample`` randomly rotated and
-shifted copies (Algorithm 19 with the draws as arguments) make the ``[N_sample, N_atom, 3]``
-prediction. It is not Protenix's network.
+:func:`tiny_config` is a Protenix configuration with tiny channel sizes (one block per stack)
+for training tests and benches; its loss weights are Protenix's fine-tuning ones.
 """
 
 import numpy as np
 
-import core
-from core import nn, ops
-
+from ..config import get_model_config
 from ..data.featurizer import featurize
-from ..model.generator import centre_random_augmentation
-from ..model.modules.embedders import RelativePositionEncoding
-from ..model.modules.pairformer import PairformerStack
-from ..model.modules.primitives import Linear, LinearNoBias
-from ..model.utils import broadcast_token_to_atom
 
-__all__ = ["StandInFold", "helix_example", "ideal_helix_backbone", "random_draws"]
+__all__ = ["helix_example", "ideal_helix_backbone", "tiny_config"]
 
 
 def _place(a, b, c, bond, angle, torsion):
@@ -81,69 +68,44 @@ def helix_example(seq="GSAKLVEAG"):
     return feat, label
 
 
-class _Draws:
-    """A random source (``random_rotation``, ``randn``) answering with given tensors, so the
-    draws can be arguments of a jitted step."""
+def tiny_config(c_z=8, c_s=16, c_token=16, n_blocks=1, n_sample=2, n_step_mini=2, N_cycle=1,
+                recompute=True, dropout=0.0, overrides=None):  # fmt: skip
+    """A tiny Protenix configuration (``protenix_mini_default_v0.5.0`` with small channels) for
+    training: ``n_blocks`` blocks per stack, ``diffusion_batch_size = n_sample``, a mini-rollout
+    of ``n_step_mini`` steps, dropout rates ``dropout`` (Protenix trains with 0.25 / 0.15; 0
+    makes overfitting one example quick), recompute (``blocks_per_ckpt = 1`` everywhere and
+    ``loss.diffusion_lddt_chunk_size = 1``) on or off (None). Loss weights: Protenix's
+    fine-tuning stage (``configs_base.py``: ``alpha_bond`` 1, ``smooth_lddt`` 0; the smooth
+    lDDT loss of one sample has a floor, so it would keep the total from falling much).
+    ``overrides`` are deep-updated last."""
+    bpc = 1 if recompute else None
+    heads = {"n_heads": 2}
+    over = {
+        "c_s": c_s, "c_z": c_z, "c_token": c_token, "c_s_inputs": c_token + 65, "c_atom": 8,
+        "c_atompair": 4, "diffusion_batch_size": n_sample, "diffusion_chunk_size": None,
+        "triangle_attention": "torch", "triangle_multiplicative": "torch",
+        "model": {
+            "N_cycle": N_cycle,
+            "input_embedder": {"c_token": c_token},
+            "msa_module": {"c_m": 8, "n_blocks": n_blocks, "blocks_per_ckpt": bpc,
+                           "msa_dropout": dropout, "pair_dropout": dropout},
+            "template_embedder": {"n_blocks": n_blocks, "c": 8, "blocks_per_ckpt": bpc,
+                                  "dropout": dropout},
+            "pairformer": {"n_blocks": n_blocks, "n_heads": 4, "blocks_per_ckpt": bpc,
+                           "dropout": dropout},
+            "diffusion_module": {
+                "c_token": c_token, "blocks_per_ckpt": bpc, "atom_encoder": dict(heads),
+                "transformer": {"n_blocks": n_blocks, **heads}, "atom_decoder": dict(heads),
+            },
+            "confidence_head": {"n_blocks": n_blocks, "max_atoms_per_token": 24,
+                                "blocks_per_ckpt": bpc},
+        },
+        "sample_diffusion": {"N_step_mini_rollout": n_step_mini, "N_sample_mini_rollout": 1},
+        "loss": {"diffusion_lddt_chunk_size": bpc,
+                 "weight": {"alpha_bond": 1.0, "smooth_lddt": 0.0}},
+    }  # fmt: skip
+    if overrides:
+        from ..config.model_configs import _deep_update
 
-    def __init__(self, rotation, translation):
-        self.rotation, self.translation = rotation, translation
-
-    def random_rotation(self, n):
-        return self.rotation
-
-    def randn(self, shape):
-        return self.translation
-
-
-class StandInFold(nn.Cell):
-    """Trunk modules of the port + a per-atom coordinate MLP (see the module docstring).
-
-    Args:
-        feat: the features (:func:`helix_example`), constants of the network.
-        c_s, c_z, n_blocks, n_heads: trunk sizes; no_bins: distogram bins.
-        n_sample: predicted copies; blocks_per_ckpt: Pairformer blocks per recompute group.
-
-    ``construct(rotation [N_sample, 3, 3], translation [N_sample, 3])`` returns Protenix's
-    ``pred_dict`` keys ``coordinate``, ``distogram`` and ``noise_level`` (sigma_data).
-    """
-
-    def __init__(self, feat, c_s=16, c_z=8, n_blocks=1, n_heads=2, no_bins=16, n_sample=2,
-                 blocks_per_ckpt=1):  # fmt: skip
-        super().__init__()
-        self.n_sample = n_sample
-        self.linear_restype = LinearNoBias(32, c_s)
-        self.linear_z = LinearNoBias(c_s, c_z)
-        self.relpe = RelativePositionEncoding(r_max=8, s_max=2, c_z=c_z)
-        self.pairformer = PairformerStack(n_blocks=n_blocks, n_heads=n_heads, c_z=c_z, c_s=c_s,
-                                          dropout=0.0, blocks_per_ckpt=blocks_per_ckpt)  # fmt: skip
-        self.distogram = Linear(c_z, no_bins)
-        self.atom_in = Linear(c_s + 3, 64)
-        self.atom_out = Linear(64, 3)
-        object.__setattr__(self, "feat", feat)
-
-    def construct(self, rotation, translation):
-        f = self.feat
-        s = self.linear_restype(core.tensor(f["restype"]))
-        rel = {k: core.tensor(f[k]) for k in ("asym_id", "residue_index", "entity_id", "sym_id",
-                                             "token_index")}  # fmt: skip
-        z = self.relpe(self.relpe.generate_relp(rel)["relp"])
-        z = z + ops.expand_dims(self.linear_z(s), -2) + ops.expand_dims(self.linear_z(s), -3)
-        s, z = self.pairformer(s, z, ops.ones(tuple(z.shape[:-1])))
-        logits = self.distogram(z)
-        logits = logits + ops.swapaxes(logits, -2, -3)
-        s_atom = broadcast_token_to_atom(s, f["atom_to_token_idx"])
-        h = ops.concatenate([s_atom, core.tensor(f["ref_pos"])], axis=-1)
-        x = 8.0 * self.atom_out(ops.relu(self.atom_in(h)))  # [N_atom, 3] Angstrom
-        # Algorithm 19 (protenix.model.generator) with this step's draws
-        x = centre_random_augmentation(x, N_sample=self.n_sample, rng=_Draws(rotation, translation))
-        return {"coordinate": x, "distogram": logits,
-                "noise_level": ops.full((self.n_sample,), 16.0)}  # fmt: skip
-
-
-def random_draws(rng, n_sample):
-    """Random rotations ``[n_sample, 3, 3]`` (QR of Gaussian matrices, det +1) and
-    translations ``[n_sample, 3]`` (N(0, 1) A) for :class:`StandInFold`."""
-    q = np.linalg.qr(rng.standard_normal((n_sample, 3, 3)))[0]
-    q = q * np.sign(np.linalg.det(q))[:, None, None]
-    t = rng.standard_normal((n_sample, 3))
-    return core.tensor(q.astype(np.float32)), core.tensor(t.astype(np.float32))
+        _deep_update(over, overrides)
+    return get_model_config("protenix_mini_default_v0.5.0", overrides=over)

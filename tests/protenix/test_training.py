@@ -125,11 +125,11 @@ def test_bench_tiny(capsys):
 
 
 def test_bench_train_tiny(capsys):
-    """protenix.train.bench --train --tiny: the real model's jitted step, the same loss with
-    and without recompute."""
-    from protenix.train import bench
+    """bench.protenix_train --tiny (protenix.train.bench's training rows): the real model's
+    jitted step, the same loss with and without recompute."""
+    from bench import protenix_train
 
-    rows = bench.main(["--train", "--tiny"])
+    rows = protenix_train.main(["--tiny"])
     assert "recompute" in capsys.readouterr().out
     (off, _, _, loss_off), (on, _, _, loss_on) = rows
     assert (off, on) == (False, True)

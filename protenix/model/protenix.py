@@ -106,7 +106,8 @@ def _numpy(x):
 
 
 class Protenix(nn.Cell):
-    """Implements Algorithm 1 of the AlphaFold 3 supplement (inference).
+    """Implements Algorithm 1 of the AlphaFold 3 supplement: inference (``construct``) and
+    Protenix's training forward (``construct(mode="train")`` / :meth:`train_forward`).
 
     Args:
         configs: a resolved config (``protenix.config.get_model_config``), Protenix's keys:

@@ -236,18 +236,22 @@ class HalfStep:
             tensors.append(values)
         return tensors
 
-    def unpack(self, flat):
-        """``(components, psi)`` dicts from the flat result (reshaped slices)."""
+    def split(self, flat):
+        """The flat result's parts (new components, new psi terms), reshaped."""
+        shapes = [self.grid.shape] * len(self.terms) + [self.psi_shapes[k] for k in self.psi_keys]
         parts, at = [], 0
-        for size in self.sizes:
-            parts.append(flat[at : at + size])
+        for size, shape in zip(self.sizes, shapes, strict=True):
+            parts.append(flat[at : at + size].reshape(shape))
             at += size
+        return parts
+
+    def unpack(self, flat):
+        """``(components, psi)`` dicts from the flat result (reshaped slices), or from the
+        parts ``function()`` returns (a tuple)."""
+        parts = list(flat) if isinstance(flat, (tuple, list)) else self.split(flat)
         names = list(self.terms)
-        comps = {n: parts[o].reshape(self.grid.shape) for o, n in enumerate(names)}
-        psi = {
-            k: parts[len(names) + m].reshape(self.psi_shapes[k])
-            for m, k in enumerate(self.psi_keys)
-        }
+        comps = {n: parts[o] for o, n in enumerate(names)}
+        psi = {k: parts[len(names) + m] for m, k in enumerate(self.psi_keys)}
         return comps, psi
 
     # ---- the composite ----------------------------------------------------------------------
@@ -886,7 +890,8 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
         return kernel
 
     def function(self):
-        """The half step as a ``core.custom_vjp`` of the operands (flat result), or None.
+        """The half step as a ``core.custom_vjp`` of the operands, or None. Its result is the
+        tuple of parts (``split``: new components, then new psi terms).
 
         Its value is the forward kernel's, its VJP the adjoint kernel's (both bound to their
         composites with ``kernel_call``, so higher derivatives and other backends use the
@@ -899,12 +904,22 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
         n_prof = len(self.profile_names)
 
         def fun(*operands):
-            return ops.kernel_call(self.reference, kernel, *operands, shape=(self.size,))
+            flat = ops.kernel_call(self.reference, kernel, *operands, shape=(self.size,))
+            return tuple(self.split(flat))
 
         def fwd(*operands):
             return fun(*operands), operands
 
-        def bwd(operands, g):
+        def bwd(operands, gs):
+            # the parts' cotangents joined once (slicing the flat result outside the rule
+            # would cost, per part and step, a zero-filled flat array in reverse mode)
+            dtype = operands[0].dtype
+            g = ops.concatenate(
+                [
+                    ops.zeros((size,), dtype=dtype) if x is None else x.reshape(-1)
+                    for x, size in zip(gs, self.sizes, strict=True)
+                ]
+            )
             flat = ops.kernel_call(
                 self.adjoint_reference,
                 adjoint,

@@ -235,8 +235,8 @@ class Simulation:
             return update(state, coeffs, self.grid, self.boundaries)
         plan, function = self._plans[kind]
         # new components (point sources added where the plan fuses them), then new psi, flat
-        flat = function(*plan.operands(state, coeffs, values))
-        new, new_psi = plan.unpack(flat)
+        parts = function(*plan.operands(state, coeffs, values))
+        new, new_psi = plan.unpack(parts)
         return state.replace(psi={**state.psi, **new_psi}, **new)
 
     def _step(self, coeffs, state, step):

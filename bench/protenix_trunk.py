@@ -32,6 +32,21 @@ PyTorch's (``backward``), with ``blocks_per_ckpt`` None and 1, each in a fresh o
 subprocess: seconds and the peak RSS growth over the step (torch's CPU allocator is not seen by
 tracemalloc, so both sides are measured by RSS; ``bench.protenix_pairformer --train`` has our
 traced peaks).
+
+Measured on this machine (2 shared cores, load average ~10 from other jobs: wall-clock numbers
+are taken under load, several times the idle figures), 2026-11-26:
+
+- ``block --n 128 256 --threads 1 2`` (c_z 128, plain forward, best of 3): N=128 ours 2.49 s /
+  PyTorch 4.07 s = 0.61 (1 thread), 1.69 / 3.97 = 0.43 (2 threads); N=256 13.95 / 10.11 = 1.38
+  (1 thread), 9.60 / 10.56 = 0.91 (2 threads).
+- ``mini --n 1024 --blocks 1`` (one recycle, MSA of 32 rows, chunk "auto" = none at 1024 ->
+  row blocks of N/16): float32: MSA module 541 s, 463 s per Pairformer block, 16 blocks 7405 s
+  extrapolated (1 of 16 run), traced peak 1.69 GiB (3.39x the pair tensor), peak RSS 2.28
+  GiB; bfloat16: 749 s, 529 s per block, 8468 s extrapolated, traced peak 0.92 GiB (1.85x),
+  peak RSS 1.34 GiB.
+- ``train --n 64 --c-z 32 --c-s 64 --blocks 8``: ours 3.5 s / 867 MiB RSS growth without
+  recompute, 2.7 s / 145 MiB with blocks_per_ckpt=1 (6.0x lower); PyTorch 3.7 s / 798 MiB and
+  5.5 s / 526 MiB (1.5x lower).
 """
 
 import argparse

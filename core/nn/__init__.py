@@ -65,6 +65,7 @@ from .loss import RelativeL2Loss as RelativeL2Loss
 from .loss import RMSELoss as RMSELoss
 from .loss import SmoothL1Loss as SmoothL1Loss
 from .loss import SoftmaxCrossEntropyWithLogits as SoftmaxCrossEntropyWithLogits
+from .loss import get_loss_metric as get_loss_metric
 from .loss_weighting import MTLWeightedLoss as MTLWeightedLoss
 from .loss_weighting import WeightedLossCell as WeightedLossCell
 from .optim import LBFGS as LBFGS

@@ -10,6 +10,7 @@ from .cell import Cell
 
 __all__ = [
     "BCEWithLogitsLoss",
+    "get_loss_metric",
     "CrossEntropyLoss",
     "L1Loss",
     "LossBase",
@@ -271,3 +272,41 @@ class BCEWithLogitsLoss(LossBase):
         if self.weight is not None:
             loss = loss * self.weight
         return self.get_loss(loss)
+
+
+_LOSS_METRIC = {
+    "l1_loss": L1Loss,
+    "l1": L1Loss,
+    "l2_loss": MSELoss,
+    "l2": MSELoss,
+    "mse_loss": MSELoss,
+    "mse": MSELoss,
+    "rmse_loss": RMSELoss,
+    "rmse": RMSELoss,
+    "mae_loss": MAELoss,
+    "mae": MAELoss,
+    "smooth_l1_loss": SmoothL1Loss,
+    "smooth_l1": SmoothL1Loss,
+}
+
+
+def get_loss_metric(name):
+    """A new loss cell ``loss(logits, labels) -> scalar`` by name (MindFlow's and MindElec's
+    ``get_loss_metric``, shared here because both domains use it).
+
+    Names: ``l1``/``l1_loss``, ``l2``/``l2_loss``/``mse``/``mse_loss`` (mean squared error),
+    ``rmse``/``rmse_loss``, ``mae``/``mae_loss``, ``smooth_l1``/``smooth_l1_loss`` (all with
+    reduction 'mean', except SmoothL1Loss's MindSpore default 'none').
+
+    Raises:
+        TypeError: ``name`` is not a str.
+        ValueError: an unknown name (the message lists the known ones).
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"get_loss_metric: name must be a str, got {type(name).__name__}")
+    cls = _LOSS_METRIC.get(name)
+    if cls is None:
+        raise ValueError(
+            f"get_loss_metric: unknown loss function {name!r}; known: {sorted(_LOSS_METRIC)}"
+        )
+    return cls()

@@ -1,9 +1,10 @@
-"""MindFlow's ``mindflow/core/losses.py``: ``get_loss_metric``, ``RelativeRMSELoss``,
+"""MindFlow's ``mindflow/core/losses.py``: ``get_loss_metric`` (``core.nn``'s, shared with mindelec), ``RelativeRMSELoss``,
 ``RegularizedLossCell`` and the multi-task weighting ``MTLWeightedLoss`` (the engine's
 ``core.nn.MTLWeightedLoss``: loss weighting lives in ``core`` because ``mindelec`` needs it
 too)."""
 
 from core import Parameter, nn, ops
+from core.nn.loss import get_loss_metric as get_loss_metric
 from core.nn.loss_weighting import MTLWeightedLoss as MTLWeightedLoss
 from core.nn.loss_weighting import WeightedLossCell as WeightedLossCell
 
@@ -16,43 +17,6 @@ __all__ = [
     "WeightedLossCell",
     "get_loss_metric",
 ]
-
-_LOSS_METRIC = {
-    "l1_loss": nn.L1Loss,
-    "l1": nn.L1Loss,
-    "l2_loss": nn.MSELoss,
-    "l2": nn.MSELoss,
-    "mse_loss": nn.MSELoss,
-    "mse": nn.MSELoss,
-    "rmse_loss": nn.RMSELoss,
-    "rmse": nn.RMSELoss,
-    "mae_loss": nn.MAELoss,
-    "mae": nn.MAELoss,
-    "smooth_l1_loss": nn.SmoothL1Loss,
-    "smooth_l1": nn.SmoothL1Loss,
-}
-
-
-def get_loss_metric(name):
-    """A new loss cell ``loss(logits, labels) -> scalar`` by MindFlow's name.
-
-    Names: ``l1``/``l1_loss``, ``l2``/``l2_loss``/``mse``/``mse_loss`` (mean squared error),
-    ``rmse``/``rmse_loss``, ``mae``/``mae_loss``, ``smooth_l1``/``smooth_l1_loss`` (all with
-    reduction 'mean', except SmoothL1Loss's MindSpore default 'none').
-
-    Raises:
-        TypeError: ``name`` is not a str.
-        ValueError: an unknown name (the message lists the known ones).
-    """
-    if not isinstance(name, str):
-        raise TypeError(f"get_loss_metric: name must be a str, got {type(name).__name__}")
-    cls = _LOSS_METRIC.get(name)
-    if cls is None:
-        raise ValueError(
-            f"get_loss_metric: unknown loss function {name!r}; known: {sorted(_LOSS_METRIC)}"
-        )
-    return cls()
-
 
 class RelativeRMSELoss(nn.LossBase):
     r"""Relative root-mean-square error per example (MindFlow's ``RelativeRMSELoss``):

@@ -4,22 +4,9 @@ it (``mindflow.core``, ``mindelec.common``) and a domain never imports another."
 
 import numpy as np
 
+from .check_args import check_lr_param as _check_lr_param
+
 __all__ = ["get_poly_lr"]
-
-
-def _check_lr_param(value, name, data_type, lower, strict, where):
-    """A learning-rate schedule argument: of ``data_type`` (a bool is no int), and ``> lower``
-    (``strict``) or ``>= lower``. Raises TypeError / ValueError naming ``where`` and ``name``.
-    An int is accepted where a float is asked for (YAML writes ``1`` for ``1.0``)."""
-    types = (int, float) if data_type is float else (data_type,)
-    if isinstance(value, bool) or not isinstance(value, types):
-        raise TypeError(
-            f"{where}: {name} must be {data_type.__name__}, got {value!r} of type "
-            f"{type(value).__name__}"
-        )
-    if value < lower or (strict and value == lower):
-        relation = ">" if strict else ">="
-        raise ValueError(f"{where}: {name} must be {relation} {lower}, got {value!r}")
 
 
 def get_poly_lr(global_step, lr_init, lr_end, lr_max, warmup_steps, total_steps, poly_power):

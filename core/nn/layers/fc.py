@@ -20,6 +20,7 @@ from ... import ops
 from ...tensor import Parameter
 from .. import init as _init
 from ..cell import Cell
+from ..check_args import check_param_type
 from .basic import Dense, Dropout
 from .container import CellList, SequentialCell
 from .pinn_activation import get_activation
@@ -32,28 +33,6 @@ __all__ = [
     "MultiScaleFCSequential",
     "ResBlock",
 ]
-
-
-def _as_tuple(types):
-    if types is None:
-        return ()
-    return tuple(types) if isinstance(types, (list, tuple)) else (types,)
-
-
-def _type_names(types):
-    return " or ".join("None" if t is type(None) else t.__name__ for t in types)
-
-
-def check_param_type(param, param_name, data_type=None, exclude_type=None):
-    """Raise TypeError unless ``param`` is an instance of ``data_type`` (a type or a tuple of
-    types) and its exact type is not in ``exclude_type`` (``bool`` for ints, as in MindFlow)."""
-    data_type, exclude_type = _as_tuple(data_type), _as_tuple(exclude_type)
-    if (data_type and not isinstance(param, data_type)) or type(param) in exclude_type:
-        raise TypeError(
-            f"{param_name} must be {_type_names(data_type) or 'a value'}"
-            + (f" (not {_type_names(exclude_type)})" if exclude_type else "")
-            + f", got {param!r} of type {type(param).__name__}"
-        )
 
 
 def _activation_cell(activation, where):

@@ -1,8 +1,10 @@
 # make demo   - create .venv, install diffsci, run the tour: examples/quickstart.py, a Burgers data set, a shock tube,
-#               a Burgers PINN (a short budget: rel-L2 ~5e-2 in about a minute)
+#               a Burgers PINN (a short budget: rel-L2 ~5e-2 in about a minute), an FDTD cavity's resonances, a
+#               protein fold (protenix predict; random weights, labelled meaningless, when no weights are found)
 # make test   - create .venv, install diffsci with test extras, run the whole suite (the torch
 #               parity tests among it skip when torch is absent)
-# make test-parity - install torch==2.13.0 and run the parity tests (pytest -m parity)
+# make test-parity - install torch==2.13.0 and PyTorch Protenix 2.0.0 (off the venv, in .ref/, so it never
+#               shadows our protenix package) and run the parity tests (pytest -m parity)
 # make bench  - install the bench extras (PyTorch CPU, JAX) and print the ratio tables
 PYTHON ?= python3
 VENV := .venv
@@ -25,12 +27,16 @@ demo: $(STAMP)
 	$(BIN)/python examples/mindflow/cfd/sod/sod.py
 	$(BIN)/python examples/mindflow/pinn/burgers/burgers_pinn.py --adam_steps 200 --lbfgs_steps 2300 \
 		--n_domain 1000 --n_shock 300 --layers 4 --neurons 20
+	$(BIN)/python examples/mindelec/fdtd/cavity_modes/cavity_modes.py
+	$(BIN)/python examples/protenix/fold.py --out examples/protenix/fold_out
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q
 
 test-parity: $(STAMP)
-	$(BIN)/python -m pip install --quiet torch==2.13.0
+	$(BIN)/python -m pip install --quiet torch==2.13.0 rdkit ml-collections optree biotite
+	test -d .ref/protenix-2.0.0 || $(BIN)/python -m pip install --quiet --no-deps \
+		--target .ref/protenix-2.0.0 protenix==2.0.0
 	$(BIN)/python -m pytest -n $(JOBS) -q -m parity
 
 bench: $(STAMP)

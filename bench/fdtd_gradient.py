@@ -28,26 +28,28 @@ float32, 1 thread, under load): forward H + E half steps 19 us, their adjoint 33
 passes, more operands). With every carry stored the gradient is one forward sweep plus one
 adjoint sweep, a floor of about 1 + 1.8 = 2.8x the forward run in kernel time; ``sqrt``
 recomputes every segment once (+1 forward: 3.8x); ``budget B`` with three levels recomputes
-twice (4.8x). Measured (``--clock cpu``, loaded 2-core machine), 2000 steps:
+twice (4.8x). Measured (``--clock cpu``, loaded 2-core machine, wall-clock noise of the
+forward row alone is +-20%), 2000 steps, seconds (x forward):
 
-    row             before (s, x fwd)   after (s, x fwd)
-    forward         0.178   1.00        0.090   1.00
-    store all       0.835   4.69        0.397   4.39
-    sqrt (default)  0.961   5.39        0.555   6.13
-    every 100       1.005   5.64        0.528   5.84
-    budget 64       1.233   6.92        0.627   6.94
-    budget 32       1.403   7.88        0.765   8.46
+    row             100^2 before   100^2 after    256^2 before   256^2 after (--repeat 1)
+    forward         0.178 (1.00)   0.110 (1.00)   0.286 (1.00)   0.166 (1.00)
+    store all       0.835 (4.69)   0.305 (2.76)   -              -
+    sqrt (default)  0.961 (5.39)   0.428 (3.88)   2.274 (7.94)   0.904 (5.44)
+    every 100       1.005 (5.64)   0.449 (4.07)   2.153 (7.52)   1.000 (6.02)
+    budget 64       1.233 (6.92)   0.616 (5.59)   2.226 (7.78)   1.136 (6.84)
+    budget 32       1.403 (7.88)   0.692 (6.28)   2.625 (9.17)   1.325 (7.97)
 
 "after": the native half step's launch reuses its pointer table and the coefficients'
-addresses (``cc.address`` reads the array's data field), and point sources are added inside
-the E half step instead of an ``index_add`` copy of E_z per step. Both sweeps got about 2x
-faster; the ratio did not fall because the forward run gained as much. What remains between
-the floor and the measured ratio is per-step interpretation in the reverse scan (the traced
-body's VJP, the probes' cotangent scatter, ``core.control.loops`` bookkeeping: ~200 us a step
-against ~70 us of kernels), not the kernels. Memory beyond the stored carries: 2.2 MiB (sqrt)
-to 3.5 MiB (budget 32) at 2000 steps; it grows by ~0.3 KiB per step (60 x 60 grid, budget 32,
-200 -> 1000 steps; 1.4 KiB per step before), the per-step traces ([steps, 8] float32) that
-the loss reads and their cotangents and intermediates, which any reverse pass of this loss holds.
+addresses (``cc.address`` reads the array's data field); point sources are added inside the E
+half step (no ``index_add`` copy of E_z per step); the half step returns its parts and joins
+their cotangents once (slicing a flat result cost, in reverse mode, a zero-filled flat array
+per part and step: 7 full-grid copies per 2D step). Store-all reaches the kernel floor; the
+checkpointed rows sit ~0.1-1.5x above theirs: per-step interpretation of the reverse scan
+(``core.control.loops``: the traced body's VJP, ``custom_call`` output checks), not kernels.
+Memory beyond the stored carries: 2.0 MiB (sqrt) to 3.3 MiB (budget 32) at 2000 steps; it grows
+by ~0.35 KiB per step (60 x 60, budget 32, 200 -> 1000 steps; 1.4 KiB per step before): the
+per-step traces ([steps, 8] float32) the loss reads, their cotangents and intermediates, which
+any reverse pass of this loss holds.
 
     python -m bench.fdtd_gradient                      # 100 x 100, 2000 steps
     python -m bench.fdtd_gradient --steps 500 --repeat 1

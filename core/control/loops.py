@@ -846,10 +846,18 @@ def _custom_abstract(*avals, rule, fun, n_consts):
 def _custom_impl(xp, *arrays, rule, fun, n_consts):
     backend = _backend.backend_of(arrays[0]) if arrays else _backend.current()
     outs = fun.compiled(backend)(*arrays)
-    return tuple(
-        xp.array(o, copy=True) if any(xp.may_share_memory(o, a) for a in arrays) else xp.asarray(o)
-        for o in outs
-    )
+    # an output must not alias an input (the loop may overwrite its carry in place): copy the
+    # ones that may. An array that owns its memory and is not an input cannot alias one, so
+    # only views pay for the pairwise may_share_memory test (it ran once per output and input
+    # per step: 12% of a checkpointed FDTD gradient)
+    ids = {id(a) for a in arrays}
+
+    def fresh(o):
+        if getattr(o, "base", 0) is None and id(o) not in ids:
+            return True
+        return not any(xp.may_share_memory(o, a) for a in arrays)
+
+    return tuple(xp.asarray(o) if fresh(o) else xp.array(o, copy=True) for o in outs)
 
 
 # operands [*consts of fun, *xs]; fun: Body of the function (no carry: xs are its x inputs)

@@ -9,7 +9,6 @@ where mpi4py or an mpiexec cannot be found.
 
 import importlib.util
 import json
-import os
 import pathlib
 import subprocess
 import sys
@@ -21,39 +20,19 @@ import pytest
 import core
 from core import ops
 
+from ... import _mpi
+
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 SHAPE = (4, 6)
 
 
-def _mpiexec():
-    if importlib.util.find_spec("mpi4py") is None:
-        return None, "mpi4py is not installed (pip install -e '.[distributed]')"
-    from core.launch import find_mpiexec
-
-    try:
-        return find_mpiexec(), None
-    except FileNotFoundError as exc:
-        return None, str(exc)
-
-
-MPIEXEC, WHY = _mpiexec()
-pytestmark = pytest.mark.skipif(MPIEXEC is None, reason=f"MPI cannot start: {WHY}")
-
-
-def _env(timeout=60):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    env.update(DIFFSCI_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    env["DIFFSCI_COMM_TIMEOUT"] = str(timeout)
-    return env
+MPIEXEC, WHY = _mpi.MPIEXEC, _mpi.WHY
+pytestmark = _mpi.needs_mpi
 
 
 def mpirun(script, *args, n=2, comm_timeout=60, wall=120):
-    cmd = [MPIEXEC, "-n", str(n), sys.executable, str(HERE / script), *map(str, args)]
-    return subprocess.run(
-        cmd, env=_env(comm_timeout), capture_output=True, text=True, timeout=wall, cwd=ROOT
-    )
+    return _mpi.mpirun(HERE / script, *args, n=n, comm_timeout=comm_timeout, wall=wall)
 
 
 def _ok(proc):
@@ -132,7 +111,9 @@ def launched(tmp_path_factory):
     out = tmp_path_factory.mktemp("collectives")
     script = str(HERE / "_collectives_worker.py")
     cmd = [sys.executable, "-m", "core.launch", "-n", "2", script, str(out)]
-    proc = subprocess.run(cmd, env=_env(20), capture_output=True, text=True, timeout=120, cwd=ROOT)
+    proc = subprocess.run(
+        cmd, env=_mpi.mpi_env(20), capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     _ok(proc)
     return proc, [dict(np.load(out / f"rank{r}.npz")) for r in range(2)]
 

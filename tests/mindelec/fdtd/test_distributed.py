@@ -6,11 +6,7 @@ error on every rank for a world size that does not divide the grid. Skipped, wit
 only where MPI cannot start.
 """
 
-import importlib.util
-import os
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -19,38 +15,21 @@ import core
 from mindelec import fdtd
 from mindelec.fdtd.distributed import DistributedSimulation
 
+from ... import _mpi
 from . import _distributed_cases as cases
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 
 
-def _mpiexec():
-    if importlib.util.find_spec("mpi4py") is None:
-        return None, "mpi4py is not installed (pip install -e '.[distributed]')"
-    from core.launch import find_mpiexec
-
-    try:
-        return find_mpiexec(), None
-    except FileNotFoundError as exc:
-        return None, str(exc)
-
-
-MPIEXEC, WHY = _mpiexec()
-needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason=f"MPI cannot start: {WHY}")
+MPIEXEC, needs_mpi = _mpi.MPIEXEC, _mpi.needs_mpi
 
 
 @pytest.fixture(scope="module")
 def launched(tmp_path_factory):
     out = tmp_path_factory.mktemp("fdtd_distributed")
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    env.update(DIFFSCI_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    env["DIFFSCI_COMM_TIMEOUT"] = "60"
-    cmd = [MPIEXEC, "-n", "2", sys.executable, str(HERE / "_distributed_worker.py"), str(out),
-           "2d", "3d", "grad", "bad"]  # fmt: skip
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300, cwd=ROOT)
-    assert proc.returncode == 0, f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+    _mpi.mpirun(HERE / "_distributed_worker.py", out, "2d", "3d", "grad", "bad", wall=300,
+                check=True)  # fmt: skip
     return out
 
 

@@ -9,12 +9,8 @@ all-to-all transpose is the transpose, and bad inputs raise errors that say what
 The MPI tests skip, with the reason, only where mpi4py or mpiexec cannot be found.
 """
 
-import importlib.util
 import json
-import os
 import pathlib
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -30,36 +26,20 @@ from protenix.distributed import (
 )
 from protenix.model.modules.pairformer import PairformerBlock, PairformerStack
 
+from ... import _mpi
+
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 CONFIG = {"n_blocks": 2, "n_heads": 2, "c_z": 8, "c_s": 8, "dropout": 0.25}
 N, CHUNK = 12, 4  # 6 rows per rank on 2 ranks, in row blocks of 4 and 2
 
 
-def _mpiexec():
-    if importlib.util.find_spec("mpi4py") is None:
-        return None, "mpi4py is not installed (pip install -e '.[distributed]')"
-    from core.launch import find_mpiexec
-
-    try:
-        return find_mpiexec(), None
-    except FileNotFoundError as exc:
-        return None, str(exc)
-
-
-MPIEXEC, WHY = _mpiexec()
-needs_mpi = pytest.mark.skipif(MPIEXEC is None, reason=f"MPI cannot start: {WHY}")
+MPIEXEC, WHY, needs_mpi = _mpi.MPIEXEC, _mpi.WHY, _mpi.needs_mpi
 
 
 def mpirun(n, *args, wall=240):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
-    env.update(DIFFSCI_NUM_THREADS="1", OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    env["DIFFSCI_COMM_TIMEOUT"] = "120"
-    cmd = [MPIEXEC, "-n", str(n), sys.executable, str(HERE / "_sharded_worker.py"), *map(str, args)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=wall, cwd=ROOT)
-    assert proc.returncode == 0, f"rc={proc.returncode}\n{proc.stdout}\n{proc.stderr}"
-    return proc
+    return _mpi.mpirun(HERE / "_sharded_worker.py", *args, n=n, comm_timeout=120, wall=wall,
+                       check=True)  # fmt: skip
 
 
 def _case():

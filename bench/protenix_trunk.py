@@ -40,10 +40,15 @@ are taken under load, several times the idle figures), 2026-11-26:
   PyTorch 4.07 s = 0.61 (1 thread), 1.69 / 3.97 = 0.43 (2 threads); N=256 13.95 / 10.11 = 1.38
   (1 thread), 9.60 / 10.56 = 0.91 (2 threads).
 - ``mini --n 1024 --blocks 1`` (one recycle, MSA of 32 rows, chunk "auto" = none at 1024 ->
-  row blocks of N/16): float32: MSA module 541 s, 463 s per Pairformer block, 16 blocks 7405 s
-  extrapolated (1 of 16 run), traced peak 1.69 GiB (3.39x the pair tensor), peak RSS 2.28
-  GiB; bfloat16: 749 s, 529 s per block, 8468 s extrapolated, traced peak 0.92 GiB (1.85x),
-  peak RSS 1.34 GiB.
+  row blocks of N/16), 1 thread. Float32 near idle (load 0.9, user 132 s of 138 s wall): MSA
+  module 71 s, 65 s per Pairformer block, 16 blocks 1038 s extrapolated (1 of 16 run), total
+  1109 s per recycle; traced peak 1.69 GiB (3.39x the pair tensor), peak RSS 2.28 GiB. Under
+  load (13% of a core): float32 541 s + 463 s per block; bfloat16 749 s + 529 s per block,
+  traced peak 0.92 GiB (1.85x), peak RSS 1.34 GiB (0.59x of float32's).
+- ``bench.protenix_pairformer --n 512 1024 --chunk 64`` (one block, c_z 128, 1 thread): peak
+  above the inputs 2.38x the pair tensor at both N (61 s / 0.49 GiB RSS, 72 s / 1.76 GiB RSS).
+  N = 3072 extrapolated (not run: 23 GiB shared): inputs 1x + 2.38x of 4.5 GiB = about 15.3
+  GiB float32 (within 16 GiB, narrowly), about 27 x 72 s = 32 min on one thread.
 - ``train --n 64 --c-z 32 --c-s 64 --blocks 8``: ours 3.5 s / 867 MiB RSS growth without
   recompute, 2.7 s / 145 MiB with blocks_per_ckpt=1 (6.0x lower); PyTorch 3.7 s / 798 MiB and
   5.5 s / 526 MiB (1.5x lower).

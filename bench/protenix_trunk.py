@@ -42,9 +42,10 @@ are taken under load, several times the idle figures), 2026-11-26:
 - ``mini --n 1024 --blocks 1`` (one recycle, MSA of 32 rows, chunk "auto" = none at 1024 ->
   row blocks of N/16), 1 thread. Float32 near idle (load 0.9, user 132 s of 138 s wall): MSA
   module 71 s, 65 s per Pairformer block, 16 blocks 1038 s extrapolated (1 of 16 run), total
-  1109 s per recycle; traced peak 1.69 GiB (3.39x the pair tensor), peak RSS 2.28 GiB. Under
-  load (13% of a core): float32 541 s + 463 s per block; bfloat16 749 s + 529 s per block,
-  traced peak 0.92 GiB (1.85x), peak RSS 1.34 GiB (0.59x of float32's).
+  1109 s per recycle; traced peak 1.69 GiB (3.39x the pair tensor), peak RSS 2.28 GiB.
+  Bfloat16 (load ~3, user 188 s of 198 s wall): 101 s + 94 s per block, 1600 s extrapolated
+  (numpy has no bf16 BLAS: converted per matmul), traced peak 0.92 GiB (1.85x, 0.54x of
+  float32's), peak RSS 1.36 GiB (0.60x).
 - ``bench.protenix_pairformer --n 512 1024 --chunk 64`` (one block, c_z 128, 1 thread): peak
   above the inputs 2.38x the pair tensor at both N (61 s / 0.49 GiB RSS, 72 s / 1.76 GiB RSS).
   N = 3072 extrapolated (not run: 23 GiB shared): inputs 1x + 2.38x of 4.5 GiB = about 15.3

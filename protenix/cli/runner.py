@@ -90,15 +90,11 @@ def resolve_chunk_size(requested, n_token, config):
     """The trunk chunk size for ``n_token`` tokens: an int or None (no chunking) as given, or
     for ``"auto"`` Protenix's dynamic rule (``infer_setting.chunk_size_thresholds``: the first
     threshold >= n_token gives the size, -1 meaning none; 32 above the largest)."""
+    from protenix.model.chunk import resolve_chunk_size as _resolve
+
     if requested != "auto":
         return requested
-    infer = config["infer_setting"]
-    if not infer.get("dynamic_chunk_size", False) or "chunk_size_thresholds" not in infer:
-        return infer.get("chunk_size")
-    for threshold, size in sorted((int(k), v) for k, v in infer["chunk_size_thresholds"].items()):
-        if n_token <= threshold:
-            return None if size == -1 else size
-    return 32
+    return _resolve("auto", n_token, config["infer_setting"])
 
 
 def _redraw_zero_weights(model):

@@ -15,6 +15,7 @@ import numpy as np
 import core
 from core import nn, ops
 
+from .chunk import get_dynamic_chunk_size
 from .generator import (
     CoreRandom,
     InferenceNoiseScheduler,
@@ -219,11 +220,7 @@ class Protenix(nn.Cell):
         infer = self.configs.get("infer_setting", {}) or {}
         if not infer.get("dynamic_chunk_size", False) or "chunk_size_thresholds" not in infer:
             return chunk_size
-        pairs = sorted((int(k), v) for k, v in infer["chunk_size_thresholds"].items())
-        for threshold, size in pairs:
-            if n_token <= threshold:
-                return None if size == -1 else size
-        return 32
+        return get_dynamic_chunk_size(n_token, infer["chunk_size_thresholds"])
 
     # -- inference -----------------------------------------------------------------------------
     def main_inference_loop(self, input_feature_dict, N_cycle=None, N_sample=None, N_step=None,

@@ -29,6 +29,7 @@ from .comm_func import reduce_scatter as reduce_scatter
 from .comm_func import reduce_scatter_tensor as reduce_scatter_tensor
 from .comm_func import send as send
 from .comm_func import sendrecv as sendrecv
+from .decomposition import slab_bounds as slab_bounds
 from .management import HCCL_WORLD_COMM_GROUP as HCCL_WORLD_COMM_GROUP
 from .management import MCCL_WORLD_COMM_GROUP as MCCL_WORLD_COMM_GROUP
 from .management import NCCL_WORLD_COMM_GROUP as NCCL_WORLD_COMM_GROUP

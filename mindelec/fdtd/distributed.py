@@ -74,7 +74,7 @@ _TAG = 200
 def slab_bounds(n, size, rank, halo=1):
     """``(start, stop)`` of this rank's x cells; ``ValueError`` (same text on every rank) when
     ``size`` does not divide ``n`` or leaves slabs thinner than ``halo`` cells."""
-    from mindflow.cfd.distributed import slab_bounds as _bounds
+    from core.communication.decomposition import slab_bounds as _bounds
 
     return _bounds(n, size, rank, halo, "FDTD grid")
 

@@ -41,6 +41,7 @@ import numpy as np
 import core
 from core import communication as comm
 from core import ops
+from core.communication.decomposition import slab_bounds as slab_bounds
 
 from .runtime import RunTime
 from .simulator import Simulator
@@ -49,31 +50,6 @@ from .utils import cal_pri_var
 __all__ = ["DistributedSimulator", "slab_bounds"]
 
 _TAG = 100  # tail cells travel to the next rank with tag 100, head cells to the previous with 101
-
-
-def slab_bounds(n, size, rank, halo, what="grid"):
-    """``(start, stop)`` of rank ``rank``'s slab of an ``n``-cell axis cut in ``size`` parts.
-
-    Raises:
-        ValueError: ``size`` does not divide ``n``, or a slab is thinner than ``halo`` cells
-            (the same message on every rank, raised before any message is sent).
-    """
-    n, size = int(n), int(size)
-    if size < 1:
-        raise ValueError(f"domain decomposition: the world size must be >= 1, got {size}")
-    if n % size:
-        raise ValueError(
-            f"domain decomposition of the {what}: {size} ranks do not divide the {n} cells "
-            f"along x (the first axis); use a world size that divides {n}"
-        )
-    local = n // size
-    if local < halo:
-        raise ValueError(
-            f"domain decomposition of the {what}: {size} ranks leave slabs of {local} cells "
-            f"along x, thinner than the halo of {halo} cells the stencil needs; use at most "
-            f"{n // max(halo, 1)} ranks"
-        )
-    return rank * local, (rank + 1) * local
 
 
 class _SlabBoundary:

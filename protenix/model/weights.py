@@ -303,9 +303,9 @@ def _to_numpy(name, value, where):
         # a torch tensor handed over in memory (torch is the caller's, not imported here)
         value = value.detach().cpu()
         if str(value.dtype) == "torch.bfloat16":
-            import torch  # only reached for torch tensors the caller already holds
-
-            return value.view(torch.int16).numpy().view(_dt.bfloat16)
+            # numpy has no bfloat16: widen to float32 through the tensor's own method (exact)
+            # and narrow with ml_dtypes; torch is never imported here
+            return value.float().numpy().astype(_dt.bfloat16)
         return value.numpy()
     raise WeightsError(f"{where}: entry {name!r} is a {type(value).__name__}, not an array")
 

@@ -9,8 +9,14 @@ with ``<name>_summary_confidence_sample_<rank>.json`` (Protenix's keys) and the 
 ``OUT/<name>/seed_<seed>/<name>_{plddt,pae}.png``. A job that fails writes its error to
 ``OUT/ERR/<name>.txt`` and the others go on; the exit status is the number of failed jobs.
 Finished (job, seed) pairs are skipped on a re-run unless ``--overwrite``.
+
+Time per stage (wall seconds, printed at the end; ``--timings FILE`` also writes them as JSON
+with the CPU seconds): ``features`` (featurize + atoms), ``load`` (build the network and read
+the weights, once per run), ``trunk``, ``diffusion``, ``confidence`` (the confidence and
+distogram heads), ``metrics`` (pLDDT/PAE/pTM/ranking from the logits), ``write`` (files).
 """
 
+import json
 import os
 import sys
 import time
@@ -18,7 +24,7 @@ import traceback
 
 import numpy as np
 
-from ..config import get_model_config, model_names
+from ..config import get_model_config, load_config, model_names
 from ..data import InputError, build_atoms, featurize, load_jobs
 from ..model.weights import WeightsError
 from ..outputs.confidence import compute_contact_prob, compute_full_data_and_summary
@@ -28,6 +34,7 @@ from . import runner
 
 DEFAULT_MODEL = "protenix_mini_default_v0.5.0"
 DEFAULT_MSA_SERVER = "https://api.colabfold.com"
+STAGES = ("features", "load", "trunk", "diffusion", "confidence", "metrics", "write")
 
 
 def add_arguments(p):
@@ -78,6 +85,13 @@ def add_arguments(p):
     p.add_argument("--pdb", action="store_true", help="also write PDB files")
     p.add_argument("--no-plots", action="store_true", help="do not draw the pLDDT/PAE plots")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress bars")
+    p.add_argument("--config-overrides", default=None, metavar="JSON",
+                   help="a JSON/YAML file (or an inline JSON object) of config values deep-updated "
+                        "onto the model's config, e.g. '{\"model\": {\"N_cycle\": 2}}' "
+                        "(default: none)")
+    p.add_argument("--timings", default=None, metavar="FILE",
+                   help="write the wall and CPU seconds of every stage of every (job, seed) "
+                        "as JSON to FILE (default: not written)")
 
 
 def _seeds(text):
@@ -118,11 +132,12 @@ def predict_job(job, seed, args, config, weights_path, dumper, timings):
     bar = tqdm(total=4, desc=f"{job['name']} seed {seed}", leave=False,
                disable=True if args.quiet else None)
     bar.set_postfix_str("features")
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     kw = {} if args.max_tokens is None else {"max_tokens": args.max_tokens}
     feats = featurize(job, seed=seed, use_msa=args.msa != "none", **kw)
     atoms = build_atoms(job)
     timings["features"] = time.perf_counter() - t
+    timings["features_cpu"] = time.process_time() - c
     bar.update()
     bar.set_postfix_str("network")
     pred = runner.run_model(
@@ -132,7 +147,7 @@ def predict_job(job, seed, args, config, weights_path, dumper, timings):
         chunk_size=args.chunk, progress=not args.quiet, timings=timings)
     bar.update()
     bar.set_postfix_str("confidence")
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     loss = config["loss"]
     bins = {k: {b: loss[k][b] for b in ("min_bin", "max_bin", "no_bins")}
             for k in ("plddt", "pae", "pde")}
@@ -146,15 +161,31 @@ def predict_job(job, seed, args, config, weights_path, dumper, timings):
         feats["asym_id"], has_frame, pred["coordinate"], feats["atom_to_token_idx"], is_polymer,
         pred["num_recycles"], return_full_data=True, bins=bins,
         clash_threshold=config["metrics"]["clash"]["af3_clash_threshold"])
-    timings["confidence"] = time.perf_counter() - t
+    timings["metrics"] = time.perf_counter() - t
+    timings["metrics_cpu"] = time.process_time() - c
     bar.update()
     bar.set_postfix_str("write")
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     ranked = dumper.dump(job["name"], seed, pred["coordinate"], summary, full, atoms)
     timings["write"] = time.perf_counter() - t
+    timings["write_cpu"] = time.process_time() - c
     bar.update()
     bar.close()
     return ranked
+
+
+def _write_timings(path, stage_rows, startup_cpu, run_wall):
+    """--timings FILE: {"startup_cpu": CPU s before the command ran (imports),
+    "run_wall": wall s of the command after them, "jobs": [{"name", "seed", "total",
+    "stages": {stage: {"wall": s, "cpu": s or null}}}]} (the forward's CPU seconds are those
+    of ``network``, which ``trunk``/``diffusion``/``confidence`` split by wall clock)."""
+    jobs = []
+    for name, seed, t, total in stage_rows:
+        stages = {k: {"wall": float(t[k]), "cpu": t.get(f"{k}_cpu")} for k in STAGES if k in t}
+        stages["network"] = {"wall": t.get("network"), "cpu": t.get("network_cpu")}
+        jobs.append({"name": name, "seed": seed, "total": total, "stages": stages})
+    atomic_write(path, json.dumps({"startup_cpu": startup_cpu, "run_wall": run_wall,
+                                   "jobs": jobs}, indent=1) + "\n")
 
 
 def _table(rows):
@@ -166,7 +197,27 @@ def _table(rows):
     return "\n".join(lines)
 
 
+def _overrides(text):
+    """--config-overrides: None, an inline JSON object or a JSON/YAML file -> a dict."""
+    if text is None:
+        return None
+    if text.lstrip().startswith("{"):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"--config-overrides: bad inline JSON ({err})") from None
+    elif os.path.isfile(text):
+        value = load_config(text)
+    else:
+        raise ValueError(f"--config-overrides {text!r}: neither a file nor a JSON object")
+    if not isinstance(value, dict):
+        raise ValueError(f"--config-overrides {text!r}: expected a mapping, got "
+                         f"{type(value).__name__}")
+    return value
+
+
 def run(args):
+    run_t0, startup_cpu = time.perf_counter(), time.process_time()
     path = args.input or args.input_opt
     if args.input and args.input_opt and args.input != args.input_opt:
         print(f"protenix predict: two inputs given ({args.input!r} and -i {args.input_opt!r})",
@@ -178,7 +229,9 @@ def run(args):
     try:
         seeds = _seeds(args.seeds)
         args.chunk = _chunk(args.chunk_size)
-        config = get_model_config(args.model)
+        overrides = _overrides(getattr(args, "config_overrides", None))
+        config = (get_model_config(args.model, overrides=overrides) if overrides
+                  else get_model_config(args.model))
     except (ValueError, KeyError) as err:
         print(f"protenix predict: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
@@ -263,8 +316,8 @@ def run(args):
                     rows.append((name, seed, rank, float(s["ranking_score"]), float(s["ptm"]),
                                  float(s["iptm"]), float(s["plddt"]), total))
                 _log(f"{name} seed {seed}: " + ", ".join(
-                    f"{k} {v:.2f} s" for k, v in timings.items()) + f" (total {total:.2f} s)",
-                    args.quiet)
+                    f"{k} {timings[k]:.2f} s" for k in STAGES if k in timings)
+                    + f" (total {total:.2f} s)", args.quiet)
         except (KeyboardInterrupt, SystemExit):
             raise
         except Exception as err:  # one job's failure must not stop the others
@@ -280,13 +333,14 @@ def run(args):
             os.unlink(err_file)
     if rows:
         print(_table(rows))
-        stages = ("features", "trunk", "diffusion", "confidence", "write")
-        print("time per stage (s): " + "  ".join(f"{k:>10s}" for k in stages))
+        print("time per stage (s):     " + "  ".join(f"{k:>10s}" for k in STAGES))
         for name, seed, t, total in stage_rows:
             print(f"  {name[:12]:<12s} seed {seed:<5d} " + "  ".join(
-                f"{t.get(k, 0.0):>10.2f}" for k in stages) + f"   total {total:.2f}")
+                f"{t.get(k, 0.0):>10.2f}" for k in STAGES) + f"   total {total:.2f}")
     if args.random_weights:
         print(f"WARNING: {MEANINGLESS}")
+    if getattr(args, "timings", None):
+        _write_timings(args.timings, stage_rows, startup_cpu, time.perf_counter() - run_t0)
     n_ok = len({r[0] for r in rows})
     print(f"protenix predict: {n_ok} job(s) predicted, {len(skipped)} (job, seed) pair(s) "
           f"done already and skipped, {len(failed)} failed"

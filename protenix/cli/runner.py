@@ -158,20 +158,29 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
         device "CPU"/"GPU"; chunk_size: None, "auto" or an int (trunk row chunks;
         :func:`resolve_chunk_size` turns "auto" into Protenix's size for the job's length).
         progress: show tqdm bars (stderr, not kept) of the recycles and the diffusion steps.
-        timings: a dict that receives seconds per stage (trunk, diffusion, confidence).
+        timings: a dict that receives wall seconds per stage: ``load`` (building the network
+            and reading the weights; 0 when the network of the last call is reused),
+            ``trunk``, ``diffusion``, ``confidence`` (the confidence and distogram heads) and
+            ``network`` (the whole forward); ``load_cpu`` and ``network_cpu`` are the CPU
+            seconds (``time.process_time``) of the load and of the forward.
 
     Returns:
         dict: ``coordinate`` [N_s, N_atom, 3] (Angstrom), ``pae_logits``/``pde_logits``
         [N_s, N_tok, N_tok, 64], ``plddt_logits`` [N_s, N_atom, 50], ``distogram_logits``
         [N_tok, N_tok, 64], ``num_recycles`` (int).
     """
+    import time
+
     import core
 
     timings = {} if timings is None else timings
     chunk_size = resolve_chunk_size(chunk_size, len(features["asym_id"]), config)
     if not network_available():
         raise NetworkUnavailable("the network protenix.model.protenix.Protenix is not importable")
+    t, c = time.perf_counter(), time.process_time()
     model = build_network(config, weights_path, random_weights)
+    timings["load"] = timings.get("load", 0.0) + time.perf_counter() - t
+    timings["load_cpu"] = timings.get("load_cpu", 0.0) + time.process_time() - c
     core.random.set_seed(int(seed))
     bars = {}
 
@@ -183,6 +192,7 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
             bars[stage] = tqdm(total=n, desc=stage, leave=False, unit="step")
         bars[stage].update(i - bars[stage].n)
 
+    t, c = time.perf_counter(), time.process_time()
     try:
         pred, _, log = model(features, N_cycle=int(n_cycle), N_step=int(n_step),
                              N_sample=int(n_sample), chunk_size=chunk_size, dtype=dtype,
@@ -190,6 +200,8 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
     finally:
         for bar in bars.values():
             bar.close()
+    timings["network"] = timings.get("network", 0.0) + time.perf_counter() - t
+    timings["network_cpu"] = timings.get("network_cpu", 0.0) + time.process_time() - c
     times = log["time"]
     for ours, theirs in (("trunk", "pairformer"), ("diffusion", "diffusion"),
                          ("confidence", "confidence")):  # fmt: skip

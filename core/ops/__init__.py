@@ -140,6 +140,9 @@ from .indexing import one_hot as one_hot
 from .indexing import scatter_add as scatter_add
 from .indexing import take as take
 from .indexing import take_along_axis as take_along_axis
+from .inplace import assign as assign
+from .inplace import assign_add as assign_add
+from .inplace import writable as writable
 from .interpolate import interpolate as interpolate
 from .kernel import kernel_call as kernel_call
 from .linalg import cholesky as cholesky

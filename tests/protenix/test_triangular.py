@@ -9,9 +9,9 @@ from protenix.model.triangular.triangular import (
     TriangleAttention,
     TriangleMultiplicationIncoming,
     TriangleMultiplicationOutgoing,
+    col_blocks,
     join_blocks,
     row_blocks,
-    transpose_blocks,
 )
 
 from ._trunk_fixture import assert_rel_close, case, load_strict
@@ -26,11 +26,17 @@ def test_triangle_multiplication_matches_protenix(name):
     m = load_strict(MUL[name](**cfg), params)
     y = m(x["z"], mask=x["mask"])
     assert_rel_close(y, want["y"], RTOL, name)
+    z0 = x["z"].asnumpy()
     with core.no_grad():
         for rows in (1, 5, 12):
-            got = m(x["z"], mask=x["mask"], inplace_safe=True, _add_with_inplace=True,
+            z = core.tensor(z0.copy())
+            got = m(z, mask=x["mask"], inplace_safe=True, _add_with_inplace=True,
                     _inplace_chunk_size=rows)  # fmt: skip
-            assert_rel_close(got, want["y"] + x["z"].asnumpy(), 1e-5, f"{name} rows={rows}")
+            assert got is z  # Protenix's in-place contract: z itself is updated
+            assert_rel_close(got, want["y"] + z0, 1e-5, f"{name} rows={rows}")
+            upd = m(x["z"], mask=x["mask"], inplace_safe=True, _inplace_chunk_size=rows)
+            assert_rel_close(upd, want["y"], 1e-5, f"{name} update rows={rows}")
+            np.testing.assert_array_equal(x["z"].asnumpy(), z0)  # left alone without the add
 
 
 @pytest.mark.parametrize("name", ["tri_att_start", "tri_att_end"])
@@ -44,24 +50,39 @@ def test_triangle_attention_matches_protenix(name):
     )
 
 
-def test_triangle_attention_blocks_equal_plain():
-    cfg, params, x, want = case("tri_att_start")
+@pytest.mark.parametrize("name", ["tri_att_start", "tri_att_end"])
+def test_triangle_attention_inplace_equals_protenix(name):
+    """Block-wise in place: the starting node along rows, the ending node along columns
+    (Protenix's own ending-node module is a starting-node one run on the transpose: the
+    ``transpose=True`` form of the same call)."""
+    cfg, params, x, want = case(name)
     m = load_strict(TriangleAttention(**cfg), params)
+    x0 = x["x"].asnumpy()
     with core.no_grad():
-        blocks = m.update_blocks(row_blocks(x["x"], 5), x["mask"], chunk_size=3)
-    assert_rel_close(join_blocks(blocks), want["y"] + x["x"].asnumpy(), 1e-5, "blocks")
+        z = core.tensor(x0.copy())
+        assert m.update_inplace(z, x["mask"], block_rows=5, chunk_size=3) is z
+        assert_rel_close(z, want["y"] + x0, 1e-5, f"{name} in place")
+        if name == "tri_att_end":  # the same module run as Protenix's PairformerBlock does
+            m_start = load_strict(TriangleAttention(**{**cfg, "starting": True}), params)
+            zt = core.tensor(x0.copy())
+            m_start.update_inplace(zt, x["mask"], block_rows=4, transpose=True)
+            assert_rel_close(zt, want["y"] + x0, 1e-5, f"{name} transpose=True")
 
 
-def test_row_blocks_and_transpose_blocks():
-    """Blocks of at most chunk_size rows and at most ceil(N / 16) rows; the transpose of the
-    blocked tensor keeps the split."""
+def test_row_and_column_blocks_are_views():
+    """Blocks of at most chunk_size rows and at most ceil(N / 16) rows; column blocks are
+    the transposed frame's rows; writing into either writes z."""
     z = core.tensor(np.arange(40 * 40 * 2, dtype=np.float32).reshape(40, 40, 2))
     assert [b.shape[0] for b in row_blocks(z, 2)] == [2] * 20
     blocks = row_blocks(z, None)
     assert [b.shape[0] for b in blocks] == [3] * 13 + [1]
-    blocks = transpose_blocks(blocks)
-    assert [b.shape[0] for b in blocks] == [3] * 13 + [1]
-    np.testing.assert_array_equal(join_blocks(blocks).asnumpy(), z.asnumpy().transpose(1, 0, 2))
+    cols = col_blocks(z, None)
+    assert [b.shape[0] for b in cols] == [3] * 13 + [1]
+    np.testing.assert_array_equal(join_blocks(cols).asnumpy(), z.asnumpy().transpose(1, 0, 2))
+    want = z.asnumpy().copy()
+    want[:, 3:6] += 1.0
+    core.ops.assign_add(cols[1], 1.0)
+    np.testing.assert_array_equal(z.asnumpy(), want)
 
 
 def test_triangle_multiplication_gradient_fd_float64():

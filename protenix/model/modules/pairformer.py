@@ -2,9 +2,10 @@
 
 Training runs the plain path, with ``core.recompute`` over groups of ``blocks_per_ckpt``
 blocks (activation checkpointing, AF2 supplement 1.11.8). Inference with
-``inplace_safe=True`` (no gradients) runs the block-wise path: the pair tensor is held as row
-blocks of ``chunk_size`` rows (``protenix.model.triangular.triangular.row_blocks``) and every
-update replaces its block, so a block's peak memory stays about two pair tensors.
+``inplace_safe=True`` (no gradients) runs the block-wise path: every update is computed for
+blocks of ``chunk_size`` rows (or columns) and added into the pair tensor in place
+(``core.ops.assign_add``; the caller's z is overwritten, as in Protenix), so a block's peak
+memory stays about 1.2 pair tensors above z itself.
 
 Parameter names follow ``protenix.model.modules.pairformer`` (Protenix 2.0.0).
 """
@@ -18,9 +19,7 @@ from ..triangular.triangular import (
     TriangleAttention,
     TriangleMultiplicationIncoming,
     TriangleMultiplicationOutgoing,
-    join_blocks,
     row_blocks,
-    transpose_blocks,
 )
 from .msa import MSABlock, MSAModule, MSAPairWeightedAveraging, MSAStack
 from .primitives import Transition
@@ -106,7 +105,8 @@ class PairformerBlock(nn.Cell):
             z: ``[..., N, N, c_z]``.
             pair_mask: ``[..., N, N]`` (None: all ones).
             triangle_multiplicative, triangle_attention: accepted for Protenix's signature.
-            inplace_safe: block-wise inference path (no gradients), rows of ``chunk_size``.
+            inplace_safe: block-wise inference path (no gradients), rows of ``chunk_size``;
+                z is updated in place (a read-only or broadcast z is copied first).
             chunk_size: rows per block (triangle attention and, with ``inplace_safe``, every
                 pair update); ``"auto"``: Protenix's dynamic rule by N
                 (``protenix.model.chunk``).
@@ -118,8 +118,8 @@ class PairformerBlock(nn.Cell):
         if pair_mask is None:
             pair_mask = ops.ones(tuple(z.shape[:-1]), dtype=z.dtype)
         if inplace_safe:
-            s, blocks = self.forward_blocks(s, row_blocks(z, chunk_size), pair_mask)
-            return s, join_blocks(blocks)
+            z = ops.writable(z)
+            return self.forward_inplace(s, z, pair_mask, chunk_size), z
         else:
             p, train, rc = self.p_drop, self.training, self._sub_recompute
             z = dropout_add_rowwise(z, rc(self.tri_mul_out)(z, pair_mask), p, train)
@@ -150,32 +150,28 @@ class PairformerBlock(nn.Cell):
             return core.recompute(cell)
         return cell
 
-    def forward_blocks(self, s, blocks, pair_mask):
-        """Block-wise inference on z held as row blocks (see ``row_blocks``): returns
-        ``(s, blocks)``; the list passed in is consumed. A stack passes the blocks from one
-        block to the next without joining them."""
-        blocks = self.pair_blocks(blocks, pair_mask)
+    def forward_inplace(self, s, z, pair_mask, chunk_size=None):
+        """Block-wise inference: updates ``z [..., N, N, c_z]`` (writable) in place, blocks of
+        ``chunk_size`` rows, and returns the new s. A stack passes the same z from one block
+        to the next."""
+        self.pair_inplace(z, pair_mask, chunk_size)
         if self.c_s > 0:
-            bias = self.attention_pair_bias.bias_from_blocks(blocks)  # [..., H, N, N]
-            s = s + self.attention_pair_bias.attend_with_bias(s, None, bias)
+            bias = self.attention_pair_bias.bias_from_blocks(row_blocks(z, chunk_size))
+            s = s + self.attention_pair_bias.attend_with_bias(s, None, bias)  # bias [..., H, N, N]
             del bias
             s = s + self.single_transition(s)
-        return s, blocks
+        return s
 
-    def pair_blocks(self, blocks, pair_mask):
-        """The pair track on row blocks (block-wise inference, no dropout). Consumes and
-        returns a list of row blocks ``[..., r, N, c_z]``."""
-        blocks = self.tri_mul_out.update_blocks(blocks, pair_mask, with_add=True)
-        blocks = self.tri_mul_in.update_blocks(blocks, pair_mask, with_add=True)
-        blocks = self.tri_att_start.update_blocks(blocks, pair_mask)
-        blocks = transpose_blocks(blocks)
-        blocks = self.tri_att_end.update_blocks(blocks, ops.swapaxes(pair_mask, -1, -2))
-        blocks = transpose_blocks(blocks)
-        for i in range(len(blocks)):
+    def pair_inplace(self, z, pair_mask, chunk_size=None):
+        """The pair track, block-wise and in place (inference, no dropout). Returns z."""
+        self.tri_mul_out.update_inplace(z, pair_mask, chunk_size)
+        self.tri_mul_in.update_inplace(z, pair_mask, chunk_size)
+        self.tri_att_start.update_inplace(z, pair_mask, block_rows=chunk_size)
+        self.tri_att_end.update_inplace(z, pair_mask, block_rows=chunk_size, transpose=True)
+        for rows in row_blocks(z, chunk_size):
             # the hidden [r, N, 4 c_z] in slices of an eighth of the block's rows
-            rows = max(1, blocks[i].shape[-3] // 8)
-            blocks[i] = blocks[i] + self.pair_transition(blocks[i], chunk_size=rows)
-        return blocks
+            ops.assign_add(rows, self.pair_transition(rows, chunk_size=max(1, rows.shape[-3] // 8)))
+        return z
 
 
 class PairformerStack(nn.Cell):
@@ -255,14 +251,13 @@ class PairformerStack(nn.Cell):
                 f"PairformerStack: blocks_per_ckpt={k} must be between 1 and {len(blocks)}"
             )
         kwargs = {"inplace_safe": inplace_safe, "chunk_size": chunk_size}
-        if inplace_safe:  # block-wise inference: z stays in row blocks from block to block
+        if inplace_safe:  # block-wise inference: every block updates the same z in place
             if pair_mask is None:
                 pair_mask = ops.ones(tuple(z.shape[:-1]), dtype=z.dtype)
-            rows = row_blocks(z, chunk_size)
-            del z
+            z = ops.writable(z)
             for b in blocks:
-                s, rows = b.forward_blocks(s, rows, pair_mask)
-            return s, join_blocks(rows)
+                s = b.forward_inplace(s, z, pair_mask, chunk_size)
+            return s, z
         if k is None:
             for b in blocks:
                 s, z = b(s, z, pair_mask, **kwargs)

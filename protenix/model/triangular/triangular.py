@@ -4,12 +4,15 @@ Algorithms 12 and 13) and triangle attention (Algorithms 14 and 15).
 Two evaluation paths give the same numbers:
 
 - the plain path (training, differentiable), written once with core ops;
-- the block-wise inference path (``inplace_safe=True``, no gradients), which works on the pair
-  tensor held as a list of row blocks ``[..., r, N, c_z]`` (see ``row_blocks``). Every update
-  is computed one row block at a time and replaces that block as soon as no later block needs
-  it, so a block's peak stays about two pair tensors (Protenix's in-place version: 2.5x) instead
-  of the five of the plain path. The column ("incoming", "ending node") updates run on the
-  transposed blocks (``transpose_blocks``), as Protenix's own in-place path does.
+- the block-wise inference path (``inplace_safe=True``, no gradients), which updates the pair
+  tensor in place (``core.ops.assign_add``), one block of rows at a time, as Protenix's
+  ``inplace_safe`` path does (so the caller's z is overwritten, as there). The row-wise updates
+  (outgoing, starting node) work on row blocks ``z[..., I, :, :]``; the column-wise ones
+  (incoming, ending node) on column blocks seen in the transposed frame,
+  ``swapaxes(z[..., :, J, :])`` (``col_blocks``): views, so nothing is transposed or copied.
+  An update's peak is z plus one projection of it (the multiplications need all of b before
+  the first row of output) plus a few row-block temporaries, about 1.2 pair tensors above z,
+  instead of the five of the plain path.
 """
 
 import core
@@ -24,45 +27,45 @@ __all__ = [
     "TriangleMultiplicationIncoming",
     "TriangleMultiplicationOutgoing",
     "TriangleMultiplicativeUpdate",
+    "col_blocks",
     "join_blocks",
     "row_blocks",
-    "transpose_blocks",
 ]
 
 
-# ---- the pair tensor as row blocks (block-wise inference) -----------------------------------
+# ---- the pair tensor in blocks of rows or columns (block-wise inference) --------------------
 # Block-wise inference keeps about seven row-block-sized temporaries alive inside an update
 # (projections, gates, LayerNorm outputs); blocks of at most N / MIN_BLOCKS rows keep them
 # below half a pair tensor, whatever chunk_size asks for.
 MIN_BLOCKS = 16
 
 
-def row_blocks(z, chunk_size):
-    """``z [..., N, N, c]`` as a list of row blocks ``[..., r, N, c]`` (views) with
-    ``r <= chunk_size`` (None: no limit) and ``r <= ceil(N / MIN_BLOCKS)``."""
-    n = z.shape[-3]
+def _block_bounds(n, chunk_size):
     step = -(-n // MIN_BLOCKS)
     if chunk_size is not None:
         step = min(step, max(1, int(chunk_size)))
-    return [ops.slice_axis(z, -3, i, min(i + step, n)) for i in range(0, n, step)]
+    return [(i, min(i + step, n)) for i in range(0, n, step)]
+
+
+def row_blocks(z, chunk_size):
+    """``z [..., N, N, c]`` as a list of row blocks ``[..., r, N, c]`` (views of z) with
+    ``r <= chunk_size`` (None: no limit) and ``r <= ceil(N / MIN_BLOCKS)``."""
+    return [ops.slice_axis(z, -3, a, b) for a, b in _block_bounds(z.shape[-3], chunk_size)]
+
+
+def col_blocks(z, chunk_size):
+    """The column blocks of ``z [..., N, N, c]`` in the transposed frame: views
+    ``[..., r, N, c]`` whose element ``[..., j, i, :]`` is ``z[..., i, j0 + j, :]``, split as
+    ``row_blocks``. Writing into them writes z's columns."""
+    n = z.shape[-2]
+    return [
+        ops.swapaxes(ops.slice_axis(z, -2, a, b), -2, -3) for a, b in _block_bounds(n, chunk_size)
+    ]
 
 
 def join_blocks(blocks):
     """The tensor ``[..., N, N, c]`` of a list of row blocks."""
     return blocks[0] if len(blocks) == 1 else ops.concat(blocks, axis=-3)
-
-
-def transpose_blocks(blocks):
-    """Row blocks of the transpose (axes -3 and -2 swapped) of the tensor held by ``blocks``,
-    with the same row split. Peak: the two block lists."""
-    out, start = [], 0
-    for b in blocks:
-        r = b.shape[-3]
-        cols = [ops.swapaxes(ops.slice_axis(x, -2, start, start + r), -2, -3) for x in blocks]
-        out.append(cols[0] if len(cols) == 1 else ops.concat(cols, axis=-2))  # [..., r, N, c]
-        start += r
-    blocks.clear()
-    return out
 
 
 def _mask_rows(mask, blocks):
@@ -138,8 +141,12 @@ class TriangleMultiplicativeUpdate(nn.Cell):
         if mask is None:
             mask = ops.ones(tuple(z.shape[:-1]), dtype=z.dtype)
         if inplace_safe:
-            blocks = row_blocks(z, _inplace_chunk_size)
-            return join_blocks(self.update_blocks(blocks, mask, with_add=_add_with_inplace))
+            if _add_with_inplace:
+                z = ops.writable(z)
+                return self.update_inplace(z, mask, _inplace_chunk_size)
+            out = ops.writable(ops.zeros(tuple(z.shape), dtype=z.dtype))
+            self.update_inplace(z, mask, _inplace_chunk_size, out=out)
+            return out
         m = ops.expand_dims(mask, -1)  # [..., N, N, 1]
         z_ln = self.layer_norm_in(z)
         a = self._project(z_ln, m, "a")  # [..., N, N, c]
@@ -156,45 +163,48 @@ class TriangleMultiplicativeUpdate(nn.Cell):
             x = x + z
         return x
 
-    def update_blocks(self, blocks, mask, with_add=True):
-        """Block-wise inference: the update of the pair tensor held as row blocks.
+    def update_inplace(self, z, mask, chunk_size=None, out=None):
+        """Block-wise inference: ``z += update`` in z's memory (or ``out[...] = update``).
 
-        Outgoing, ``x_ij = sum_k a_ik b_jk``: b is projected for all rows once (channel-first
-        blocks ``[..., c, r, N]``), then each output row block needs only its own rows of z.
-        Incoming runs the same loop on the transposed blocks with the roles of a and b swapped
-        (``x^T_ji = sum_k b^T_jk a^T_ik``), gating and residual in the transposed frame.
+        Outgoing, ``x_ij = sum_k a_ik b_jk``: b is projected for all rows first (channel-first
+        blocks ``[..., c, r, N]``: the one pair-sized temporary), then each output row block
+        needs only its own rows of z, which are read before they are overwritten. Incoming,
+        ``x_ij = sum_k a_ki b_kj``, is the same loop in the transposed frame (``col_blocks``,
+        views of z's columns) with the roles of a and b swapped.
 
         Args:
-            blocks: row blocks of z (this list is consumed: each block is replaced by its
-                result as soon as it is done).
+            z: ``[..., N, N, c_z]``, writable (``core.ops.writable``) unless ``out`` is given.
             mask: ``[..., N, N]``.
-            with_add: return blocks of ``z + update`` (else of the update).
+            chunk_size: rows (columns) per block (``row_blocks``).
+            out: None (z is updated), or a writable tensor like z that receives the update
+                (z is left as it is).
 
         Returns:
-            Row blocks ``[..., r, N, c_z]`` in z's frame.
+            z (updated), or ``out``.
         """
+        blocks_of = row_blocks if self._outgoing else col_blocks
         if not self._outgoing:
-            blocks = transpose_blocks(blocks)
             mask = ops.swapaxes(mask, -1, -2)
+        blocks = blocks_of(z, chunk_size)
+        dest = blocks if out is None else blocks_of(out, chunk_size)
         row_p, full_p = ("a", "b") if self._outgoing else ("b", "a")
         masks = [ops.expand_dims(m, -1) for m in _mask_rows(mask, blocks)]
         full = [
             ops.moveaxis(self._project(self.layer_norm_in(w), m, full_p), -1, -3)  # [..., c, r, N]
             for w, m in zip(blocks, masks, strict=True)
         ]
-        for i in range(len(blocks)):
-            w = blocks[i]
+        for i, w in enumerate(blocks):
             w_ln = self.layer_norm_in(w)  # [..., r, N, c_z]
             rp = ops.moveaxis(self._project(w_ln, masks[i], row_p), -1, -3)  # [..., c, r, N]
             x = [ops.matmul(rp, ops.swapaxes(f, -1, -2)) for f in full]  # [..., c, r, r_j]
             x = ops.moveaxis(x[0] if len(x) == 1 else ops.concat(x, axis=-1), -3, -1)
             x = self._finish(x, w_ln)  # [..., r, N, c_z]
-            blocks[i] = w + x if with_add else x
-            del w, w_ln, rp, x
-        del full
-        if not self._outgoing:
-            blocks = transpose_blocks(blocks)
-        return blocks
+            if out is None:
+                ops.assign_add(dest[i], x)
+            else:
+                ops.assign(dest[i], x)
+            del w_ln, rp, x
+        return z if out is None else out
 
 
 class TriangleMultiplicationOutgoing(TriangleMultiplicativeUpdate):
@@ -280,26 +290,41 @@ class TriangleAttention(nn.Cell):
             out = ops.swapaxes(out, -2, -3)
         return out
 
-    def update_blocks(self, blocks, mask, chunk_size=None):
-        """Block-wise inference (starting node on the rows held in ``blocks``): replaces each
-        row block by ``block + update``. mask ``[..., N, N]``; returns the list.
+    def update_inplace(self, z, mask, block_rows=None, chunk_size=None, transpose=False):
+        """Block-wise inference: ``z += update`` in z's memory, one block of rows at a time.
 
-        The attention kernel runs ``chunk_size`` query rows at a time; None picks
-        ``max(8, c_in // no_heads)`` rows, so one chunk's logits ``[..., r, H, rows, N]`` are
-        no larger than the row block ``[..., r, N, c_in]`` itself (for c_in >= 8 no_heads;
-        the floor of 8 rows bounds the number of kernel calls for tiny c_in)."""
+        The triangle bias ``[..., 1, H, N, N]`` is computed from every block first (it is
+        ``H / c_in`` of a pair tensor); then each block's update needs only that block.
+
+        Args:
+            z: ``[..., N, N, c_in]``, writable (``core.ops.writable``).
+            mask: ``[..., N, N]``.
+            block_rows: rows per block (``row_blocks``).
+            chunk_size: query rows per call of the attention kernel; None picks
+                ``max(8, c_in // no_heads)``, so one call's logits ``[..., r, H, rows, N]`` are
+                no larger than the block ``[..., r, N, c_in]`` itself (for c_in >= 8 no_heads).
+            transpose: attend along z's columns (Protenix runs its ending-node module, a
+                starting-node ``TriangleAttention``, on the transposed pair tensor). An
+                ending-node module (``starting=False``) attends along columns by itself.
+
+        Returns:
+            z.
+        """
         if chunk_size is None:
             chunk_size = max(8, self.c_in // self.no_heads)
+        along_columns = bool(transpose) != (not self.starting)
+        blocks = (col_blocks if along_columns else row_blocks)(z, block_rows)
+        if along_columns:
+            mask = ops.swapaxes(mask, -1, -2)
         bias_rows = [self.linear(self.layer_norm(b)) for b in blocks]  # [..., r, N, H]
         tri = bias_rows[0] if len(bias_rows) == 1 else ops.concat(bias_rows, axis=-3)
         del bias_rows
         tri = ops.expand_dims(ops.moveaxis(tri, -1, -3), -4)  # [..., 1, H, N, N]
-        for i, m in enumerate(_mask_rows(mask, blocks)):
-            x_ln = self.layer_norm(blocks[i])
-            upd = self._attend(x_ln, m, tri, chunk_size)
-            blocks[i] = blocks[i] + upd
-            del x_ln, upd
-        return blocks
+        for block, m in zip(blocks, _mask_rows(mask, blocks), strict=True):
+            x_ln = self.layer_norm(block)
+            ops.assign_add(block, self._attend(x_ln, m, tri, chunk_size))
+            del x_ln
+        return z
 
 
 # Algorithm 14

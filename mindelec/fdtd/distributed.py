@@ -8,6 +8,8 @@
                                 sources=[fdtd.PointSource("ez", (40, 30), pulse)],
                                 monitors=[fdtd.PointProbe("ez", (60, 30))])
     state, results = sim.run(500)     # results["probe"] on rank 0 (zeros elsewhere)
+    # or: the serial problem as built for Simulation, split over the ranks
+    sim = DistributedSimulation.from_simulation(fdtd.Simulation(grid, ...))
 
 launched as ``mpiexec -n P python script.py``; the arguments are the serial ``Simulation``'s
 (global grid and indices), and a plain ``python script.py`` (a world of one) runs the same
@@ -23,25 +25,55 @@ message per direction) travel by ``core.communication.halo_exchange`` (non-block
 ``MPI_Isend``/``MPI_Irecv``, differentiable). Boundaries act on the physical faces only:
 PEC/PMC walls are folded into the update coefficients (sliced per slab), the zero field beyond
 a non-periodic x face is the missing neighbour of rank 0 / rank ``P - 1``, a periodic x axis
-makes the ranks a ring, and the CPML (Roden & Gedney 2000) of an x face lives on the ranks whose
-slab intersects it, each holding its part of the ``psi`` slabs and profiles. y and z are whole
-on every rank. Point sources and monitors act on the rank owning their x index; monitor results
-are reduced (summed, the others contributing zeros) to rank 0 (``core.communication.reduce``,
-differentiable: its VJP broadcasts the cotangent back).
+makes the ranks a ring, the CPML (Roden & Gedney 2000) of an x face lives on the ranks whose
+slab intersects it, each holding its part of the ``psi`` slabs and profiles, and Mur's update
+(Taflove & Hagness eq. 6.35) of an x face runs on rank 0 / rank ``P - 1`` only (y and z faces
+on every rank, on its part of the face). y and z are whole on every rank.
 
-The fields are the serial ones to round-off (the same arithmetic cell by cell), and so are
-gradients through ``run`` with ``core.grad`` (materials, amplitudes...).
+Everything the serial ``Simulation`` computes once per run is computed globally on every rank
+and then sliced: the update coefficients with what the sources' ``prepare`` folded in
+(``structures.CellMedium``, ``PECEdges``/``PECPlate``, the lumped elements' conductance), the
+CPML profiles, the dispersive media's ADE coefficients. Per step, each rank does the serial
+step's operations on its cells, in the serial order:
+
+- native half steps (``native_yee``, when the serial run would use them: ``native=True`` and a
+  C compiler): each half step is the serial C kernel run on the slab extended by the one
+  ghost layer it reads (the neighbour's layer; zeros for the components not differentiated
+  along x), whose own (discarded) update reads zero coefficients; the same arithmetic per
+  cell as the serial kernel, so the same numbers to round-off (bit-equal in practice);
+- sources: ``PointSource`` on the rank owning its cell; lumped elements (``lumped``:
+  ``VoltageSource``, ``Resistor``, ``LumpedElement``, ``CurrentSource``) on the ranks their
+  block of edges intersects, each with its part of the block (the drive ``-Cb' V_s / (R n_par
+  A)`` of the element's eq. (2), sliced);
+- dispersive media (``dispersive``: Drude/Lorentz ADE): the polarization currents live with
+  their cells (``state.aux["dispersive"]`` holds the slab's part); the ADE update is pointwise,
+  so no extra message;
+- monitors: ``PointProbe``; ``DFTMonitor`` whose region has an int x entry (a point or a y-z
+  plane); the port monitors ``VoltageMonitor`` (``-sum E d / n_par``, each rank the sum over
+  its edges) and ``CurrentMonitor`` (the loop integral of H: the ``H[i-1]`` of the first x layer
+  is the neighbour's layer that the E half step received); ``FluxMonitor`` (time or frequency
+  domain) whose box may span the cut, each rank its part of every face (the x faces' ``H`` half
+  a cell below the face from the same ghost layer). A rank's part of a sum-like result
+  (probe, port V and I, flux) is its partial sum; results are summed on rank 0
+  (``core.communication.reduce``, differentiable: its VJP broadcasts the cotangent back), or
+  on every rank with ``run(..., all_ranks=True)``; the S-parameters then follow on rank 0 from
+  the reduced port signals (``sparams.SParameterSolver``) exactly as in a serial script.
+
+The fields are the serial ones to round-off (the same arithmetic cell by cell; sums over the
+cut are regrouped), and so are gradients through ``run`` with ``core.grad`` (materials,
+amplitudes...), on the composite and the native update (whose adjoint is native).
 
 Gradients: every rank must take the same path through the exchanges' derivatives, so the
 differentiated Tensors must reach every rank's fields: material maps do (each slab's
-coefficients), soft point sources do (elsewhere they add 0 x their value), monitors do (a rank
-without one contributes 0 x its fields). A hard source's parameters or an initial state given on
-one rank only do not: differentiate those on a single rank.
+coefficients), soft point sources and lumped sources do (elsewhere they add 0 x their value
+at the slab's first cell), monitors do (a rank without one contributes 0 x its fields). A hard
+source's parameters or an initial state given on one rank only do not: differentiate those on
+a single rank.
 
-Supported: ``PointSource``; ``PointProbe`` and ``DFTMonitor`` whose region has an int x entry
-(a point or a y-z plane); PEC, PMC, periodic and CPML faces. Not (a ``NotImplementedError``):
-Mur faces, dispersive media, other sources and monitors. The update coefficients are
-computed globally on every rank (the material maps are global inputs) and then sliced.
+Not supported (a ``NotImplementedError`` naming the feature): the total-field/scattered-field
+``tfsf.PlaneWave`` (its incident-field line and correction planes are not split), hard
+sources' and other sources' classes not named above, ``EnergyMonitor``, DFT monitors whose
+region has a slice along x, and Mur x faces on slabs of one cell.
 
 Cost per step and rank (the scaling model of ``bench/scaling.py``): compute ~ (nx/P) ny nz
 cells x 6 components; communication 2 exchanges of one x layer of 2 (2D) / 2 (3D, stacked)
@@ -51,6 +83,7 @@ components each way.
 from __future__ import annotations
 
 import copy
+import re
 
 import numpy as np
 
@@ -59,16 +92,21 @@ from core import communication as comm
 from core import ops
 
 from .dft import DFTMonitor, DFTState, dft_init, dft_value
+from .dispersive import AUX_KEY
+from .flux import FluxMonitor
 from .grid import AXES
+from .lumped import CurrentMonitor, CurrentSource, LumpedElement, VoltageMonitor
 from .monitors import PointProbe
+from .native_yee import HalfStep
 from .simulation import Simulation, _step_tensor
-from .sources import PointSource
+from .sources import PointSource, Source, h_time
 from .state import FieldState
 from .yee import cpml_embed, cpml_slab, curl_terms, diff_backward, diff_forward, psi_shapes
 
 __all__ = ["DistributedSimulation"]
 
 _TAG = 200
+_HALO = "_halo_h"  # the E half step's ghost layer of H, shown to the monitors (not carried)
 
 
 def slab_bounds(n, size, rank, halo=1):
@@ -84,13 +122,27 @@ def _x_entry(monitor):
     return None if monitor.region is None else next(iter(monitor.region))
 
 
+def _prepare_only(source):
+    """Whether ``source`` acts through ``prepare`` alone (a medium, a PEC sheet, a resistor):
+    nothing to do per step once the coefficients are sliced."""
+    kind = type(source)
+    plain = (
+        kind.inject is Source.inject
+        and kind.inject_h is Source.inject_h
+        and kind.init_aux is Source.init_aux
+    )
+    if isinstance(source, LumpedElement):
+        return source.waveform is None
+    return plain
+
+
 class _SlabBoundaries:
     """The global ``Boundaries`` seen from one slab: x is never periodic (neighbours give the
     ghost layer) and the x CPML is the part of its slabs that this rank holds."""
 
     def __init__(self, inner, pml_x):
         self.inner = inner
-        self.pml_x = pml_x
+        self.pml_x = tuple(pml_x)
 
     def periodic(self, axis):
         return False if axis == 0 else self.inner.periodic(axis)
@@ -102,17 +154,27 @@ class _SlabBoundaries:
         return sum(self.pml_x) > 0 if axis == 0 else self.inner.has_cpml(axis)
 
 
+class _Nothing:
+    """A face with no boundary update (a cut between slabs, for ``apply_mur``)."""
+
+    kind = "cut"
+
+
 class DistributedSimulation:
     """``Simulation`` split in x slabs over the ranks of ``group`` (module docstring).
 
     Args:
-        grid, materials, boundaries, sources, monitors: as ``Simulation`` (global).
+        grid, materials, boundaries, sources, monitors, dispersive: as ``Simulation``
+            (global grid, indices and maps).
         group: a ``core.communication`` group name (the world by default).
         jit: run each step compiled with ``core.jit`` (the exchanges are graph equations).
+        native: run each half step with the serial native C kernel on the slab (and its ghost
+            layer) where the serial ``Simulation(native=True)`` would; False: the composite.
 
     Attributes:
         rank, size, start, stop: this rank, the slab count, its x cells ``[start, stop)``.
         serial: the global ``Simulation`` (checks, coefficients); ``local_grid``: the slab's.
+        native: whether the half steps run natively (``{"h": bool, "e": bool}``).
 
     Raises:
         ValueError: on every rank, when the world size does not divide ``nx`` (or leaves
@@ -121,20 +183,31 @@ class DistributedSimulation:
     """
 
     def __init__(
-        self, grid, materials=None, boundaries=None, sources=(), monitors=(), group=None, jit=True
+        self,
+        grid,
+        materials=None,
+        boundaries=None,
+        sources=(),
+        monitors=(),
+        group=None,
+        jit=True,
+        native=True,
+        dispersive=None,
     ):
         self.group = group
         self.rank = comm.get_rank(group)
         self.size = comm.get_group_size(group)
         self.start, self.stop = slab_bounds(grid.shape[0], self.size, self.rank)
-        self.serial = Simulation(grid, materials, boundaries, sources, monitors, native=False)
+        for s in sources:
+            if type(s).__name__ == "PlaneWave":
+                raise NotImplementedError(
+                    f"DistributedSimulation: source {s.name!r} (tfsf.PlaneWave): the "
+                    "total-field/scattered-field plane wave is not supported on slabs"
+                )
+        self.serial = Simulation(
+            grid, materials, boundaries, sources, monitors, native=False, dispersive=dispersive
+        )
         b = self.serial.boundaries
-        if self.serial.dispersive is not None:
-            raise NotImplementedError("DistributedSimulation: dispersive media are not supported")
-        if b.has_mur:
-            raise NotImplementedError(
-                "DistributedSimulation: Mur faces are not supported (use CPML)"
-            )
         self.grid = grid
         n = grid.shape[0]
         periodic = b.periodic(0)
@@ -148,14 +221,57 @@ class DistributedSimulation:
         self.boundaries = _SlabBoundaries(b, pml_x)
         self.local_grid = copy.copy(grid)
         self.local_grid.shape = (self.stop - self.start, *grid.shape[1:])
-        self.coeffs = self._local_coefficients(self.serial.coeffs, lo, hi)
+        self._mur = self._local_mur(b) if b.has_mur else None
+        self.dispersive = None
+        if self.serial.dispersive is not None:
+            self.dispersive = copy.copy(self.serial.dispersive)
+            self.dispersive.grid = self.local_grid
+        self.coeffs = {"slab": self._local_coefficients(self.serial.coeffs, lo, hi)}
         self.sources = [self._local_source(s) for s in self.serial.sources]
         self.monitors = [self._local_monitor(m) for m in self.serial.monitors]
+        self._plans = {}
+        if native:
+            self._native_plans()
+        self.native = {kind: kind in self._plans for kind in ("h", "e")}
         self._step_jit = core.jit(self._step) if jit else self._step
+
+    @classmethod
+    def from_simulation(cls, sim, group=None, jit=True, native=None):
+        """The serial ``Simulation`` ``sim`` split over the ranks (its grid, materials,
+        boundaries, sources, monitors and dispersive media; ``native``: as ``sim`` unless
+        given). Lumped elements' ``prepare`` runs again on the same objects (same values)."""
+        dispersive = None if sim.dispersive is None else sim.dispersive.materials
+        native = bool(sim._plans) if native is None else native
+        return cls(sim.grid, sim.materials, sim.boundaries, sim.sources, sim.monitors,
+                   group=group, jit=jit, native=native, dispersive=dispersive)  # fmt: skip
 
     # ---- set-up -----------------------------------------------------------------------------
     def _owns(self, i):
         return self.start <= int(i) < self.stop
+
+    def _local_mur(self, b):
+        """A copy of the global ``Boundaries`` on the slab for ``apply_mur``: the x faces only
+        on the ranks that hold them."""
+        m = self.stop - self.start
+        low, high = b.sides[0]
+        low = low if self.start == 0 else _Nothing()
+        high = high if self.stop == self.grid.shape[0] else _Nothing()
+        if "mur" in (low.kind, high.kind) and m < 2:
+            raise NotImplementedError(
+                f"DistributedSimulation: a Mur x face needs slabs of >= 2 cells, got {m}"
+            )
+        local = copy.copy(b)
+        local.grid = self.local_grid
+        local.sides = [(low, high), *b.sides[1:]]
+        return local
+
+    def _slice_value(self, value):
+        n = self.grid.shape[0]
+        if isinstance(value, dict):
+            return {k: self._slice_value(v) for k, v in value.items()}
+        if isinstance(value, core.Tensor) and value.ndim == self.grid.ndim and value.shape[0] == n:
+            return value[self.start : self.stop]
+        return value
 
     def _local_coefficients(self, coeffs, lo, hi):
         n = self.grid.shape[0]
@@ -167,22 +283,37 @@ class DistributedSimulation:
                     rows += [lo + c - (n - hi) for c in range(*self._high)]
                 if rows:
                     out[key] = ops.concatenate([value[i : i + 1] for i in rows], axis=0)
-            elif (
-                isinstance(value, core.Tensor)
-                and value.ndim == self.grid.ndim
-                and (value.shape[0] == n)
-            ):
-                out[key] = value[self.start : self.stop]
             else:
-                out[key] = value
+                out[key] = self._slice_value(value)
         return out
 
+    def _clip_block(self, block):
+        """The part of an ``_EdgeBlock`` on this slab (slab indices), or None."""
+        x0, x1 = max(block.start[0], self.start), min(block.stop[0], self.stop)
+        if x0 >= x1:
+            return None
+        local = copy.copy(block)
+        local.start = (x0 - self.start, *block.start[1:])
+        local.stop = (x1 - self.start, *block.stop[1:])
+        return local
+
     def _local_source(self, source):
-        if type(source) is not PointSource:
-            raise NotImplementedError(
-                f"DistributedSimulation: source {getattr(source, 'name', source)!r} "
-                f"({type(source).__name__}) is not supported; use PointSource"
-            )
+        if _prepare_only(source):
+            return None  # folded into the (sliced) coefficients
+        if type(source) is PointSource:
+            return self._local_point(source)
+        if isinstance(source, (LumpedElement, CurrentSource)) and type(source).inject in (
+            LumpedElement.inject,
+            CurrentSource.inject,
+        ):
+            return self._local_lumped(source)
+        raise NotImplementedError(
+            f"DistributedSimulation: source {getattr(source, 'name', source)!r} "
+            f"({type(source).__name__}) is not supported; use PointSource, lumped sources "
+            "(VoltageSource, Resistor, CurrentSource) or prepare-only structures"
+        )
+
+    def _local_point(self, source):
         local = copy.copy(source)
         if self._owns(source.index[0]):
             local.index = (source.index[0] - self.start, *source.index[1:])
@@ -196,28 +327,153 @@ class DistributedSimulation:
         local.amplitude = 0.0 * source.amplitude
         return local
 
-    def _local_monitor(self, monitor):
-        if type(monitor) is PointProbe:
-            x = monitor.index[0]
-        elif type(monitor) is DFTMonitor and isinstance(_x_entry(monitor), (int, np.integer)):
-            x = int(_x_entry(monitor))
-        else:
-            raise NotImplementedError(
-                f"DistributedSimulation: monitor {monitor.name!r} ({type(monitor).__name__}) is "
-                "not supported; use a PointProbe or a DFTMonitor whose region has an int x entry"
-            )
-        if not self._owns(x):
-            return None
-        local = copy.copy(monitor)
-        if type(monitor) is PointProbe:
-            local.index = (x - self.start, *monitor.index[1:])
-        else:
-            local.region = (x - self.start, *tuple(monitor.region)[1:])
+    def _local_lumped(self, source):
+        block = self._clip_block(source.block)
+        if block is None:  # 0 x its value at the slab's first cell (see ``_local_point``)
+            return _ZeroTouch(source)
+        local = copy.copy(source)
+        local.block = block
+        g0 = source.block.start[0]
+        local._drive = source._drive[block.start[0] + self.start - g0 : block.stop[0]
+                                     + self.start - g0]  # fmt: skip
         return local
 
+    def _local_monitor(self, monitor):
+        kind = type(monitor)
+        if kind is PointProbe:
+            x = monitor.index[0]
+            if not self._owns(x):
+                return None
+            local = copy.copy(monitor)
+            local.index = (x - self.start, *monitor.index[1:])
+            return local
+        if kind is DFTMonitor and isinstance(_x_entry(monitor), (int, np.integer)):
+            x = int(_x_entry(monitor))
+            if not self._owns(x):
+                return None
+            local = copy.copy(monitor)
+            local.region = (x - self.start, *tuple(monitor.region)[1:])
+            return local
+        if kind in (VoltageMonitor, CurrentMonitor):
+            block = self._clip_block(monitor.block)
+            if block is None:
+                return None
+            local = copy.copy(monitor)
+            local.block = block
+            if kind is CurrentMonitor:
+                local.__class__ = _SlabCurrentMonitor
+                local._periodic = (False, *monitor._periodic[1:])
+            return local
+        if kind is FluxMonitor:
+            return _SlabFlux.local(monitor, self.start, self.stop)
+        raise NotImplementedError(
+            f"DistributedSimulation: monitor {monitor.name!r} ({kind.__name__}) is not "
+            "supported; use PointProbe, DFTMonitor with an int x entry in its region, "
+            "VoltageMonitor, CurrentMonitor or FluxMonitor"
+        )
+
     def initial_state(self):
-        """Zero fields of the slab and its ``psi`` terms."""
-        return FieldState.zeros(self.local_grid, psi_shapes(self.local_grid, self.boundaries))
+        """Zero fields of the slab, its ``psi`` terms and the dispersive currents."""
+        state = FieldState.zeros(self.local_grid, psi_shapes(self.local_grid, self.boundaries))
+        if self.dispersive is not None:
+            state = state.replace(aux={AUX_KEY: self.dispersive.init_aux()})
+        return state
+
+    # ---- native half steps on the slab and its ghost layer -----------------------------------
+    def _ghost(self, kind):
+        """``(low, high)``: 1 where this half step reads a neighbour's layer beyond the slab.
+
+        On several ranks the wall side of an end rank has one too (the exchange's zeros: the
+        serial kernel's zero beyond a wall), so that every rank's exchange feeds its update and
+        its derivative (a rank whose exchange fed nothing would skip its reverse exchange
+        under ``core.grad`` while its neighbour waits)."""
+        several = self.size > 1
+        if kind == "h":
+            return 0, int(self.next is not None or several)
+        return int(self.prev is not None or several), 0
+
+    def _native_plans(self):
+        """The serial ``HalfStep`` plans on the slab extended by its ghost layer (module
+        docstring); none where the serial run would not be native."""
+        grid = self.grid
+        for kind, names in (("h", grid.h_components), ("e", grid.e_components)):
+            g_lo, g_hi = self._ghost(kind)
+            held_lo, held_hi = self.boundaries.pml_x
+            # a ghost layer next to a held x PML slab joins it (its psi and profiles: zeros)
+            pml = (held_lo + (g_lo if held_lo else 0), held_hi + (g_hi if held_hi else 0))
+            ext = copy.copy(self.local_grid)
+            ext.shape = (self.local_grid.shape[0] + g_lo + g_hi, *grid.shape[1:])
+            bounds = _SlabBoundaries(self.boundaries.inner, pml)
+            coeffs = self._extend_coefficients(kind, g_lo, g_hi, pml)
+            terms = {name: curl_terms(name, grid) for name in names}
+            keys = [k for k in self._psi_keys() if k[0] == kind]
+            plan = HalfStep(kind, terms, ext, bounds, coeffs, keys)
+            function = plan.function()
+            if function is None:
+                continue
+            self.coeffs[kind] = coeffs
+            self._plans[kind] = (plan, function, (g_lo, g_hi), pml)
+
+    def _psi_keys(self):
+        from .yee import psi_keys
+
+        return psi_keys(self.local_grid, self.boundaries)
+
+    def _extend_coefficients(self, kind, g_lo, g_hi, pml):
+        """The slab's coefficients of this half step on the extended slab: maps get a zero
+        layer per ghost (the ghost's own update is discarded), x profiles a zero layer where
+        the ghost joins a PML slab."""
+        slab = self.coeffs["slab"]
+        m = self.local_grid.shape[0]
+        out = {}
+        a, b = ("da", "db") if kind == "h" else ("ca", "cb")
+        for key, value in slab.items():
+            if key.startswith((f"{a}_", f"{b}_")):
+                if isinstance(value, core.Tensor) and value.ndim == self.grid.ndim and (
+                    value.shape[0] == m
+                ):
+                    value = _pad_x(value, g_lo, g_hi)
+                out[key] = value
+            elif re.fullmatch(rf"pml_(b|a|dk){kind}_[xyz]", key):
+                if key.endswith("_x"):
+                    held_lo, held_hi = self.boundaries.pml_x
+                    value = _pad_x(value, pml[0] - held_lo, pml[1] - held_hi)
+                out[key] = value
+        return out
+
+    def _native_half_step(self, kind, coeffs, state, halo):
+        plan, function, (g_lo, g_hi), pml = self._plans[kind]
+        held_lo, held_hi = self.boundaries.pml_x
+        m = self.local_grid.shape[0]
+        ext = {}
+        for name in plan.sources():
+            f = state.get(name)
+            if g_lo or g_hi:
+                layer = halo.get(name)
+                if layer is None:
+                    layer = ops.zeros((1, *f.shape[1:]), dtype=f.dtype)
+                f = ops.concatenate([layer, f] if g_lo else [f, layer], axis=0)
+            ext[name] = f
+        for name in plan.terms:
+            ext[name] = _pad_x(state.get(name), g_lo, g_hi)
+        psi = {}
+        for key in plan.psi_keys:
+            value = state.psi[key]
+            if key.endswith("_x"):
+                value = _pad_x(value, pml[0] - held_lo, pml[1] - held_hi)
+            else:  # a y or z slab spans the slab's x extent: the ghost layers too
+                value = _pad_x(value, g_lo, g_hi)
+            psi[key] = value
+        parts = function(*plan.operands(FieldState(**ext, psi=psi), coeffs[kind]))
+        new, new_psi = plan.unpack(parts)
+        new = {k: v[g_lo : g_lo + m] for k, v in new.items()}
+        for key, value in new_psi.items():
+            if key.endswith("_x") and (pml[0] - held_lo or pml[1] - held_hi):
+                value = value[pml[0] - held_lo : value.shape[0] - (pml[1] - held_hi)]
+            elif not key.endswith("_x") and (g_lo or g_hi):
+                value = value[g_lo : g_lo + m]
+            new_psi[key] = value
+        return state.replace(psi={**state.psi, **new_psi}, **new)
 
     # ---- one step ---------------------------------------------------------------------------
     def _x_halo(self, state, kind):
@@ -269,7 +525,11 @@ class DistributedSimulation:
         return total
 
     def _half_step(self, kind, coeffs, state):
+        """``(state, halo)``: the half step of the slab and the ghost layer it read."""
         halo = self._x_halo(state, kind)
+        if kind in self._plans:
+            return self._native_half_step(kind, coeffs, state, halo), halo
+        coeffs = coeffs["slab"]
         psi = dict(state.psi)
         new = {}
         names = self.grid.h_components if kind == "h" else self.grid.e_components
@@ -281,33 +541,59 @@ class DistributedSimulation:
             old = old if isinstance(ca, float) and ca == 1.0 else ca * old
             cb = coeffs[f"{bkey}_{name}"]
             new[name] = old - cb * curl if kind == "h" else old + cb * curl
-        return state.replace(psi=psi, **new)
+        return state.replace(psi=psi, **new), halo
 
     def _step(self, coeffs, state, step):
+        """``Simulation._step`` on the slab; returns ``(state, halo, halo_h)``: the new state,
+        the ghost layer of H the E half step read (for the monitors) and the H half step's
+        (returned so that ``core.jit`` keeps its exchange on a rank that does not read it: the
+        last rank's native H step; its neighbour waits for the message)."""
         grid = self.local_grid
-        state = self._half_step("h", coeffs, state)
+        slab = coeffs["slab"]
+        state, halo_h = self._half_step("h", coeffs, state)
         for source in self.sources:
             if source is not None:
                 state = source.inject_h(state, step, grid)
-        state = self._half_step("e", coeffs, state)
+        before = state
+        if self.dispersive is None:
+            state, halo = self._half_step("e", coeffs, state)
+        else:  # the ADE's explicit currents (``Simulation._step``), pointwise on the slab
+            current = self.dispersive.before_e(state, slab)
+            state, halo = self._half_step("e", coeffs, state)
+            state = state.replace(
+                **{c: state.get(c) - slab[f"cb_{c}"] * current[c] for c in current}
+            )
+        if self._mur is not None:
+            state = self._mur.apply_mur(state, before)
         for source in self.sources:
             if source is not None:
                 state = source.inject(state, step, grid)
-        return state
+        if self.dispersive is not None:
+            e_old = {c: before.get(c) for c in grid.e_components}
+            aux = self.dispersive.after_e(state.aux[AUX_KEY], slab, e_old, state)
+            state = state.replace(aux={**state.aux, AUX_KEY: aux})
+        return state, halo, halo_h
 
     def step(self, state, step=0):
         """One step of the slab (compiled unless ``jit=False``): ``(E^n, H^{n-1/2}) ->
         (E^{n+1}, H^{n+1/2})``, with the two halo exchanges (``step`` = n)."""
-        return self._step_jit(self.coeffs, state, _step_tensor(step))
+        return self._step_jit(self.coeffs, state, _step_tensor(step))[0]
 
     # ---- the loop ---------------------------------------------------------------------------
-    def run(self, steps, state=None, start=0):
+    def run(self, steps, state=None, start=0, all_ranks=False):
         """Advance ``steps`` steps from ``state`` (default: zero fields of the slab).
+
+        Args:
+            all_ranks: sum the monitors' results onto every rank (``all_reduce``) instead of
+                rank 0 only. Under ``core.grad`` every rank's loss then counts (the VJP of
+                ``all_reduce`` sums the cotangents of the ``P`` copies): the gradient is ``P``
+                times that of one loss; divide by ``size``.
 
         Returns:
             ``(state, results)``: this rank's slab ``FieldState`` and ``{monitor.name:
-            result}`` on rank 0 (zeros on the other ranks): a probe ``[steps]``, a DFT
-            ``[nf, *region_shape]`` complex.
+            result}`` on rank 0 (zeros on the other ranks unless ``all_ranks``): as the serial
+            ``Simulation.run`` (a probe or port signal ``[steps]``, a DFT ``[nf,
+            *region_shape]`` complex, a flux ``[nf]`` or ``[steps]``).
         """
         steps = int(steps)
         if steps < 1:
@@ -318,34 +604,156 @@ class DistributedSimulation:
         values = [[] for _ in self.monitors]
         for n in range(int(start), int(start) + steps):
             step = _step_tensor(n)
-            state = self._step_jit(self.coeffs, state, step)  # (``self.step``)
+            state, halo, _ = self._step_jit(self.coeffs, state, step)  # (``self.step``)
+            seen = state.replace(aux={**state.aux, _HALO: halo})
             for i, m in enumerate(self.monitors):
                 if m is not None:
-                    carries[i], value = m.update(carries[i], state, step)
+                    carries[i], value = m.update(carries[i], seen, step)
                     values[i].append(value)
         results = {}
         for i, glob in enumerate(self.serial.monitors):
             results[glob.name] = self._reduce_monitor(glob, self.monitors[i], carries[i],
-                                                      values[i], steps, state)  # fmt: skip
+                                                      values[i], steps, state,
+                                                      all_ranks)  # fmt: skip
         return state, results
 
-    def _reduce_monitor(self, glob, local, carry, values, steps, state):
+    def _sum(self, x, all_ranks):
+        if all_ranks:
+            return comm.all_reduce(x, group=self.group)
+        return comm.reduce(x, dst=0, group=self.group)
+
+    def _reduce_monitor(self, glob, local, carry, values, steps, state, all_ranks):
         dtype = self.grid.dtype
         # a rank without the monitor contributes zeros that still depend on its fields (0 x
         # their sum), so every rank differentiates through the reduction (SPMD grad)
-        anchor = ops.sum(state.get(glob.component)) * 0.0
-        if type(glob) is PointProbe:
-            series = ops.stack(values) if local is not None else ops.zeros((steps,), dtype=dtype)
-            return comm.reduce(series + anchor, dst=0, group=self.group)
-        if local is None:  # the region's shape without the x entry, zeros
-            shape = np.broadcast_to(np.zeros(()), self.grid.shape)[tuple(glob.region)].shape
-            carry = dft_init(glob.freqs.shape[0], shape, dtype)
-            carry = DFTState(re=carry.re + anchor, im=carry.im + anchor)
-        re = comm.reduce(carry.re, dst=0, group=self.group)
-        im = comm.reduce(carry.im, dst=0, group=self.group)
-        return dft_value(DFTState(re=re, im=im))
+        anchor = ops.sum(state.get(self.grid.e_components[0])) * 0.0
+        if type(glob) is DFTMonitor:
+            if local is None:  # the region's shape without the x entry, zeros
+                shape = np.broadcast_to(np.zeros(()), self.grid.shape)[tuple(glob.region)].shape
+                carry = dft_init(glob.freqs.shape[0], shape, dtype)
+                carry = DFTState(re=carry.re + anchor, im=carry.im + anchor)
+            re = self._sum(carry.re, all_ranks)
+            im = self._sum(carry.im, all_ranks)
+            return dft_value(DFTState(re=re, im=im))
+        if type(glob) is FluxMonitor and glob.freqs is not None:
+            if local is None:
+                part = ops.zeros((glob.freqs.shape[0],), dtype=core.float64)
+            else:
+                part = local.finalize(carry, None)
+            return self._sum(part + ops.astype(anchor, core.float64), all_ranks)
+        # a signal per step: probes, port voltages and currents, time-domain flux
+        if local is None:
+            series = ops.zeros((steps,), dtype=dtype)
+        else:
+            series = ops.stack(values)
+        return self._sum(series + anchor, all_ranks)
 
     def gather(self, state):
         """The global field components ``{name: [nx, ...]}`` on every rank (``all_gather``)."""
         return {c: comm.all_gather(v, group=self.group, axis=0)
                 for c, v in state.components().items()}  # fmt: skip
+
+
+def _pad_x(x, lo, hi):
+    """``x`` with ``lo``/``hi`` zero layers before/after along x (itself when none)."""
+    if not (lo or hi):
+        return x
+    return ops.pad(x, [(lo, hi)] + [(0, 0)] * (x.ndim - 1))
+
+
+class _ZeroTouch(Source):
+    """A lumped source's stand-in on a rank its block misses: adds 0 x its value at the
+    slab's first edge, so the rank's fields depend on the source's Tensors (SPMD grad)."""
+
+    def __init__(self, source):
+        self.source = source
+        self.name = source.name
+
+    def inject(self, state, step, grid):
+        s = self.source
+        if isinstance(s, CurrentSource):
+            value = s.current(h_time(step, grid))
+        else:
+            value = s.amplitude * s.waveform(h_time(step, grid))
+        if not isinstance(value, core.Tensor):
+            return state
+        if value.dtype != grid.dtype:
+            value = ops.astype(value, grid.dtype)
+        field = state.get(s.component)
+        index = (0,) * len(field.shape)
+        return state.replace(**{s.component: ops.index_add(field, index, 0.0 * value)})
+
+
+class _SlabCurrentMonitor(CurrentMonitor):
+    """``CurrentMonitor`` on its part of the block: ``H[i-1]`` of the slab's first x layer
+    is the neighbour's layer (``state.aux[_HALO]``, zeros at a wall)."""
+
+    def _shifted_x(self, state, name):
+        h = state.get(name)
+        b = self.block
+        if b.start[0] > 0:
+            return self._shifted(h, 0)
+        sl = list(b.slices)
+        sl[0] = slice(0, b.stop[0] - 1)
+        inner = h[tuple(sl)]
+        sl[0] = slice(0, 1)
+        first = state.aux[_HALO][name][tuple(sl)]
+        return ops.concatenate([first, inner], axis=0) if inner.shape[0] else first
+
+    def record(self, state, step):
+        total = None
+        for j, k, sign in self._terms:
+            name = "h" + AXES[k]
+            h = state.get(name)
+            shifted = self._shifted_x(state, name) if j == 0 else self._shifted(h, j)
+            term = (h[self.block.slices] - shifted) * (sign * self._area / self._grid.spacing[j])
+            total = term if total is None else total + term
+        return total.sum() * (self.block.sign / self._n_ser)
+
+
+class _SlabFlux(FluxMonitor):
+    """``FluxMonitor`` on the part of its faces this slab holds (each plan entry clipped along
+    x, its weights with it); an x face on the slab's first layer reads ``H`` half a cell below
+    from the neighbour's layer (``state.aux[_HALO]``)."""
+
+    @classmethod
+    def local(cls, monitor, start, stop):
+        plan, from_halo = [], []
+        for e, h, index, h_lo, w in monitor._plan:
+            x = index[0]
+            if isinstance(x, slice):
+                x0, x1 = max(x.start, start), min(x.stop, stop)
+                if x0 >= x1:
+                    continue
+                sl = slice(x0 - start, x1 - start)
+                index = (sl, *index[1:])
+                h_lo = (sl, *h_lo[1:])
+                w = w[x0 - x.start : x1 - x.start]
+                halo = False
+            else:
+                if not start <= x < stop:
+                    continue
+                index = (x - start, *index[1:])
+                halo = x == start
+                h_lo = (0 if halo else x - 1 - start, *h_lo[1:])
+            plan.append((e, h, index, h_lo, w))
+            from_halo.append(halo)
+        if not plan:
+            return None
+        local = copy.copy(monitor)
+        local.__class__ = cls
+        local._plan = plan
+        local._from_halo = from_halo
+        return local
+
+    def _samples(self, state):
+        out = []
+        for (e, h, index, h_lo, _w), halo in zip(self._plan, self._from_halo):
+            hf = state.get(h)
+            if halo:  # zeros before the first step (``init_carry``: E samples only)
+                layer = state.aux.get(_HALO, {}).get(h)
+                below = ops.zeros_like(hf[index]) if layer is None else layer[h_lo]
+            else:
+                below = hf[h_lo]
+            out.append((state.get(e)[index], (hf[index] + below) * 0.5))
+        return out

@@ -60,3 +60,115 @@ def grad_loss(results):
     dft = results["dft"]
     power = core.ops.real(dft) ** 2 + core.ops.imag(dft) ** 2
     return (results["probe"] ** 2).sum() * 1e6 + power.sum() * 1e30
+
+
+# ---- the serial library's features on slabs ------------------------------------------------
+
+
+def _microstrip():
+    """The example's ``microstrip_filter`` module (its ``build``)."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[3] / "examples" / "mindelec" / "fdtd"
+    path = path / "microstrip_filter" / "microstrip_filter.py"
+    spec = importlib.util.spec_from_file_location("microstrip_filter", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+MICROSTRIP_STEPS = 320
+MICROSTRIP_FREQS = np.linspace(1e9, 12e9, 12)
+
+
+def microstrip_sims():
+    """The Sheen et al. filter at the published cells with a thinner frame (4-cell CPML, 1
+    cell of air: 60 x 56 x 13, even in x), one ``Simulation`` per excited port."""
+    module = _microstrip()
+    return [module.build(e, coarsen=1, npml=4, air=1)[0] for e in (0, 1)]
+
+
+def microstrip_s(results, dt):
+    """``{"ports": S, "planes": S}`` ``[nf, 2, 2]`` from the two runs' monitor results (the
+    example's extraction: Kurokawa power waves, ``S = B A^-1``)."""
+    from mindelec.fdtd.lumped import port_times
+    from mindelec.fdtd.sparams import SParameterSolver
+
+    t_v, t_i = port_times(MICROSTRIP_STEPS, dt)
+    out = {}
+    for key, (a, b) in {"ports": ("p1", "p2"), "planes": ("r1", "r2")}.items():
+        solver = SParameterSolver(
+            lambda e, a=a, b=b: (
+                np.stack([results[e][f"{a}_v"], results[e][f"{b}_v"]], axis=1),
+                np.stack([results[e][f"{a}_i"], results[e][f"{b}_i"]], axis=1),
+            ),
+            2, dt, t_v, t_i, z0=50.0,
+        )  # fmt: skip
+        solver.solve()
+        out[key] = solver.eval(MICROSTRIP_FREQS).numpy()
+    return out
+
+
+def case_mixed():
+    """3D 8 x 8 x 6: Mur at low x (rank 0) and a 2-cell CPML at high x (rank 1), Mur y, PEC z;
+    a Drude and a Lorentz medium on a region that crosses the cut at x = 4; a 50-ohm
+    ``VoltageSource`` port and a ``Resistor`` whose edges span the cut; port V and I monitors
+    (the current loop's first layer on rank 1 reads rank 0's H), frequency- and time-domain
+    flux boxes spanning the cut and one whose low x face is the cut."""
+    from mindelec.fdtd.waveforms import Gaussian
+
+    grid = fdtd.Grid((8, 8, 6), 1e-3, dtype="float64")
+    rng = np.random.default_rng(4)
+    eps = 1 + rng.random((8, 8, 6))
+    region = np.zeros((8, 8, 6))
+    region[2:6, 1:4, 1:5] = 1.0
+    media = [
+        fdtd.DispersiveMaterial(fdtd.DrudePole(2e11, 1e10), region=region, name="drude"),
+        fdtd.DispersiveMaterial(fdtd.LorentzPole(1.5, 6e10, 1e9), region=region[::-1].copy(),
+                                name="lorentz"),
+    ]  # fmt: skip
+    port = fdtd.VoltageSource("z", (3, 5, 1), (5, 6, 4), waveform=Gaussian(1.2e10), name="p1")
+    kw = dict(
+        boundaries={"x": (fdtd.Mur(), fdtd.CPML(2)), "y": fdtd.Mur(), "z": fdtd.PEC()},
+        sources=[port, fdtd.Resistor("y", (2, 2, 2), (6, 3, 3), resistance=30.0, name="r")],
+        monitors=[port.voltage_monitor(), port.current_monitor(),
+                  fdtd.CurrentMonitor("-z", (4, 5, 2), (5, 6, 3), name="i_cut"),
+                  fdtd.FluxMonitor((2, 2, 1), (5, 6, 5), FREQS, name="flux_f"),
+                  fdtd.FluxMonitor((3, 1, 1), (5, 7, 5), name="flux_t"),
+                  fdtd.FluxMonitor((4, 2, 2), (5, 6, 4), FREQS, name="flux_cut")],
+    )  # fmt: skip
+    return grid, fdtd.Materials(eps_r=eps), kw, media, 30
+
+
+def case_port_grad(eps):
+    """TMz 16 x 12, CPML x and y, a 50-ohm ``VoltageSource`` port of two parallel ez edges
+    across the cut at x = 8, a flux box spanning it; loss: ``|S11|^2`` at two frequencies
+    (Kurokawa, from the port's V and I) plus the box's flux."""
+    from mindelec.fdtd.waveforms import Gaussian
+
+    grid = fdtd.Grid((16, 12), 1e-3, dtype="float64")
+    port = fdtd.VoltageSource("z", (7, 6), (9, 7), waveform=Gaussian(2e10), name="p1")
+    kw = dict(
+        boundaries={"x": fdtd.CPML(3), "y": fdtd.CPML(3)},
+        sources=[port],
+        monitors=[port.voltage_monitor(), port.current_monitor(),
+                  fdtd.FluxMonitor((5, 4), (11, 8), FREQS, name="flux")],
+    )  # fmt: skip
+    return grid, fdtd.Materials(eps_r=eps), kw, 30
+
+
+def port_grad_eps0():
+    return core.tensor(1 + np.random.default_rng(5).random((16, 12)), dtype=core.float64)
+
+
+def port_grad_loss(results, dt):
+    from mindelec.fdtd.lumped import port_times
+    from mindelec.fdtd.sparams import s_from_time_signals
+
+    t_v, t_i = port_times(results["p1_v"].shape[0], dt)
+    v = results["p1_v"].reshape((-1, 1, 1))
+    i = results["p1_i"].reshape((-1, 1, 1))
+    s = s_from_time_signals(v, i, dt, FREQS, t_v, t_i)
+    s11 = core.ops.real(s) ** 2 + core.ops.imag(s) ** 2
+    return s11.sum() + results["flux"].sum() * 1e20

@@ -1,8 +1,12 @@
 """Worker of test_distributed.py: ``mpiexec -n P python _distributed_worker.py OUT CASE...``.
 
 CASE ``2d`` / ``3d``: the run on P x slabs, fields gathered, monitors reduced to rank 0;
-``grad``: the gradient of ``grad_loss`` (rank 0's monitors) with respect to the eps map, summed
-over ranks (each rank's gradient covers its slab); ``bad``: 2 ranks on 25 x cells. Each rank
+``mixed`` / ``mixed_native``: ``case_mixed`` (Mur, CPML, dispersive media, lumped port and
+resistor, port and flux monitors) on the composite / native update; ``ports``: both
+excitations of the microstrip filter (native update), the S-matrices on rank 0; ``grad``: the
+gradient of ``grad_loss`` (rank 0's monitors) with respect to the eps map, summed over ranks
+(each rank's gradient covers its slab); ``port_grad``: the same for ``port_grad_loss`` (a
+lumped port's S11 and a flux), on the native update; ``bad``: 2 ranks on 25 x cells. Each rank
 writes ``OUT/<CASE>_rank<r>.npz`` (or ``.txt``).
 """
 
@@ -44,6 +48,43 @@ def grad(case):
     np.savez(out / f"{case}_rank{rank}.npz", g=g.asnumpy(), loss=value.asnumpy())
 
 
+def port_grad(case):
+    def loss(eps):
+        grid, materials, kw, steps = cases.case_port_grad(eps)
+        results = DistributedSimulation(grid, materials, **kw).run(steps, all_ranks=True)[1]
+        return cases.port_grad_loss(results, grid.dt)
+
+    eps0 = cases.port_grad_eps0()
+    value = loss(eps0)
+    # every rank holds the loss (all_ranks): core.grad differentiates the sum of the P copies
+    g = comm.all_reduce(core.grad(loss)(eps0)) / comm.get_group_size()
+    np.savez(out / f"{case}_rank{rank}.npz", g=g.asnumpy(), loss=value.asnumpy())
+
+
+def ports(case):
+    results = []
+    for sim in cases.microstrip_sims():
+        dist = DistributedSimulation.from_simulation(sim)
+        assert dist.native == {"h": True, "e": True} or not sim._plans, dist.native
+        results.append({k: v.asnumpy() for k, v in dist.run(cases.MICROSTRIP_STEPS)[1].items()})
+    dt = sim.grid.dt
+    save = {f"e{e}_{k}": v for e, res in enumerate(results) for k, v in res.items()}
+    if rank == 0:
+        save.update({f"s_{k}": v for k, v in cases.microstrip_s(results, dt).items()})
+    np.savez(out / f"{case}_rank{rank}.npz", **save)
+
+
+def mixed(case):
+    grid, materials, kw, media, steps = cases.case_mixed()
+    native = case == "mixed_native"
+    sim = DistributedSimulation(grid, materials, dispersive=media, native=native, **kw)
+    assert sim.native == {"h": native, "e": native} or not native, sim.native
+    state, results = sim.run(steps)
+    fields = {k: v.asnumpy() for k, v in sim.gather(state).items()}
+    res = {f"m_{k}": v.asnumpy() for k, v in results.items()}
+    np.savez(out / f"{case}_rank{rank}.npz", slab=[sim.start, sim.stop], **fields, **res)
+
+
 def run(case):
     grid, materials, kw, steps = cases.case_2d() if case == "2d" else cases.case_3d()
     sim = DistributedSimulation(grid, materials, **kw)
@@ -54,4 +95,6 @@ def run(case):
 
 
 for name in sys.argv[2:]:
-    {"bad": bad, "grad": grad}.get(name, run)(name)
+    workers = {"bad": bad, "grad": grad, "port_grad": port_grad, "ports": ports}
+    workers.update(mixed=mixed, mixed_native=mixed)
+    workers.get(name, run)(name)

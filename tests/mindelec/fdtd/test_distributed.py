@@ -1,9 +1,12 @@
 """``mindelec.fdtd.distributed``: the x-slab decomposition on two MPI ranks against the serial
-``Simulation`` (composite update, run here): a 2D TMz case with CPML on every face, an eps map,
-a probe and a DFT plane; a 3D case whose low-x CPML straddles the cut, with periodic y; the
-gradient of the monitors with respect to the eps map (periodic x: the ranks are a ring); the
-error on every rank for a world size that does not divide the grid. Skipped, with the reason,
-only where MPI cannot start.
+``Simulation`` (run here): a 2D TMz case with CPML on every face, an eps map, a probe and a DFT
+plane; a 3D case whose low-x CPML straddles the cut, with periodic y; a 3D case with Mur and
+CPML x faces, Mur y faces, Drude and Lorentz media, a lumped port and resistor spanning the
+cut, port V/I monitors and flux boxes spanning the cut (composite and native update); the
+microstrip filter's two excitations and S-matrices (native update); the gradient of the
+monitors with respect to the eps map (periodic x: the ranks are a ring) and of a lumped port's
+S11 and a flux (native adjoint); the error on every rank for a world size that does not divide
+the grid. Skipped, with the reason, only where MPI cannot start.
 """
 
 import pathlib
@@ -28,7 +31,8 @@ MPIEXEC, needs_mpi = _mpi.MPIEXEC, _mpi.needs_mpi
 @pytest.fixture(scope="module")
 def launched(tmp_path_factory):
     out = tmp_path_factory.mktemp("fdtd_distributed")
-    _mpi.mpirun(HERE / "_distributed_worker.py", out, "2d", "3d", "grad", "bad", wall=300,
+    _mpi.mpirun(HERE / "_distributed_worker.py", out, "2d", "3d", "mixed", "mixed_native", "ports", "grad",
+                "port_grad", "bad", wall=300,
                 check=True)  # fmt: skip
     return out
 
@@ -61,6 +65,71 @@ def test_two_ranks_equal_serial(launched, case):
                 np.testing.assert_array_equal(got[f"m_{name}"], 0 * want)
 
 
+def _close(got, want, rtol=1e-12):
+    want = np.asarray(want)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol * np.abs(want).max())
+
+
+@needs_mpi
+@pytest.mark.parametrize("case", ["mixed", "mixed_native"])
+def test_mur_dispersive_lumped_flux_two_ranks_equal_serial(launched, case):
+    grid, materials, kw, media, steps = cases.case_mixed()
+    native = case == "mixed_native"
+    sim = fdtd.Simulation(grid, materials, dispersive=media, native=native, **kw)
+    assert bool(sim._plans) == native or not native
+    state, results = sim.run(steps)
+    cut = grid.shape[0] // 2
+    for r in range(2):
+        got = np.load(launched / f"{case}_rank{r}.npz")
+        for name, want in state.components().items():
+            want = want.asnumpy()
+            assert np.abs(want[cut - 1 : cut + 1]).max() > 0  # the wave crossed the cut
+            _close(got[name], want)
+        for name, want in results.items():
+            want = want.asnumpy()
+            if r == 0:  # every monitor is reduced to rank 0
+                assert np.abs(want).max() > 0, name
+                _close(got[f"m_{name}"], want)
+            else:
+                np.testing.assert_array_equal(got[f"m_{name}"], 0 * want)
+
+
+@needs_mpi
+def test_microstrip_s_parameters_two_ranks_equal_serial(launched):
+    sims = cases.microstrip_sims()
+    dt = sims[0].grid.dt
+    results = [{k: v.asnumpy() for k, v in sim.run(cases.MICROSTRIP_STEPS)[1].items()}
+               for sim in sims]  # fmt: skip
+    got = np.load(launched / "ports_rank0.npz")
+    for e, res in enumerate(results):
+        for name, want in res.items():
+            _close(got[f"e{e}_{name}"], want)
+    s = cases.microstrip_s(results, dt)
+    for key, want in s.items():
+        assert np.abs(want[:, 1, 0]).max() > 1e-3  # the wave went through the filter
+        _close(got[f"s_{key}"], want)
+    other = np.load(launched / "ports_rank1.npz")
+    assert not any(k.startswith("s_") for k in other.files)
+    np.testing.assert_array_equal(other["e0_p1_v"], 0 * results[0]["p1_v"])
+
+
+@needs_mpi
+def test_port_gradient_two_ranks_native_equal_serial(launched):
+    def loss(eps):
+        grid, materials, kw, steps = cases.case_port_grad(eps)
+        sim = fdtd.Simulation(grid, materials, native=False, **kw)
+        return cases.port_grad_loss(sim.run(steps)[1], grid.dt)
+
+    eps0 = cases.port_grad_eps0()
+    want = core.grad(loss)(eps0).asnumpy()
+    for half in (want[:8], want[8:]):  # both slabs matter
+        assert np.abs(half).max() > 1e-3 * np.abs(want).max()
+    for r in range(2):  # all_ranks=True: the loss and its gradient on both ranks
+        got = np.load(launched / f"port_grad_rank{r}.npz")
+        np.testing.assert_allclose(got["loss"], loss(eps0).asnumpy(), rtol=1e-12)
+        np.testing.assert_allclose(got["g"], want, rtol=1e-10, atol=1e-12 * abs(want).max())
+
+
 @needs_mpi
 def test_gradient_two_ranks_equal_serial(launched):
     def loss(eps):
@@ -85,6 +154,8 @@ def test_bad_world_size_errors_on_every_rank(launched):
 
 
 def test_world_of_one_equals_serial_and_rejects_unsupported():
+    """One rank: the composite loop equals the serial one bit for bit; the features not on
+    slabs raise, naming themselves."""
     grid, materials, kw, _ = cases.case_2d()
     state, results = DistributedSimulation(grid, materials, jit=False, **kw).run(12)
     ref_state, ref = fdtd.Simulation(grid, materials, native=False, **kw).run(12)
@@ -92,5 +163,11 @@ def test_world_of_one_equals_serial_and_rejects_unsupported():
     np.testing.assert_array_equal(results["probe"].asnumpy(), ref["probe"].asnumpy())
     with pytest.raises(NotImplementedError, match="monitor 'energy'"):
         DistributedSimulation(grid, materials, monitors=[fdtd.EnergyMonitor(grid, materials)])
-    with pytest.raises(NotImplementedError, match="Mur"):
-        DistributedSimulation(grid, materials, boundaries={"x": fdtd.Mur(), "y": fdtd.PEC()})
+    from mindelec.fdtd.tfsf import PlaneWave
+
+    wave = PlaneWave((6, 5), (18, 11), cases.Gaussian(1.4e10), direction="+y", name="pw")
+    with pytest.raises(NotImplementedError, match=r"'pw' .*PlaneWave"):
+        DistributedSimulation(grid, materials, sources=[wave])
+    with pytest.raises(NotImplementedError, match=r"monitor 'dft_x'.*int x entry"):
+        DistributedSimulation(grid, materials, monitors=[
+            fdtd.DFTMonitor("ez", cases.FREQS, region=(slice(6, 9), 4), name="dft_x")])

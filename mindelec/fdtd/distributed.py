@@ -101,6 +101,7 @@ from .native_yee import HalfStep
 from .simulation import Simulation, _step_tensor
 from .sources import PointSource, Source, h_time
 from .state import FieldState
+from .tfsf import PlaneWave
 from .yee import cpml_embed, cpml_slab, curl_terms, diff_backward, diff_forward, psi_shapes
 
 __all__ = ["DistributedSimulation"]
@@ -198,12 +199,6 @@ class DistributedSimulation:
         self.rank = comm.get_rank(group)
         self.size = comm.get_group_size(group)
         self.start, self.stop = slab_bounds(grid.shape[0], self.size, self.rank)
-        for s in sources:
-            if type(s).__name__ == "PlaneWave":
-                raise NotImplementedError(
-                    f"DistributedSimulation: source {s.name!r} (tfsf.PlaneWave): the "
-                    "total-field/scattered-field plane wave is not supported on slabs"
-                )
         self.serial = Simulation(
             grid, materials, boundaries, sources, monitors, native=False, dispersive=dispersive
         )
@@ -302,6 +297,8 @@ class DistributedSimulation:
             return None  # folded into the (sliced) coefficients
         if type(source) is PointSource:
             return self._local_point(source)
+        if type(source) is PlaneWave:
+            return _SlabPlaneWave.local(source, self)
         if isinstance(source, (LumpedElement, CurrentSource)) and type(source).inject in (
             LumpedElement.inject,
             CurrentSource.inject,
@@ -310,7 +307,7 @@ class DistributedSimulation:
         raise NotImplementedError(
             f"DistributedSimulation: source {getattr(source, 'name', source)!r} "
             f"({type(source).__name__}) is not supported; use PointSource, lumped sources "
-            "(VoltageSource, Resistor, CurrentSource) or prepare-only structures"
+            "(VoltageSource, Resistor, CurrentSource), tfsf.PlaneWave or prepare-only structures"
         )
 
     def _local_point(self, source):
@@ -373,11 +370,17 @@ class DistributedSimulation:
         )
 
     def initial_state(self):
-        """Zero fields of the slab, its ``psi`` terms and the dispersive currents."""
+        """Zero fields of the slab, its ``psi`` terms, the sources' aux state (a plane wave's
+        auxiliary grid: whole on every rank) and the dispersive currents."""
         state = FieldState.zeros(self.local_grid, psi_shapes(self.local_grid, self.boundaries))
+        aux = {}
+        for source in self.sources:
+            extra = None if source is None else source.init_aux(self.local_grid)
+            if extra is not None:
+                aux[source.name] = extra
         if self.dispersive is not None:
-            state = state.replace(aux={AUX_KEY: self.dispersive.init_aux()})
-        return state
+            aux[AUX_KEY] = self.dispersive.init_aux()
+        return state.replace(aux=aux)
 
     # ---- native half steps on the slab and its ghost layer -----------------------------------
     def _ghost(self, kind):
@@ -757,3 +760,80 @@ class _SlabFlux(FluxMonitor):
                 below = hf[h_lo]
             out.append((state.get(e)[index], (hf[index] + below) * 0.5))
         return out
+
+
+class _SlabPlaneWave(PlaneWave):
+    """``tfsf.PlaneWave`` on a slab. Auxiliary-grid method: the 1D incident grid is whole on
+    every rank (replicated, ``O(length)`` per step); the incident field is sampled on the slab
+    and one layer either side, so the corrections' x differences (eq. (1) of ``tfsf``) need
+    no message, and they are the serial ones cell by cell (beyond a non-periodic wall the
+    serial zero and the clamped sample both give 0: the box keeps a cell from every wall).
+    Array method (oblique incidence): the columns of the precomputed tables on the slab."""
+
+    @classmethod
+    def local(cls, wave, sim):
+        start, stop = sim.start, sim.stop
+        n = sim.grid.shape[0]
+        local = copy.copy(wave)
+        local.__class__ = cls
+        local._touch = None
+        mode = "wrap" if sim.serial.boundaries.periodic(0) else "clip"
+        ext = np.arange(start - 1, stop + 1)
+        rows = np.arange(start, stop)
+
+        def cut(x, where=ext):  # a grid-shaped map (numpy or constant Tensor) on x cells
+            if isinstance(x, core.Tensor):
+                if x.ndim != sim.grid.ndim or x.shape[0] != n:
+                    return x
+                if where is rows:
+                    return x[start:stop]
+                return core.tensor(np.take(x.asnumpy(), where, axis=0, mode=mode), dtype=x.dtype)
+            if np.ndim(x) != sim.grid.ndim:
+                return x  # a number
+            return np.take(x, where, axis=0, mode=mode)
+
+        if wave._array is None:
+            local._samples = {
+                name: (kind, share, cut(idx), cut(frac))
+                for name, (kind, share, idx, frac) in wave._samples.items()
+            }
+            local._fix = {
+                kind: [(name, inc, j, periodic, cut(coef, rows), factor, cut(m_f), cut(m_g))
+                       for name, inc, j, periodic, coef, factor, m_f, m_g in entries]
+                for kind, entries in wave._fix.items()
+            }  # fmt: skip
+            return local
+        local._array, local._coef = {}, {}
+        for kind, tables in wave._array.items():
+            local._array[kind], local._coef[kind] = {}, {}
+            for name, (idx, table) in tables.items():
+                keep = np.flatnonzero((idx[0] >= start) & (idx[0] < stop))
+                if keep.size == 0:
+                    continue
+                at = (idx[0][keep] - start, *(i[keep] for i in idx[1:]))
+                local._array[kind][name] = (at, ops.take(table, keep, axis=1))
+                local._coef[kind][name] = cut(wave._coef[kind][name], rows)
+        if not any(local._array.values()):  # 0 x the amplitude (SPMD grad, see _ZeroTouch)
+            local._touch = wave.amplitude
+        return local
+
+    def _apply(self, state, kind, values, grid):
+        diff = diff_forward if kind == "h" else diff_backward
+        changes, cache = {}, {}
+        for name, inc_name, j, periodic, coef, factor, m_f, m_g in self._fix[kind]:
+            if inc_name not in cache:
+                cache[inc_name] = self._incident(inc_name, values)
+            inc = cache[inc_name]  # [m + 2, ...]: the slab and a layer either side
+            delta = m_f * diff(inc, j, periodic and j > 0) - diff(m_g * inc, j, periodic and j > 0)
+            delta = delta[1 : delta.shape[0] - 1]
+            field = changes.get(name, state.get(name))
+            changes[name] = field + coef * (delta * factor)
+        return state.replace(**changes)
+
+    def _apply_array(self, state, kind, step, grid):
+        if self._touch is not None and isinstance(self._touch, core.Tensor):
+            comp = grid.e_components[0]
+            field = state.get(comp)
+            touch = ops.astype(self._touch, field.dtype) * 0.0
+            return state.replace(**{comp: ops.index_add(field, (0,) * field.ndim, touch)})
+        return super()._apply_array(state, kind, step, grid)

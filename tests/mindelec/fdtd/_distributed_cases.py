@@ -172,3 +172,26 @@ def port_grad_loss(results, dt):
     s = s_from_time_signals(v, i, dt, FREQS, t_v, t_i)
     s11 = core.ops.real(s) ** 2 + core.ops.imag(s) ** 2
     return s11.sum() + results["flux"].sum() * 1e20
+
+
+def case_tfsf():
+    """TMz 24 x 16, CPML on every face: a grid-aligned TF/SF plane wave (auxiliary 1D grid)
+    and an oblique one (incident-field tables), both boxes across the cut at x = 12, an eps
+    scatterer inside; a probe in the scattered-field region, a flux box around the scatterer
+    spanning the cut."""
+    from mindelec.fdtd.tfsf import PlaneWave
+    from mindelec.fdtd.waveforms import Gaussian
+
+    grid = fdtd.Grid((24, 16), 1e-3, dtype="float64")
+    eps = np.ones((24, 16))
+    eps[10:14, 7:9] = 3.0
+    kw = dict(
+        boundaries={"x": fdtd.CPML(4), "y": fdtd.CPML(4)},
+        sources=[PlaneWave((7, 6), (17, 10), Gaussian(1.2e10), direction="+x", name="pw_x"),
+                 PlaneWave((8, 6), (16, 10), Gaussian(1.2e10), direction=30.0, name="pw_30",
+                           method="array")],
+        monitors=[fdtd.PointProbe("ez", (5, 8), name="scattered"),
+                  fdtd.PointProbe("hy", (12, 8), name="total"),
+                  fdtd.FluxMonitor((9, 7), (15, 10), FREQS, name="flux")],
+    )  # fmt: skip
+    return grid, fdtd.Materials(eps_r=eps), kw, 40

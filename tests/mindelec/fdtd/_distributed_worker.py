@@ -1,6 +1,6 @@
 """Worker of test_distributed.py: ``mpiexec -n P python _distributed_worker.py OUT CASE...``.
 
-CASE ``2d`` / ``3d``: the run on P x slabs, fields gathered, monitors reduced to rank 0;
+CASE ``2d`` / ``3d`` / ``tfsf``: the run on P x slabs, fields gathered, monitors reduced to rank 0;
 ``mixed`` / ``mixed_native``: ``case_mixed`` (Mur, CPML, dispersive media, lumped port and
 resistor, port and flux monitors) on the composite / native update; ``ports``: both
 excitations of the microstrip filter (native update), the S-matrices on rank 0; ``grad``: the
@@ -86,7 +86,8 @@ def mixed(case):
 
 
 def run(case):
-    grid, materials, kw, steps = cases.case_2d() if case == "2d" else cases.case_3d()
+    make = {"2d": cases.case_2d, "3d": cases.case_3d, "tfsf": cases.case_tfsf}[case]
+    grid, materials, kw, steps = make()
     sim = DistributedSimulation(grid, materials, **kw)
     state, results = sim.run(steps)
     fields = {k: v.asnumpy() for k, v in sim.gather(state).items()}

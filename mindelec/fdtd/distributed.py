@@ -41,15 +41,22 @@ step's operations on its cells, in the serial order:
   ghost layer it reads (the neighbour's layer; zeros for the components not differentiated
   along x), whose own (discarded) update reads zero coefficients; the same arithmetic per
   cell as the serial kernel, so the same numbers to round-off (bit-equal in practice);
-- sources: ``PointSource`` on the rank owning its cell; lumped elements (``lumped``:
-  ``VoltageSource``, ``Resistor``, ``LumpedElement``, ``CurrentSource``) on the ranks their
-  block of edges intersects, each with its part of the block (the drive ``-Cb' V_s / (R n_par
-  A)`` of the element's eq. (2), sliced);
+- sources: ``PointSource`` (soft or hard) on the rank owning its cell; lumped elements
+  (``lumped``: ``VoltageSource``, ``Resistor``, ``LumpedElement``, ``CurrentSource``,
+  ``tfsf.LineSource``) on the ranks their block of edges intersects, each with its part of the
+  block (the drive ``-Cb' V_s / (R n_par A)`` of the element's eq. (2), sliced); a
+  total-field/scattered-field ``tfsf.PlaneWave`` on every rank: grid-aligned (or
+  ``method="auxiliary"``), the 1D auxiliary grid is replicated (``O(length)`` per step) and the
+  incident field sampled on the slab and one layer either side, so the corrections of the x
+  faces need no message; oblique with incident-field tables, each rank keeps the tables'
+  columns on its slab; structures that act through ``prepare`` alone (``CellMedium``,
+  ``PECEdges``/``PECPlate``) are in the sliced coefficients;
 - dispersive media (``dispersive``: Drude/Lorentz ADE): the polarization currents live with
   their cells (``state.aux["dispersive"]`` holds the slab's part); the ADE update is pointwise,
   so no extra message;
-- monitors: ``PointProbe``; ``DFTMonitor`` whose region has an int x entry (a point or a y-z
-  plane); the port monitors ``VoltageMonitor`` (``-sum E d / n_par``, each rank the sum over
+- monitors: ``PointProbe``; ``DFTMonitor`` (an int x entry: the rank that owns it; a
+  unit-step slice or the whole array: each rank its x range, zero-padded into the region and
+  summed); ``EnergyMonitor`` (each rank the energy of its cells); the port monitors ``VoltageMonitor`` (``-sum E d / n_par``, each rank the sum over
   its edges) and ``CurrentMonitor`` (the loop integral of H: the ``H[i-1]`` of the first x layer
   is the neighbour's layer that the E half step received); ``FluxMonitor`` (time or frequency
   domain) whose box may span the cut, each rank its part of every face (the x faces' ``H`` half
@@ -70,10 +77,9 @@ at the slab's first cell), monitors do (a rank without one contributes 0 x its f
 source's parameters or an initial state given on one rank only do not: differentiate those on
 a single rank.
 
-Not supported (a ``NotImplementedError`` naming the feature): the total-field/scattered-field
-``tfsf.PlaneWave`` (its incident-field line and correction planes are not split), hard
-sources' and other sources' classes not named above, ``EnergyMonitor``, DFT monitors whose
-region has a slice along x, and Mur x faces on slabs of one cell.
+Not supported (a ``NotImplementedError`` naming the feature): source classes not named above
+(a user's own ``Source`` subclass: its ``inject`` would see the slab's indices),
+DFT monitors whose region has a strided slice along x, and a Mur x face on slabs of one cell.
 
 Cost per step and rank (the scaling model of ``bench/scaling.py``): compute ~ (nx/P) ny nz
 cells x 6 components; communication 2 exchanges of one x layer of 2 (2D) / 2 (3D, stacked)
@@ -83,6 +89,7 @@ components each way.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 
 import numpy as np
@@ -96,13 +103,21 @@ from .dispersive import AUX_KEY
 from .flux import FluxMonitor
 from .grid import AXES
 from .lumped import CurrentMonitor, CurrentSource, LumpedElement, VoltageMonitor
-from .monitors import PointProbe
+from .monitors import EnergyMonitor, PointProbe
 from .native_yee import HalfStep
 from .simulation import Simulation, _step_tensor
 from .sources import PointSource, Source, h_time
 from .state import FieldState
 from .tfsf import PlaneWave
-from .yee import cpml_embed, cpml_slab, curl_terms, diff_backward, diff_forward, psi_shapes
+from .yee import (
+    Materials,
+    cpml_embed,
+    cpml_slab,
+    curl_terms,
+    diff_backward,
+    diff_forward,
+    psi_shapes,
+)
 
 __all__ = ["DistributedSimulation"]
 
@@ -351,6 +366,22 @@ class DistributedSimulation:
             local = copy.copy(monitor)
             local.region = (x - self.start, *tuple(monitor.region)[1:])
             return local
+        if kind is DFTMonitor and _dft_x_range(monitor, self.grid) is not None:
+            x0, x1 = _dft_x_range(monitor, self.grid)
+            lo, hi = max(x0, self.start), min(x1, self.stop)
+            if lo >= hi:
+                return None
+            rest = (slice(None),) * (self.grid.ndim - 1)
+            rest = rest if monitor.region is None else tuple(monitor.region)[1:]
+            local = copy.copy(monitor)
+            local.region = (slice(lo - self.start, hi - self.start), *rest)
+            return local
+        if kind is EnergyMonitor:
+            local = copy.copy(monitor)
+            local.grid = self.local_grid
+            local.materials = Materials(**{f.name: self._slice_value(getattr(
+                monitor.materials, f.name)) for f in dataclasses.fields(Materials)})  # fmt: skip
+            return local
         if kind in (VoltageMonitor, CurrentMonitor):
             block = self._clip_block(monitor.block)
             if block is None:
@@ -365,8 +396,8 @@ class DistributedSimulation:
             return _SlabFlux.local(monitor, self.start, self.stop)
         raise NotImplementedError(
             f"DistributedSimulation: monitor {monitor.name!r} ({kind.__name__}) is not "
-            "supported; use PointProbe, DFTMonitor with an int x entry in its region, "
-            "VoltageMonitor, CurrentMonitor or FluxMonitor"
+            "supported; use PointProbe, DFTMonitor (an int or a unit-step slice along x), "
+            "EnergyMonitor, VoltageMonitor, CurrentMonitor or FluxMonitor"
         )
 
     def initial_state(self):
@@ -631,10 +662,17 @@ class DistributedSimulation:
         # their sum), so every rank differentiates through the reduction (SPMD grad)
         anchor = ops.sum(state.get(self.grid.e_components[0])) * 0.0
         if type(glob) is DFTMonitor:
-            if local is None:  # the region's shape without the x entry, zeros
-                shape = np.broadcast_to(np.zeros(()), self.grid.shape)[tuple(glob.region)].shape
+            index = glob._index(self.grid.ndim)
+            if local is None:  # the region's shape, zeros
+                shape = np.broadcast_to(np.zeros(()), self.grid.shape)[index].shape
                 carry = dft_init(glob.freqs.shape[0], shape, dtype)
                 carry = DFTState(re=carry.re + anchor, im=carry.im + anchor)
+            elif isinstance(index[0], slice):  # this rank's x range put in the region's
+                x0, x1 = _dft_x_range(glob, self.grid)
+                lo = local.region[0].start + self.start
+                hi = local.region[0].stop + self.start
+                pad = [(0, 0), (lo - x0, x1 - hi)] + [(0, 0)] * (carry.re.ndim - 2)
+                carry = DFTState(re=ops.pad(carry.re, pad), im=ops.pad(carry.im, pad))
             re = self._sum(carry.re, all_ranks)
             im = self._sum(carry.im, all_ranks)
             return dft_value(DFTState(re=re, im=im))
@@ -655,6 +693,18 @@ class DistributedSimulation:
         """The global field components ``{name: [nx, ...]}`` on every rank (``all_gather``)."""
         return {c: comm.all_gather(v, group=self.group, axis=0)
                 for c, v in state.components().items()}  # fmt: skip
+
+
+def _dft_x_range(monitor, grid):
+    """``(x0, x1)``: the x cells of a DFT monitor whose region's x entry is a unit-step slice
+    (or the whole array); None otherwise."""
+    x = _x_entry(monitor)
+    if x is None:
+        return 0, grid.shape[0]
+    if isinstance(x, slice) and x.step in (None, 1):
+        x0, x1, _ = x.indices(grid.shape[0])
+        return x0, x1
+    return None
 
 
 def _pad_x(x, lo, hi):

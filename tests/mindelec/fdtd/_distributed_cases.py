@@ -177,14 +177,15 @@ def port_grad_loss(results, dt):
 def case_tfsf():
     """TMz 24 x 16, CPML on every face: a grid-aligned TF/SF plane wave (auxiliary 1D grid)
     and an oblique one (incident-field tables), both boxes across the cut at x = 12, an eps
-    scatterer inside; a probe in the scattered-field region, a flux box around the scatterer
-    spanning the cut."""
+    scatterer inside; a probe in the scattered-field region, a flux box around the scatterer,
+    the Yee energy, DFTs of a box and of the whole grid, all spanning the cut."""
     from mindelec.fdtd.tfsf import PlaneWave
     from mindelec.fdtd.waveforms import Gaussian
 
     grid = fdtd.Grid((24, 16), 1e-3, dtype="float64")
     eps = np.ones((24, 16))
     eps[10:14, 7:9] = 3.0
+    materials = fdtd.Materials(eps_r=eps)
     kw = dict(
         boundaries={"x": fdtd.CPML(4), "y": fdtd.CPML(4)},
         sources=[PlaneWave((7, 6), (17, 10), Gaussian(1.2e10), direction="+x", name="pw_x"),
@@ -192,6 +193,9 @@ def case_tfsf():
                            method="array")],
         monitors=[fdtd.PointProbe("ez", (5, 8), name="scattered"),
                   fdtd.PointProbe("hy", (12, 8), name="total"),
-                  fdtd.FluxMonitor((9, 7), (15, 10), FREQS, name="flux")],
+                  fdtd.FluxMonitor((9, 7), (15, 10), FREQS, name="flux"),
+                  fdtd.EnergyMonitor(grid, materials),
+                  fdtd.DFTMonitor("hy", FREQS, region=(slice(6, 18), slice(5, 11)), name="dft"),
+                  fdtd.DFTMonitor("ez", FREQS, name="dft_all", allow_pml=True)],
     )  # fmt: skip
-    return grid, fdtd.Materials(eps_r=eps), kw, 40
+    return grid, materials, kw, 40

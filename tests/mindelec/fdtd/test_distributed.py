@@ -169,10 +169,8 @@ def test_world_of_one_equals_serial_and_rejects_unsupported():
     ref_state, ref = fdtd.Simulation(grid, materials, native=False, **kw).run(12)
     np.testing.assert_array_equal(state.get("ez").asnumpy(), ref_state.get("ez").asnumpy())
     np.testing.assert_array_equal(results["probe"].asnumpy(), ref["probe"].asnumpy())
-    with pytest.raises(NotImplementedError, match="monitor 'energy'"):
-        DistributedSimulation(grid, materials, monitors=[fdtd.EnergyMonitor(grid, materials)])
     with pytest.raises(NotImplementedError, match=r"source 'dipole' \(_Dipole\)"):
         DistributedSimulation(grid, materials, sources=[_Dipole()])
-    with pytest.raises(NotImplementedError, match=r"monitor 'dft_x'.*int x entry"):
+    with pytest.raises(NotImplementedError, match=r"monitor 'dft_x'.*unit-step slice"):
         DistributedSimulation(grid, materials, monitors=[
-            fdtd.DFTMonitor("ez", cases.FREQS, region=(slice(6, 9), 4), name="dft_x")])
+            fdtd.DFTMonitor("ez", cases.FREQS, region=(slice(6, 12, 2), 4), name="dft_x")])

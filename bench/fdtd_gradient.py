@@ -103,10 +103,12 @@ def _example():
     return module
 
 
-def make_problem(n=100, steps=2000, npml=10, dtype="float32"):
+def make_problem(n=100, steps=2000, npml=10, dtype="float32", native_loop=True):
     """``(loss, rho0, setup)``: the one-source misfit ``loss(rho, checkpoint)`` of ``steps``
-    steps on ``n x n`` cells, its starting design ``rho0`` (Tensor ``[m, m]``, a blurred
-    version of the truth, so the gradient is not trivially small) and the example's Setup."""
+    steps on ``n x n`` cells, its starting design ``rho0`` (Tensor ``[m, m]``, small random
+    values) and the example's Setup. The receivers are one ``fdtd.PointProbes`` (the example's
+    ``Receivers``, as a library monitor); ``native_loop=False`` runs the time loop as a
+    ``core.ops.scan`` of native half steps (``Simulation(native_loop=False)``)."""
     ex = _example()
     setup = ex.Setup(n, nt=steps, npml=npml, dtype=dtype)
     setup.sources = setup.sources[:1]
@@ -116,7 +118,18 @@ def make_problem(n=100, steps=2000, npml=10, dtype="float32"):
 
     def loss(rho, checkpoint=None):
         eps = setup.node_map(setup.cell_map(rho))
-        traces = setup.receive(eps, setup.sources[0], checkpoint)  # [steps, 8]
+        sim = fdtd.Simulation(
+            setup.grid,
+            fdtd.Materials(eps_r=eps),
+            fdtd.CPML(setup.npml),
+            sources=[
+                fdtd.PointSource("ez", setup.sources[0], setup.wave, amplitude=setup.amplitude)
+            ],
+            monitors=[fdtd.PointProbes("ez", setup.receivers, name="receivers")],
+            native_loop=native_loop,
+        )
+        _, res = sim.run(steps, checkpoint=checkpoint)
+        traces = res["receivers"]  # [steps, 8]
         return ((traces - measured[:, 0]) ** 2).sum()
 
     return loss, rho0, setup
@@ -167,12 +180,21 @@ def _block(value):
     return value.asnumpy()
 
 
-def run(n=100, steps=2000, npml=10, configs=CONFIGS, repeat=3, clock="wall", verbose=True):
+def run(
+    n=100,
+    steps=2000,
+    npml=10,
+    configs=CONFIGS,
+    repeat=3,
+    clock="wall",
+    verbose=True,
+    native_loop=True,
+):
     """Measure the forward row and every gradient row (``clock``: "wall" = perf_counter, "cpu" =
     process_time, steadier on a shared machine with one thread); returns ``(rows, carry
     bytes, setup)``."""
     clock = {"wall": time.perf_counter, "cpu": time.process_time}[clock]
-    loss, rho0, setup = make_problem(n, steps, npml)
+    loss, rho0, setup = make_problem(n, steps, npml, native_loop=native_loop)
     rows = []
     fwd = core.jit(lambda rho: loss(rho))
     t, peak, _ = measure(lambda: fwd(rho0), repeat, clock)
@@ -233,6 +255,12 @@ def main(argv=None):
         help="skip the store-all row (its memory is N carries)",
     )
     parser.add_argument("--tiny", action="store_true", help="32 x 32 cells, 200 steps")
+    parser.add_argument(
+        "--scan-loop",
+        action="store_true",
+        help="the time loop as a core.ops.scan of native half steps (Simulation(native_loop="
+        "False)), not the native loop",
+    )
     args = parser.parse_args(argv)
     configs, npml = CONFIGS, 10
     if args.tiny:
@@ -242,10 +270,13 @@ def main(argv=None):
     threads = core.get_num_threads() if hasattr(core, "get_num_threads") else "?"
     title = (
         f"FDTD inverse-design gradient: {args.n} x {args.n} TMz cells, {args.steps} steps, "
-        f"1 source, 8 receivers, float32, threads {threads}, {args.clock} clock"
+        f"1 source, 8 receivers, float32, threads {threads}, {args.clock} clock, "
+        f"{'scan' if args.scan_loop else 'native'} loop"
     )
     print(title, flush=True)
-    rows, carry, _ = run(args.n, args.steps, npml, configs, args.repeat, args.clock)
+    rows, carry, _ = run(
+        args.n, args.steps, npml, configs, args.repeat, args.clock, native_loop=not args.scan_loop
+    )
     print(format_table(rows, carry, title))
     return rows
 

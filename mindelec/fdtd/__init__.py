@@ -45,6 +45,7 @@ from .lumped import port_times as port_times
 from .monitors import EnergyMonitor as EnergyMonitor
 from .monitors import Monitor as Monitor
 from .monitors import PointProbe as PointProbe
+from .monitors import PointProbes as PointProbes
 from .monitors import yee_energy as yee_energy
 from .rasterize import density_filter as density_filter
 from .rasterize import design_permittivity as design_permittivity

@@ -19,9 +19,11 @@ The time of ``record``'s E values is ``(step + 1) dt`` and of its H values ``(st
 
 from __future__ import annotations
 
+import numpy as np
+
 from .constants import EPS0, MU0
 
-__all__ = ["EnergyMonitor", "Monitor", "PointProbe", "yee_energy"]
+__all__ = ["EnergyMonitor", "Monitor", "PointProbe", "PointProbes", "yee_energy"]
 
 
 class Monitor:
@@ -47,6 +49,14 @@ class Monitor:
     def finalize(self, carry, values):
         """The result reported by ``Simulation.run`` (default: ``values``, else ``carry``)."""
         return values if values is not None else carry
+
+    def points(self):
+        """``(component, [index, ...], squeeze)`` when ``record`` returns exactly the values of
+        one component at these grid indices (``[K]``, or a 0-d value for one index with
+        ``squeeze``) and ``finalize`` is the default: ``Simulation.run`` may then sample them
+        inside a native time loop (``native_run``). None (the default): the monitor runs as
+        core ops in the loop."""
+        return None
 
 
 class PointProbe(Monitor):
@@ -74,6 +84,47 @@ class PointProbe(Monitor):
 
     def record(self, state, step):
         return state.get(self.component)[self.index]
+
+    def points(self):
+        if type(self).record is not PointProbe.record:  # a subclass records something else
+            return None
+        return self.component, [self.index], True
+
+
+class PointProbes(Monitor):
+    """One field component at several grid indices, every step: result ``[steps, K]`` (V/m or
+    A/m). One gather per step instead of ``K`` ``PointProbe``s (receivers of a scattering
+    setup); a native time loop samples it in C (``points``).
+
+    Args:
+        component: ``"ez"`` ...; indices: ``K`` grid indices (``ndim`` ints each).
+        name: key of the result; allow_pml: whether an index may lie inside a PML.
+    """
+
+    def __init__(self, component, indices, name="probes", allow_pml=False):
+        self.component = component
+        self.indices = [tuple(int(i) for i in index) for index in indices]
+        if not self.indices:
+            raise ValueError(f"{name}: PointProbes needs at least one index")
+        self.name = name
+        self.allow_pml = allow_pml
+        self._axes = tuple(np.array(a) for a in zip(*self.indices, strict=True))
+
+    def check(self, grid, boundaries) -> None:
+        if self.component not in grid.components:
+            raise ValueError(
+                f"{self.name}: component {self.component!r} is not in this grid ({grid.components})"
+            )
+        for index in self.indices:
+            grid.check_index(index, what=self.name, pml=None if self.allow_pml else boundaries.pml)
+
+    def record(self, state, step):
+        return state.get(self.component)[self._axes]  # [K]
+
+    def points(self):
+        if type(self).record is not PointProbes.record:
+            return None
+        return self.component, list(self.indices), False
 
 
 def yee_energy(grid, materials, e, h_prev, h_next):

@@ -338,7 +338,9 @@ class HalfStep:
         return ops.concatenate(flat)
 
     # ---- C ----------------------------------------------------------------------------------
-    def source(self, ctype, mode="forward", masked=False, stream=False):
+    def source(
+        self, ctype, mode="forward", masked=False, stream=False, accumulate=False, coef="both"
+    ):
         """C source of ``void half_step(const T** in, T* out, const double* num, sizes...)``.
 
         ``mode``: ``"forward"`` (the update), ``"adj1"`` (the adjoint's elementwise pass: the
@@ -354,9 +356,19 @@ class HalfStep:
         read before they are written (no write-allocate traffic), and so is each whole row of
         the x- and y-slab psi terms in the PML (the z slabs' rows are short: plain stores);
         rows of ``n2 <= ROWMAX``.
+
+        Adjoint only: ``accumulate`` adds instead of storing the cotangents of the coefficient
+        maps (``adj1``) and of the sources (``adj2``): a time loop's reverse pass
+        (``native_run``) sums the maps' cotangents over its steps in the result's own slots
+        and adds the sources' into the other field's cotangent in place. ``coef`` (``adj1``):
+        ``"both"`` computes every cotangent, ``"none"`` all but the coefficient maps' (the
+        chain of the reverse pass), ``"only"`` just the coefficient maps' (off that chain: a
+        second thread can run it).
         """
         masked = masked and mode == "forward" and bool(self.masked)
         stream = stream and mode == "forward"
+        put = "+=" if accumulate and mode != "forward" else "="
+        coef_part = coef if mode == "adj1" else "both"
         update_fwd = self.kind == "h"  # the update's curls take forward differences
         fwd = update_fwd if mode != "adj2" else not update_fwd
         off = 3 - self.grid.ndim  # grid axis a is loop axis a + off (missing axes in front)
@@ -420,9 +432,11 @@ class HalfStep:
                 g = f"g{o}"
                 lines.append(f"T {g} = in[{slot[('g', None)]}][{o} * N + idx];")
                 old = f"in[{slot[('old', name)]}][idx]"
-                if self.coef_kinds[a_name] == "map":
-                    lines.append(f"out[{adj['gA'][name]} + idx] = {g} * {old};")
-                if self.coef_kinds[a_name] == "number" and self.numbers[a_name] == 1.0:
+                if self.coef_kinds[a_name] == "map" and coef_part != "none":
+                    lines.append(f"out[{adj['gA'][name]} + idx] {put} {g} * {old};")
+                if coef_part == "only":
+                    pass
+                elif self.coef_kinds[a_name] == "number" and self.numbers[a_name] == 1.0:
                     lines.append(f"out[{adj['gF'][name]} + idx] = {g};")
                 else:
                     lines.append(f"out[{adj['gF'][name]} + idx] = {coef(a_name)} * {g};")
@@ -459,7 +473,7 @@ class HalfStep:
                         f"T p = {prof['b']} * {psi}[pi] + {prof['a']} * {d}; "
                         f"{write}{v} = {v} + ({prof['dk']} * {d} + p); }}"
                     )
-                    if mode == "adj1":
+                    if mode == "adj1" and coef_part != "only":
                         gv, scratch = f"gv{o}_{t}", f"in[{slot[('tmp', tmp + t)]}][idx]"
                         lines.append(f"T {gv} = {'' if sign > 0 else '-'}ga{o};")
                         lines.append(
@@ -470,7 +484,7 @@ class HalfStep:
                             f"({prof['a']} * gpp + {prof['dk']} * {gv}); }} "
                             f"else {scratch} = {gv} * (T)num[{len(self.numbers) + j}];"
                         )
-                elif mode == "adj1":
+                elif mode == "adj1" and coef_part != "only":
                     lines.append(
                         f"in[{slot[('tmp', tmp + t)]}][idx] = {'' if sign > 0 else '-'}ga{o}"
                         f" * (T)num[{len(self.numbers) + j}];"
@@ -479,8 +493,8 @@ class HalfStep:
                 lines.append(f"T {acc} = {term};" if t == 0 else f"{acc} = {acc} + {term};")
             tmp += len(terms)
             if mode == "adj1":
-                if self.coef_kinds[b_name] == "map":
-                    lines.append(f"out[{adj['gB'][name]} + idx] = {sigma}(g{o} * {acc});")
+                if self.coef_kinds[b_name] == "map" and coef_part != "none":
+                    lines.append(f"out[{adj['gB'][name]} + idx] {put} {sigma}(g{o} * {acc});")
                 continue
             old = f"in[{slot[('old', name)]}][idx]"
             if self.coef_kinds[a_name] == "number" and self.numbers[a_name] == 1.0:
@@ -506,7 +520,7 @@ class HalfStep:
                 tmp += len(terms)
             for src, diffs in sums.items():
                 value = " - ".join(["-" + diffs[0], *diffs[1:]])
-                lines.append(f"out[{adj['gS'][src]} + idx] = {value};")
+                lines.append(f"out[{adj['gS'][src]} + idx] {put} {value};")
         body = "\n    ".join(lines)
         # the components whose curl differentiates along the inner axis: the only ones the
         # inner axis's PML slabs change (forward mode's fixups)
@@ -556,7 +570,8 @@ class HalfStep:
             ]
             edge = ("0", wrap, per2, q_low if lo2 else "-1", "1" if lo2 else "0")
         loops = []
-        if lo2 or hi2:
+        # (adj2 reads no psi: its row is one loop whatever the PML slabs)
+        if (lo2 or hi2) and mode != "adj2":
             for a, b, o, w, q, inn in ranges:
                 if (a, b) == (f"n2 - {hi2}", "n2 - 1") and not hi2:
                     continue
@@ -614,13 +629,15 @@ class HalfStep:
             fast.append(edge_call)
             inner = "\n      ".join(fast)
         # the row-invariant PML flags of axes 0 and 1 become constants of separate loops
-        flags = [[0, 1] if sum(pml[L]) else [0] for L in (0, 1)]
+        flags = [[0, 1] if sum(pml[L]) and mode != "adj2" else [0] for L in (0, 1)]
         variants = []
         for f0 in flags[0]:
             for f1 in flags[1]:
                 code = inner.replace("IN0", str(f0)).replace("IN1", str(f1))
                 variants.append(f"if (in0 == {f0} && in1 == {f1}) {{\n      {code}\n      }}")
         variants = "\n      else ".join(variants)
+        if mode == "adj2":  # one copy, every row
+            variants = inner.replace("IN0", "0").replace("IN1", "0")
         n_num = len(self.numbers) + self.grid.ndim + (len(self.masked) if masked else 0)
         # hoist every pointer and number into restrict locals so the loops vectorize
         body = re.sub(r"in\[(\d+)\]", r"P\1", body)
@@ -698,14 +715,14 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
 }}
 """
 
-    def _compiled(self, dtype, mode, masked=False, stream=False):
-        key = (np.dtype(dtype), mode, masked, stream)
+    def _compiled(self, dtype, mode, masked=False, stream=False, accumulate=False, coef="both"):
+        key = (np.dtype(dtype), mode, masked, stream, accumulate, coef)
         fn = self._fns.get(key) if hasattr(self, "_fns") else None
         if fn is None:
             src = (
                 native.math_header()
                 + native.parallel_header()
-                + self.source(_CTYPE[np.dtype(dtype)], mode, masked, stream)
+                + self.source(_CTYPE[np.dtype(dtype)], mode, masked, stream, accumulate, coef)
             )
             fn = _FUNCTIONS.get(src)
             if fn is None:

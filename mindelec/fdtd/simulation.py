@@ -31,6 +31,7 @@ from core import ops
 from .boundaries import Boundaries
 from .dispersive import AUX_KEY, DispersiveUpdate
 from .grid import AXES
+from .native_run import native_run_for
 from .native_yee import HalfStep
 from .sources import PointSource
 from .state import FieldState
@@ -61,6 +62,11 @@ class Simulation:
         native: run each half step as one native C loop on the CPU (``native_yee``; values
             only: derivatives and other backends use the composite ``yee`` update); False
             always runs the composite.
+        native_loop: run the whole time loop as one native call, with a native checkpointed
+            reverse pass (``native_run``), where every source is a soft ``PointSource``, every
+            monitor samples points (``Monitor.points``: ``PointProbe``, ``PointProbes``) and
+            there are no dispersive media or Mur boundaries; False stages the loop as a
+            ``core.ops.scan`` of native half steps.
         dispersive: a ``dispersive.DispersiveMaterial`` or a list of them (Drude/Lorentz
             poles by ADE; ``Materials.eps_r`` is their ``eps_inf``). The E half step keeps its
             native/composite path (the Drude conductivity is folded into ``Ca``, ``Cb``) and
@@ -80,6 +86,7 @@ class Simulation:
         monitors=(),
         native=True,
         dispersive=None,
+        native_loop=True,
     ):
         self.grid = grid
         self.materials = (materials if materials is not None else Materials()).checked(grid)
@@ -145,6 +152,9 @@ class Simulation:
                         self._fused = tuple(self.sources)
                 if function is not None:
                     self._plans[kind] = (plan, function)
+        # the whole loop as one native call (and a native checkpointed reverse pass) where
+        # sources and monitors allow it (``native_run``)
+        self._native_run = native_run_for(self) if native and native_loop else None
         self._step_jit = core.jit(self._step)
         self._run_jit = core.jit(self._run, static_argnames=("steps", "checkpoint"))
 
@@ -279,6 +289,10 @@ class Simulation:
     # ---- the loop -------------------------------------------------------------------------
     def _run(self, coeffs, state, start, steps, checkpoint):
         grid = self.grid
+        if self._native_run is not None and not state.aux:
+            found = self._run_native(coeffs, state, start, steps, checkpoint)
+            if found is not None:
+                return found
         carries0 = [m.init_carry(grid, state) for m in self.monitors]
 
         def body(carry, n):
@@ -300,6 +314,29 @@ class Simulation:
             for m, mc in zip(self.monitors, carries, strict=True)
         }
         return state, results
+
+    def _run_native(self, coeffs, state, start, steps, checkpoint):
+        """``_run`` as one native loop (``native_run``), or None where a source's values do not
+        come out as one array ``[steps]`` (a waveform that takes only scalar times)."""
+        run = self._native_run
+        values = None
+        if run.n_inj:
+            steps_index = start + ops.arange(steps, dtype=core.int64)
+            columns = []
+            for source in self._fused:
+                value = _as_value(source.value(steps_index, self.grid), self.grid)
+                if tuple(value.shape) != (steps,):
+                    return None
+                columns.append(value)
+            values = ops.stack(columns, axis=1)  # [steps, n_sources]
+        fn = run.function(steps, checkpoint)
+        h, e, traces = fn(*run.operands(state, coeffs, values))
+        out = run.unpack_state(h, e, state)
+        results = {
+            m.name: m.finalize(None, v)
+            for m, v in zip(self.monitors, run.results(traces, steps), strict=True)
+        }
+        return out, results
 
     def run(self, steps: int, state: FieldState | None = None, start: int = 0, checkpoint=None):
         """Advance ``steps`` steps from ``state`` (default: ``initial_state()``).

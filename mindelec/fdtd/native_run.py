@@ -1,0 +1,910 @@
+"""The whole time loop as native code: one C call per run forward, checkpointed native reverse.
+
+``Simulation.run`` stages its steps as a ``core.ops.scan`` whose body calls the native half steps
+(``native_yee``) through the engine: per step, the compiled body's Python (launching two
+kernels, the injections, the monitors) costs more than the 2D kernels themselves (100 x 100:
+~40 us of Python around ~19 us of C), and its reverse pass, a scan over the body's VJP, more
+again. Where a run is made only of what C can do on its own (both half steps native, soft point
+sources fused into the E half step, monitors that sample field values at grid points:
+``Monitor.points``, no dispersive media, no Mur boundaries, no source state), ``NativeRun``
+runs it as one ``core.custom_vjp`` of the operands
+
+    (H^{-1/2} flat, E^0 flat, source values [steps, n_src], coefficient maps, CPML profiles)
+        -> (H^{steps-1/2} flat, E^{steps} flat, probe values [steps, n_points])
+
+whose value is one C loop over the steps (``fdtd_forward``: per step the generated H and E
+kernels, the injections ``E[at] += value`` and the probe gathers; the state of a step is the
+H kernel's flat result followed by the E kernel's, ``carry`` numbers) and whose VJP is the
+discrete adjoint of that loop (``fdtd_backward``: per step, from the last, the probes'
+cotangents scattered into the state's, the sources' read at their cells, the E half step's
+adjoint kernels, then the H half step's, and the material maps' cotangents accumulated):
+the same arithmetic as the scan's reverse pass, in C.
+
+Memory: the checkpoint policy of the run (``core.ops.CheckpointPolicy``: ``None`` = about
+``2 sqrt(N)`` stored states, an int ``k`` = every k-th, a budget, ``False`` = all) is applied as
+``core.ops.scan`` applies it: the forward rule stores the state at every segment start, and the
+backward pass recomputes one segment at a time (recursively for nested levels) into a buffer of
+``segment + 1`` states, then runs that segment's adjoint. With two or more threads
+(``core.set_num_threads``) and a grid too small for the kernels to split rows across threads
+(fewer than ``2 * grain`` rows), the recomputation of segment ``s - 1`` runs on a second thread
+while segment ``s``'s adjoint runs (the C loops release the GIL): the reverse pass then costs
+about ``max(recompute, adjoint)`` instead of their sum, for one more segment buffer.
+
+Both values are bound to composites with ``core.ops.kernel_call`` (the reference is the same loop
+written with ``yee.update_h``/``update_e`` in a ``core.ops.scan``; its VJP the adjoint's
+reference), so forward mode, higher orders, vmap and other backends see the composite.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import ctypes
+import math
+import threading
+
+import numpy as np
+
+import core
+import core.native as native
+from core import ops
+from core.control.loops import as_policy
+
+from .native_yee import _CTYPE
+
+__all__ = ["NativeRun", "native_run_for"]
+
+_DRIVER = r"""
+#include <stddef.h>
+#include <string.h>
+typedef void (*half_fn)(const T**, T*, const double*, ptrdiff_t, ptrdiff_t, ptrdiff_t, ptrdiff_t);
+
+/* dyn: triples (table slot, base, offset): base 0 = the step's old state, 1 = its new state,
+   2 = the cotangent of the new state's H part, 3 = of its E part */
+static void fill(const T** tab, const ptrdiff_t* dyn, ptrdiff_t n, const T* const* bases) {
+  for (ptrdiff_t m = 0; m < n; ++m) {
+    const ptrdiff_t* d = dyn + 3 * m;
+    tab[d[0]] = bases[d[1]] + d[2];
+  }
+}
+
+/* a: the arguments, see NativeRun._run_forward */
+void fdtd_forward(const ptrdiff_t* a) {
+  half_fn fh = (half_fn)a[0]; const T** th = (const T**)a[1];
+  const ptrdiff_t* dh = (const ptrdiff_t*)a[2]; ptrdiff_t ndh = a[3];
+  const double* nh = (const double*)a[4];
+  half_fn fe = (half_fn)a[5]; const T** te = (const T**)a[6];
+  const ptrdiff_t* de = (const ptrdiff_t*)a[7]; ptrdiff_t nde = a[8];
+  const double* ne = (const double*)a[9];
+  T* buf = (T*)a[10]; ptrdiff_t nslots = a[11], carry = a[12], size_h = a[13], steps = a[14];
+  const T* values = (const T*)a[15]; ptrdiff_t n_inj = a[16];
+  const ptrdiff_t* inj = (const ptrdiff_t*)a[17];
+  const ptrdiff_t* probes = (const ptrdiff_t*)a[18]; ptrdiff_t n_probe = a[19];
+  T* traces = (T*)a[20];
+  ptrdiff_t n0 = a[21], n1 = a[22], n2 = a[23], threads = a[24];
+  for (ptrdiff_t k = 0; k < steps; ++k) {
+    T* cur = buf + (k % nslots) * carry;
+    T* next = buf + ((k + 1) % nslots) * carry;
+    const T* bases[2] = {cur, next};
+    fill(th, dh, ndh, bases);
+    fh(th, next, nh, n0, n1, n2, threads);
+    fill(te, de, nde, bases);
+    fe(te, next + size_h, ne, n0, n1, n2, threads);
+    for (ptrdiff_t m = 0; m < n_inj; ++m) next[inj[m]] += values[k * n_inj + m];
+    for (ptrdiff_t p = 0; p < n_probe; ++p) traces[k * n_probe + p] = next[probes[p]];
+  }
+}
+
+/* a: the arguments, see NativeRun._run_backward. The adjoints' results alternate between two
+   buffers per half step (AE[2], AH[2]); the part [gF, gpsi] of the last ones is the cotangent
+   of the state (same layout as the state's H and E parts), their adj2 passes add the sources'
+   cotangents into the other field's, and their adj1 passes sum the coefficient maps' in the
+   buffers' own slots. */
+void fdtd_backward(const ptrdiff_t* a) {
+  half_fn fe1 = (half_fn)a[0], fe2 = (half_fn)a[1]; const T** te = (const T**)a[2];
+  const ptrdiff_t* de = (const ptrdiff_t*)a[3]; ptrdiff_t nde = a[4];
+  const double* ne = (const double*)a[5];
+  half_fn fh1 = (half_fn)a[6], fh2 = (half_fn)a[7]; const T** th = (const T**)a[8];
+  const ptrdiff_t* dh = (const ptrdiff_t*)a[9]; ptrdiff_t ndh = a[10];
+  const double* nh = (const double*)a[11];
+  const T* buf = (const T*)a[12]; ptrdiff_t carry = a[13], size_h = a[14], steps = a[15];
+  T* AE[2] = {(T*)a[16], (T*)a[17]};
+  T* AH[2] = {(T*)a[18], (T*)a[19]};
+  ptrdiff_t off_e = a[20], off_h = a[21];  /* where [gF, gpsi] starts in AE, AH */
+  ptrdiff_t src_e = a[22], src_h = a[23];  /* the E adj2's target in the H part, H's in E */
+  ptrdiff_t p = a[24];  /* the buffers holding the cotangent of the last state */
+  const T* gtraces = (const T*)a[25]; const ptrdiff_t* probes = (const ptrdiff_t*)a[26];
+  ptrdiff_t n_probe = a[27];
+  T* gvalues = (T*)a[28]; const ptrdiff_t* inj = (const ptrdiff_t*)a[29]; ptrdiff_t n_inj = a[30];
+  ptrdiff_t n0 = a[31], n1 = a[32], n2 = a[33], threads = a[34];
+  /* where the coefficient maps' cotangents are left to fdtd_coef (else 0): per step, the
+     E and H components of the cotangents the two adj1 passes read (len_e, len_h numbers) */
+  T* store_e = (T*)a[35]; ptrdiff_t len_e = a[36];
+  T* store_h = (T*)a[37]; ptrdiff_t len_h = a[38];
+  for (ptrdiff_t k = steps - 1; k >= 0; --k) {
+    const ptrdiff_t q = 1 - p;
+    T* gh = AH[p] + off_h;
+    T* ge = AE[p] + off_e;
+    const T* bases[4] = {buf + k * carry, buf + (k + 1) * carry, gh, ge};
+    for (ptrdiff_t m = 0; m < n_probe; ++m) {
+      const ptrdiff_t at = probes[m];
+      if (at < size_h) gh[at] += gtraces[k * n_probe + m];
+      else ge[at - size_h] += gtraces[k * n_probe + m];
+    }
+    for (ptrdiff_t m = 0; m < n_inj; ++m) gvalues[k * n_inj + m] = ge[inj[m] - size_h];
+    if (store_e) memcpy(store_e + k * len_e, ge, (size_t)len_e * sizeof(T));
+    fill(te, de, nde, bases);
+    fe1(te, AE[q], ne, n0, n1, n2, threads);
+    fe2(te, gh + src_e, ne, n0, n1, n2, threads);
+    if (store_h) memcpy(store_h + k * len_h, gh, (size_t)len_h * sizeof(T));
+    fill(th, dh, ndh, bases);
+    fh1(th, AH[q], nh, n0, n1, n2, threads);
+    fh2(th, AE[q] + off_e + src_h, nh, n0, n1, n2, threads);
+    p = q;
+  }
+}
+
+/* the coefficient maps' cotangents of steps 0 .. steps - 1 over their states buf[0 .. steps]
+   and the stored cotangents (fdtd_backward's store_e, store_h): the adj1 passes of mode
+   "only", summing into acc_e, acc_h (laid out as the adjoints' results) */
+void fdtd_coef(const ptrdiff_t* a) {
+  half_fn fe = (half_fn)a[0]; const T** te = (const T**)a[1];
+  const ptrdiff_t* de = (const ptrdiff_t*)a[2]; ptrdiff_t nde = a[3];
+  const double* ne = (const double*)a[4];
+  half_fn fh = (half_fn)a[5]; const T** th = (const T**)a[6];
+  const ptrdiff_t* dh = (const ptrdiff_t*)a[7]; ptrdiff_t ndh = a[8];
+  const double* nh = (const double*)a[9];
+  const T* buf = (const T*)a[10]; ptrdiff_t carry = a[11], steps = a[12];
+  const T* store_e = (const T*)a[13]; ptrdiff_t len_e = a[14];
+  const T* store_h = (const T*)a[15]; ptrdiff_t len_h = a[16];
+  T* acc_e = (T*)a[17]; T* acc_h = (T*)a[18];
+  ptrdiff_t n0 = a[19], n1 = a[20], n2 = a[21], threads = a[22];
+  for (ptrdiff_t k = 0; k < steps; ++k) {
+    if (store_e) {
+      const T* bases[4] = {buf + k * carry, buf + (k + 1) * carry, 0, store_e + k * len_e};
+      fill(te, de, nde, bases);
+      fe(te, acc_e, ne, n0, n1, n2, threads);
+    }
+    if (store_h) {
+      const T* bases[4] = {buf + k * carry, buf + (k + 1) * carry, store_h + k * len_h, 0};
+      fill(th, dh, ndh, bases);
+      fh(th, acc_h, nh, n0, n1, n2, threads);
+    }
+  }
+}
+"""
+
+_DRIVERS = {}  # ctype -> (forward, backward) ctypes functions
+_POOL = []  # the one worker thread that recomputes segments ahead of the adjoint
+
+
+def _driver(ctype):
+    found = _DRIVERS.get(ctype)
+    if found is None:
+        lib = native.load(f"#define T {ctype}\n" + _DRIVER)
+        found = _DRIVERS[ctype] = (
+            native.function(lib, "fdtd_forward", 1),
+            native.function(lib, "fdtd_backward", 1),
+            native.function(lib, "fdtd_coef", 1),
+        )
+    return found
+
+
+def _worker():
+    if not _POOL:
+        _POOL.append(concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="fdtd-recompute"))
+    return _POOL[0]
+
+
+def _fn_address(fn):
+    return ctypes.cast(fn, ctypes.c_void_p).value
+
+
+def _index_array(values):
+    return np.ascontiguousarray(np.asarray(values, dtype=np.intp).reshape(-1))
+
+
+def native_run_for(sim):
+    """A ``NativeRun`` for ``sim`` where its whole loop can run natively, else None."""
+    if "h" not in sim._plans or "e" not in sim._plans or not native.available():
+        return None
+    if sim.dispersive is not None or sim.boundaries.has_mur:
+        return None
+    if tuple(sim.sources) != tuple(sim._fused):  # every source fused into the E kernel
+        return None
+    from .monitors import Monitor
+
+    points = []
+    for monitor in sim.monitors:
+        found = monitor.points()
+        kind = type(monitor)
+        if found is None or any(
+            getattr(kind, m) is not getattr(Monitor, m)
+            for m in ("init_carry", "update", "finalize")
+        ):
+            return None
+        points.append(found)
+    plans = [sim._plans["h"][0], sim._plans["e"][0]]
+    for plan in plans:
+        if plan.adjoint_kernel() is None or plan.kernel() is None:
+            return None
+    run = NativeRun(sim, points)
+    return run if run.plumbing is not None else None
+
+
+class NativeRun:
+    """The run of ``sim`` as one native loop (see the module docstring).
+
+    Args:
+        sim: the ``Simulation`` (its native plans, sources, monitors).
+        points: per monitor ``(component, [index, ...], squeeze)`` (``Monitor.points``).
+    """
+
+    def __init__(self, sim, points):
+        grid = sim.grid
+        self.sim = sim
+        self.grid = grid
+        self.ph = sim._plans["h"][0]
+        self.pe = sim._plans["e"][0]
+        ph, pe = self.ph, self.pe
+        cells = int(np.prod(grid.shape))
+        self.cells = cells
+        # the state: the H kernel's flat result, then the E kernel's
+        self.size_h, self.size_e = ph.size, pe.size
+        self.carry = ph.size + pe.size
+        self.offset = {}  # component or psi key -> offset in the state
+        for base, plan in ((0, ph), (ph.size, pe)):
+            at = base
+            for name in plan.terms:
+                self.offset[name] = at
+                at += cells
+            for key, size in zip(plan.psi_keys, plan.sizes[len(plan.terms) :], strict=True):
+                self.offset[("psi", key)] = at
+                at += size
+        self.inj = _index_array([self.size_h + at for at in pe._inj_at])
+        self.n_inj = len(pe._inj_at)
+        self.monitor_points = []
+        probes = []
+        for component, indices, squeeze in points:
+            start = len(probes)
+            for index in indices:
+                flat = int(np.ravel_multi_index(tuple(index), grid.shape))
+                probes.append(self.offset[component] + flat)
+            self.monitor_points.append((start, len(probes), squeeze))
+        self.probes = _index_array(probes)
+        self.n_probe = len(probes)
+        # operands after the states and values: the coefficient Tensors, then the profiles
+        self.coef_names = []
+        for plan in (ph, pe):
+            self.coef_names += [c for c in plan.coef_names if plan.coef_kinds[c] != "number"]
+        self.profile_names = [*ph.profile_names, *pe.profile_names]
+        self._pipeline_rows = grid.shape  # see _threads
+        self.plumbing = self._adjoint_plumbing()
+
+    # ---- operands ---------------------------------------------------------------------------
+    def operands(self, state, coeffs, values):
+        """``[h0 flat, e0 flat, values [steps, n_inj] (if sources), *coefs, *profiles]``."""
+        ph, pe = self.ph, self.pe
+        h0 = ops.concatenate(
+            [state.get(n).reshape(-1) for n in ph.terms]
+            + [state.psi[k].reshape(-1) for k in ph.psi_keys]
+        )
+        e0 = ops.concatenate(
+            [state.get(n).reshape(-1) for n in pe.terms]
+            + [state.psi[k].reshape(-1) for k in pe.psi_keys]
+        )
+        out = [h0, e0]
+        if self.n_inj:
+            out.append(values)
+        out += [coeffs[c] for c in self.coef_names]
+        out += [coeffs[p] for p in self.profile_names]
+        return out
+
+    def unpack_state(self, h, e, template):
+        """A ``FieldState`` from the flat H and E parts (``template``: its aux)."""
+        comps, psi = self.ph.unpack(tuple(self.ph.split(h)))
+        e_comps, e_psi = self.pe.unpack(tuple(self.pe.split(e)))
+        comps.update(e_comps)
+        psi.update(e_psi)
+        return template.replace(psi=psi, **comps)
+
+    def results(self, traces, steps):
+        """Per monitor: its values ``[steps]`` (one point) or ``[steps, K]``."""
+        out = []
+        for start, stop, squeeze in self.monitor_points:
+            part = traces[:, start:stop]
+            out.append(part.reshape((steps,)) if squeeze else part)
+        return out
+
+    def _split_operands(self, operands):
+        n = 3 if self.n_inj else 2
+        h0, e0 = operands[0], operands[1]
+        values = operands[2] if self.n_inj else None
+        rest = operands[n:]
+        coefs = dict(zip(self.coef_names, rest[: len(self.coef_names)], strict=True))
+        profiles = dict(zip(self.profile_names, rest[len(self.coef_names) :], strict=True))
+        return h0, e0, values, coefs, profiles
+
+    # ---- the function -------------------------------------------------------------------------
+    def function(self, steps, checkpoint):
+        """``f(*operands) -> (h flat, e flat, traces [steps, n_points])``, a custom_vjp whose
+        rules run the native loops (``checkpoint``: the policy of the reverse pass)."""
+        key = (steps, checkpoint if checkpoint is None or checkpoint is False else repr(checkpoint))
+        cache = self.__dict__.setdefault("_functions", {})
+        found = cache.get(key)
+        if found is not None:
+            return found
+        policy = as_policy(checkpoint)
+        plan = policy.plan(steps)
+        size_out = self.carry + steps * self.n_probe
+        # residuals: every state (no plan) or the state at each segment start
+        n_saved = steps + 1 if plan is None else math.ceil(steps / plan[0])
+
+        def split_out(flat):
+            h = flat[: self.size_h]
+            e = flat[self.size_h : self.carry]
+            traces = flat[self.carry : size_out].reshape((steps, self.n_probe))
+            return h, e, traces
+
+        def reference(*operands):
+            return self.reference(steps, *operands)
+
+        def fun(*operands):
+            kernel = self._forward_kernel(steps, None)
+            flat = ops.kernel_call(reference, kernel, *operands, shape=(size_out,))
+            return split_out(flat)
+
+        def fwd(*operands):
+            kernel = self._forward_kernel(steps, plan, save=True)
+
+            def ref_saved(*a):
+                return ops.concatenate(
+                    [reference(*a), ops.zeros((n_saved * self.carry,), dtype=a[0].dtype)]
+                )
+
+            flat = ops.kernel_call(
+                ref_saved, kernel, *operands, shape=(size_out + n_saved * self.carry,)
+            )
+            return split_out(flat[:size_out]), (operands, flat[size_out:])
+
+        def bwd(residuals, gs):
+            operands, saved = residuals
+            dtype = operands[0].dtype
+            gh, ge, gt = gs
+            gh = ops.zeros((self.size_h,), dtype=dtype) if gh is None else gh
+            ge = ops.zeros((self.size_e,), dtype=dtype) if ge is None else ge
+            gt = ops.zeros((steps, self.n_probe), dtype=dtype) if gt is None else gt
+            kernel = self._backward_kernel(steps, policy, plan)
+            g_size = self.carry + steps * self.n_inj + len(self.coef_names) * self.cells
+
+            def ref_adjoint(*a):
+                return self.adjoint_reference(steps, *a)
+
+            flat = ops.kernel_call(
+                ref_adjoint, kernel, *operands, saved, gh, ge, gt, shape=(g_size,)
+            )
+            out = [flat[: self.size_h], flat[self.size_h : self.carry]]
+            at = self.carry
+            if self.n_inj:
+                out.append(flat[at : at + steps * self.n_inj].reshape((steps, self.n_inj)))
+                at += steps * self.n_inj
+            for _name in self.coef_names:
+                shape = tuple(operands[len(out)].shape)
+                out.append(flat[at : at + self.cells].reshape(shape))
+                at += self.cells
+            return (*out, *([None] * len(self.profile_names)))
+
+        call = core.custom_vjp(fun)
+        call.defvjp(fwd, bwd)
+        cache[key] = call
+        return call
+
+    # ---- references -----------------------------------------------------------------------
+    def reference(self, steps, *operands):
+        """The loop with core ops (``yee`` updates, ``index_add`` injections, gathers), the
+        result flattened as the kernel's: ``[h, e, traces]``."""
+        from .state import FieldState
+
+        h0, e0, values, coefs, profiles = self._split_operands(operands)
+        coeffs = {**self.sim.coeffs, **coefs, **profiles}
+        ph, pe = self.ph, self.pe
+        comps, psi = ph.unpack(tuple(ph.split(h0)))
+        e_comps, e_psi = pe.unpack(tuple(pe.split(e0)))
+        state = FieldState(**comps, **e_comps, psi={**psi, **e_psi})
+        names = [*ph.terms, *[("psi", k) for k in ph.psi_keys]]
+        names += [*pe.terms, *[("psi", k) for k in pe.psi_keys]]
+
+        def flat(st):
+            return [st.psi[n[1]] if isinstance(n, tuple) else st.get(n) for n in names]
+
+        def body(carry, x):
+            named = dict(zip(names, carry, strict=True))
+            st = FieldState(
+                **{n: v for n, v in named.items() if not isinstance(n, tuple)},
+                psi={n[1]: v for n, v in named.items() if isinstance(n, tuple)},
+            )
+            new, new_psi = ph.unpack(ph.reference(*ph.operands(st, coeffs)))
+            st = st.replace(psi={**st.psi, **new_psi}, **new)
+            values_n = x[0] if self.n_inj else None
+            new, new_psi = pe.unpack(pe.reference(*pe.operands(st, coeffs, values_n)))
+            st = st.replace(psi={**st.psi, **new_psi}, **new)
+            out = flat(st)
+            if not self.n_probe:
+                return out, []
+            whole = ops.concatenate([v.reshape(-1) for v in out])
+            return out, [whole[self.probes]]
+
+        xs = [values] if self.n_inj else [ops.zeros((steps, 1), dtype=h0.dtype)]
+        carry, ys = ops.scan(body, flat(state), xs=xs)
+        parts = [v.reshape(-1) for v in carry]
+        if self.n_probe:
+            parts.append(ys[0].reshape(-1))
+        return ops.concatenate(parts)
+
+    def adjoint_reference(self, steps, *tensors):
+        """``vjp(reference)`` at the operands for the cotangents ``(gh, ge, gt)``, flattened as
+        the adjoint kernel's result (states, values, coefficient maps)."""
+        n_ops = len(tensors) - 4
+        operands, (gh, ge, gt) = tensors[:n_ops], tensors[n_ops + 1 :]
+        n_prof = len(self.profile_names)
+        diff, profiles = operands[: n_ops - n_prof], operands[n_ops - n_prof :]
+
+        def ref(*a):
+            return self.reference(steps, *a, *profiles)
+
+        _, vjp_fn = core.vjp(ref, *diff)
+        g = ops.concatenate([gh, ge, gt.reshape(-1)])
+        cts = vjp_fn(g)
+        return ops.concatenate(
+            [
+                (ops.zeros((int(np.prod(x.shape)),), dtype=g.dtype) if c is None else c).reshape(-1)
+                for c, x in zip(cts, diff, strict=True)
+            ]
+        )
+
+    # ---- native plumbing --------------------------------------------------------------------
+    def _adjoint_layout(self, plan):
+        """``{(group, name): offset}`` of the parts of ``plan``'s adjoint result."""
+        out, at = {}, 0
+        for group, name, shape in plan.adjoint_parts():
+            out[(group, name)] = at
+            at += int(np.prod(shape))
+        return out
+
+    def _adjoint_plumbing(self):
+        """Where the reverse pass finds things in the adjoints' results (``fdtd_backward``):
+        the start of ``[gF, gpsi]`` (the state part's cotangent) in the E and H results, the
+        offsets at which their adj2 passes add the sources' cotangents (into the H, E part's
+        cotangent), and per coefficient map ``(buffer "e"/"h", offset)`` of its summed
+        cotangent. None where the sources of a half step are not the other part's components
+        in order, ``cells`` apart (not on Yee grids)."""
+        ph, pe, cells = self.ph, self.pe, self.cells
+        le, lh = self._adjoint_layout(pe), self._adjoint_layout(ph)
+        off_e = le[("gF", next(iter(pe.terms)))]
+        off_h = lh[("gF", next(iter(ph.terms)))]
+        targets = []
+        for plan, layout, base in ((pe, le, 0), (ph, lh, self.size_h)):
+            names = plan.sources()
+            first = self.offset[names[0]] - base
+            for i, n in enumerate(names):
+                if (
+                    self.offset[n] - base != first + i * cells
+                    or layout[("gS", n)] != layout[("gS", names[0])] + i * cells
+                    or layout[("gS", names[0])] != 0
+                ):
+                    return None
+            targets.append(first)
+        slots = []
+        for c in self.coef_names:
+            plan, layout, which = (ph, lh, "h") if c in ph.coef_names else (pe, le, "e")
+            group = "gA" if c[1] == "a" else "gB"
+            slots.append((which, layout[(group, c.split("_", 1)[1])]))
+        return off_e, off_h, targets[0], targets[1], slots
+
+    def _threads(self):
+        """``(pipeline, kernel threads)``: recompute on a second thread when there are two and
+        the kernels cannot split this grid's rows among them (``native_yee``'s grain)."""
+        threads = native.num_threads()
+        shape3 = self.ph.shape3
+        rows, grain = shape3[0] * shape3[1], (32768 + shape3[2] - 1) // shape3[2]
+        if threads >= 2 and rows < 2 * grain:
+            return True, 1
+        return False, threads
+
+    def _context(self, dtype, coefs, profiles):
+        """The kernels' tables and the driver's functions for one call: built once per (dtype,
+        forward variants, thread) and kept; each call writes the addresses of its coefficient
+        maps and profiles into their slots (the arrays live as long as the call)."""
+        named = {**coefs, **profiles}
+        variants = []
+        for plan in (self.ph, self.pe):
+            n_dyn = len(plan.sources()) + len(plan.terms) + len(plan.psi_keys)
+            probe = [np.empty(1, dtype=dtype)] * n_dyn
+            probe += [named[c] for c in plan.coef_names if plan.coef_kinds[c] != "number"]
+            probe += [named[p] for p in plan.profile_names]
+            variants.append(plan.variant(probe))
+        key = (np.dtype(dtype), tuple(variants), threading.get_ident())
+        cache = self.__dict__.setdefault("_contexts", {})
+        ctx = cache.get(key)
+        if ctx is None:
+            ctx = cache[key] = self._new_context(dtype, variants)
+        for tab, slots in ctx["statics"]:
+            for slot, name in slots:
+                tab[slot] = native.address(named[name])
+        return ctx
+
+    def _new_context(self, dtype, variants):
+        ctype = _CTYPE[np.dtype(dtype)]
+        fwd_fn, bwd_fn, coef_fn = _driver(ctype)
+        ctx = {"fwd": fwd_fn, "bwd": bwd_fn, "coef": coef_fn, "keep": [], "statics": []}
+        keep = ctx["keep"]
+
+        def table(plan, mode, sources_base, g_base=None, variant=None):
+            n_dyn = len(plan.sources()) + len(plan.terms) + len(plan.psi_keys)
+            statics = [c for c in plan.coef_names if plan.coef_kinds[c] != "number"]
+            statics += list(plan.profile_names)
+            extra = []
+            if mode == "forward":
+                masked, stream = variant
+                if masked:
+                    extra = [m for _n, m, _a in plan.masked.values()]
+                fns = [plan._compiled(dtype, "forward", masked, stream)]
+            else:
+                n_tmp = sum(len(t) for t in plan.terms.values())
+                extra = [np.empty(self.cells, dtype=dtype) for _ in range(n_tmp)]
+                fns = [
+                    plan._compiled(dtype, "adj1", accumulate=True, coef=variant),
+                    plan._compiled(dtype, "adj2", accumulate=True),
+                ]
+            total = n_dyn + len(statics) + (1 if mode != "forward" else 0) + len(extra)
+            tab = (ctypes.c_void_p * total)()
+            dyn = []
+            for m, name in enumerate(plan.sources()):
+                dyn.append((m, sources_base, self.offset[name]))
+            at = len(plan.sources())
+            for m, name in enumerate(plan.terms):
+                dyn.append((at + m, 0, self.offset[name]))
+            at += len(plan.terms)
+            for m, key in enumerate(plan.psi_keys):
+                dyn.append((at + m, 0, self.offset[("psi", key)]))
+            at += len(plan.psi_keys)
+            ctx["statics"].append((tab, [(at + m, name) for m, name in enumerate(statics)]))
+            at += len(statics)
+            if mode != "forward":
+                dyn.append((at, g_base, 0))
+                at += 1
+            for a in extra:
+                keep.append(a)
+                tab[at] = native.address(a)
+                at += 1
+            dyn = _index_array(dyn)
+            keep.extend([tab, dyn, fns])
+            addr = [_fn_address(f) for f in fns]
+            return (
+                addr,
+                ctypes.addressof(tab),
+                native.address(dyn),
+                len(dyn) // 3,
+                plan._numbers_address,
+            )
+
+        ctx["fh"] = table(self.ph, "forward", 0, variant=variants[0])
+        ctx["fe"] = table(self.pe, "forward", 1, variant=variants[1])
+        ctx["ah"] = table(self.ph, "adjoint", 0, 2, "both")
+        ctx["ae"] = table(self.pe, "adjoint", 1, 3, "both")
+        # the chain without the maps' cotangents, and those alone (a second thread's work)
+        ctx["ah_chain"] = table(self.ph, "adjoint", 0, 2, "none")
+        ctx["ae_chain"] = table(self.pe, "adjoint", 1, 3, "none")
+        ctx["ch"] = table(self.ph, "adjoint", 0, 2, "only")
+        ctx["ce"] = table(self.pe, "adjoint", 1, 3, "only")
+        return ctx
+
+    def _run_forward(self, ctx, buf, nslots, k0, steps, values, t_addr, threads):
+        """``steps`` steps from the state in ``buf[0]`` (step index ``k0``); state ``k`` goes
+        to slot ``k % nslots``; the probes' values to the address ``t_addr``, ``n_probe``
+        numbers per step."""
+        fh, th, dh, ndh, nh = ctx["fh"]
+        fe, te, de, nde, ne = ctx["fe"]
+        shape3 = self.ph.shape3
+        v_addr = native.address(values) + k0 * self.n_inj * values.itemsize if self.n_inj else 0
+        args = np.array(
+            [
+                fh[0], th, dh, ndh, nh, fe[0], te, de, nde, ne,
+                native.address(buf), nslots, self.carry, self.size_h, steps,
+                v_addr, self.n_inj, native.address(self.inj),
+                native.address(self.probes), self.n_probe, t_addr,
+                *shape3, threads,
+            ],
+            dtype=np.intp,
+        )  # fmt: skip
+        ctx["fwd"](native.address(args))
+
+    def _run_backward(self, ctx, buf, k0, steps, bufs, p, gtraces, gvalues, threads, store=None):
+        """The adjoint of steps ``k0 .. k0 + steps - 1`` over their states ``buf[0 .. steps]``;
+        ``bufs = (AE0, AE1, AH0, AH1)``, ``p``: the pair holding the cotangent of state
+        ``k0 + steps`` (``(p + steps) % 2`` then holds that of state ``k0``). ``store``:
+        ``(store_e, store_h)`` (arrays or None) to leave the coefficient maps' cotangents to
+        ``_run_coef``: the cotangents they need are copied there, one row per step."""
+        chain = store is not None
+        fe, te, de, nde, ne = ctx["ae_chain" if chain else "ae"]
+        fh, th, dh, ndh, nh = ctx["ah_chain" if chain else "ah"]
+        st_e, len_e, st_h, len_h = self._stores(store)
+        off_e, off_h, src_e, src_h, _slots = self.plumbing
+        shape3 = self.ph.shape3
+        gv_addr = native.address(gvalues) + k0 * self.n_inj * gvalues.itemsize
+        args = np.array(
+            [
+                fe[0], fe[1], te, de, nde, ne, fh[0], fh[1], th, dh, ndh, nh,
+                native.address(buf), self.carry, self.size_h, steps,
+                *[native.address(b) for b in bufs], off_e, off_h, src_e, src_h, p,
+                native.address(gtraces) + k0 * self.n_probe * gtraces.itemsize,
+                native.address(self.probes), self.n_probe,
+                gv_addr, native.address(self.inj), self.n_inj,
+                *shape3, threads, st_e, len_e, st_h, len_h,
+            ],
+            dtype=np.intp,
+        )  # fmt: skip
+        ctx["bwd"](native.address(args))
+
+    def _stores(self, store):
+        """``(address, numbers per step)`` of the E and H cotangent stores (0 where none)."""
+        if store is None:
+            return 0, 0, 0, 0
+        out = []
+        for array, plan in zip(store, (self.pe, self.ph), strict=True):
+            if array is None:
+                out += [0, 0]
+            else:
+                out += [native.address(array), len(plan.terms) * self.cells]
+        return tuple(out)
+
+    def store_shapes(self, steps):
+        """Shapes of the cotangent stores of ``steps`` steps: ``(E or None, H or None)`` (a
+        half step without coefficient maps stores nothing)."""
+        out = []
+        for plan in (self.pe, self.ph):
+            maps = any(plan.coef_kinds[c] == "map" for c in plan.coef_names)
+            out.append((steps, len(plan.terms) * self.cells) if maps else None)
+        return tuple(out)
+
+    def _run_coef(self, ctx, buf, steps, store, acc_e, acc_h, threads):
+        """The coefficient maps' cotangents of a segment (states ``buf[0 .. steps]``, the
+        cotangents ``store`` from ``_run_backward``), summed into ``acc_e``, ``acc_h``."""
+        fe, te, de, nde, ne = ctx["ce"]
+        fh, th, dh, ndh, nh = ctx["ch"]
+        st_e, len_e, st_h, len_h = self._stores(store)
+        args = np.array(
+            [
+                fe[0], te, de, nde, ne, fh[0], th, dh, ndh, nh,
+                native.address(buf), self.carry, steps, st_e, len_e, st_h, len_h,
+                native.address(acc_e), native.address(acc_h), *self.ph.shape3, threads,
+            ],
+            dtype=np.intp,
+        )  # fmt: skip
+        ctx["coef"](native.address(args))
+
+    def _prepare(self, arrays):
+        dtype = arrays[0].dtype
+        if dtype not in _CTYPE or any(a.dtype != dtype for a in arrays):
+            return None
+        return [np.ascontiguousarray(a) for a in arrays]
+
+    def _forward_kernel(self, steps, plan, save=None):
+        """The value kernel: the flat ``[h, e, traces]`` and, with ``plan`` given or ``save``,
+        the saved states (every state: no plan; else each segment start)."""
+        saving = plan is not None or save
+        seg = plan[0] if plan is not None else None
+
+        def kernel(xp, *arrays):
+            if xp is not np:
+                return None
+            arrays = self._prepare(arrays)
+            if arrays is None:
+                return None
+            h0, e0, values, coefs, profiles = self._split_operands(arrays)
+            dtype = h0.dtype
+            ctx = self._context(dtype, coefs, profiles)
+            _, threads = self._threads()
+            size_out = self.carry + steps * self.n_probe
+            n_saved = 0 if not saving else (steps + 1 if seg is None else math.ceil(steps / seg))
+            out = np.empty(size_out + n_saved * self.carry, dtype=dtype)
+            t_addr = native.address(out) + self.carry * out.itemsize
+            step_bytes = self.n_probe * out.itemsize
+            if values is None:
+                values = np.zeros((steps, 0), dtype=dtype)
+            if saving and seg is None:  # every state kept
+                buf = out[size_out:].reshape(steps + 1, self.carry)
+                buf[0, : self.size_h], buf[0, self.size_h :] = h0, e0
+                self._run_forward(ctx, buf, steps + 1, 0, steps, values, t_addr, threads)
+                out[: self.carry] = buf[steps]
+                return out
+            buf = np.empty((2, self.carry), dtype=dtype)
+            buf[0, : self.size_h], buf[0, self.size_h :] = h0, e0
+            saved = out[size_out:].reshape(n_saved, self.carry)
+            chunk = seg if saving else steps
+            k = 0
+            for s in range(math.ceil(steps / chunk)):
+                n = min(chunk, steps - k)
+                if saving:
+                    saved[s] = buf[0]
+                self._run_forward(ctx, buf, 2, k, n, values, t_addr + k * step_bytes, threads)
+                if n % 2:
+                    buf[0] = buf[1]
+                k += n
+            out[: self.carry] = buf[0]
+            return out
+
+        return kernel
+
+    def _backward_kernel(self, steps, policy, plan):
+        n_coef = len(self.coef_names)
+
+        def kernel(xp, *arrays):
+            if xp is not np:
+                return None
+            arrays = self._prepare(arrays)
+            if arrays is None:
+                return None
+            n_ops = len(arrays) - 4
+            operands, saved = arrays[:n_ops], arrays[n_ops]
+            gh, ge, gt = arrays[n_ops + 1 :]
+            h0, _e0, values, coefs, profiles = self._split_operands(operands)
+            dtype = h0.dtype
+            if values is None:
+                values = np.zeros((steps, 0), dtype=dtype)
+            ctx = self._context(dtype, coefs, profiles)
+            pipeline, threads = self._threads()
+            out = np.empty(self.carry + steps * self.n_inj + n_coef * self.cells, dtype=dtype)
+            gvalues = out[self.carry : self.carry + steps * self.n_inj]
+            gt = np.ascontiguousarray(gt.reshape(-1))
+            run = _Reverse(self, ctx, values, gt, gvalues, threads, pipeline, gh, ge)
+            if plan is None:
+                run.adjoint(saved.reshape(steps + 1, self.carry), 0, steps)
+            else:
+                seg, inner = plan
+                saved = saved.reshape(-1, self.carry)
+                segments = [
+                    (saved[s], s * seg, min(seg, steps - s * seg)) for s in range(saved.shape[0])
+                ]
+                run.reverse(segments, inner)
+            out[: self.carry] = run.state_cotangent()
+            at = self.carry + steps * self.n_inj
+            for m, part in enumerate(run.coefficient_cotangents()):
+                out[at + m * self.cells : at + (m + 1) * self.cells] = part
+            return out
+
+        return kernel
+
+
+class _Reverse:
+    """One backward pass: the recursion over checkpointed segments (see the module docstring)
+    and the adjoints' alternating result buffers (``fdtd_backward``)."""
+
+    def __init__(self, run, ctx, values, gtraces, gvalues, threads, pipeline, gh, ge):
+        self.run, self.ctx, self.values = run, ctx, values
+        self.gtraces, self.gvalues = gtraces, gvalues
+        self.threads, self.pipeline = threads, pipeline
+        dtype = gh.dtype
+        self.dtype = dtype
+        off_e, off_h = run.plumbing[:2]
+        # AE0, AE1, AH0, AH1: zeros, so the summed coefficient slots start at 0
+        self.bufs = [np.zeros(run.pe.adjoint_size, dtype=dtype) for _ in range(2)]
+        self.bufs += [np.zeros(run.ph.adjoint_size, dtype=dtype) for _ in range(2)]
+        self.p = 0
+        # the worker's sums of the coefficient maps' cotangents (E, H; adjoint layouts)
+        self.acc = [np.zeros(run.pe.adjoint_size, dtype=dtype)]
+        self.acc.append(np.zeros(run.ph.adjoint_size, dtype=dtype))
+        self.bufs[2][off_h : off_h + run.size_h] = gh
+        self.bufs[0][off_e : off_e + run.size_e] = ge
+        self.scratch_traces = None
+        self.buffers = []
+
+    def state_cotangent(self):
+        off_e, off_h = self.run.plumbing[:2]
+        gh = self.bufs[2 + self.p][off_h : off_h + self.run.size_h]
+        ge = self.bufs[self.p][off_e : off_e + self.run.size_e]
+        return np.concatenate([gh, ge])
+
+    def coefficient_cotangents(self):
+        cells = self.run.cells
+        for which, at in self.run.plumbing[4]:
+            pair = self.bufs[2:] if which == "h" else self.bufs[:2]
+            worker = self.acc[1] if which == "h" else self.acc[0]
+            yield (pair[0][at : at + cells] + pair[1][at : at + cells]) + worker[at : at + cells]
+
+    def _traces(self, steps):
+        n = self.run.n_probe * steps
+        if self.scratch_traces is None or self.scratch_traces.size < n:
+            self.scratch_traces = np.empty(max(n, 1), dtype=self.dtype)
+        return self.scratch_traces
+
+    def recompute(self, start, k0, steps, buf):
+        """States ``k0 .. k0 + steps`` into ``buf[0 .. steps]`` from ``start``."""
+        buf[0] = start
+        # the probes' values are not needed again: they go to a scratch array
+        traces = native.address(self._traces(steps))
+        self.run._run_forward(
+            self.ctx, buf, steps + 1, k0, steps, self.values, traces, self.threads
+        )
+
+    def adjoint(self, buf, k0, steps, store=None):
+        self.run._run_backward(
+            self.ctx, buf, k0, steps, self.bufs, self.p, self.gtraces, self.gvalues,
+            self.threads, store,
+        )  # fmt: skip
+        self.p = (self.p + steps) % 2
+
+    def _buffer(self, which, steps):
+        while len(self.buffers) <= which:
+            self.buffers.append(None)
+        buf = self.buffers[which]
+        if buf is None or buf.shape[0] < steps + 1:
+            buf = self.buffers[which] = np.empty((steps + 1, self.run.carry), dtype=self.dtype)
+        return buf
+
+    def reverse(self, segments, policy):
+        """The segments ``[(start state, k0, steps)]``, last first, each under ``policy``."""
+        plans = [policy.plan(n) for _s, _k, n in segments]
+        if all(p is None for p in plans):
+            self._leaves(segments)
+            return
+        for (start, k0, n), plan in zip(reversed(segments), reversed(plans), strict=True):
+            if plan is None:
+                self._leaves([(start, k0, n)])
+                continue
+            seg, inner = plan
+            n_sub = math.ceil(n / seg)
+            starts = np.empty((n_sub, self.run.carry), dtype=self.dtype)
+            buf = np.empty((2, self.run.carry), dtype=self.dtype)
+            buf[0] = start
+            k = 0
+            traces = native.address(self._traces(seg))
+            for s in range(n_sub):
+                m = min(seg, n - k)
+                starts[s] = buf[0]
+                self.run._run_forward(
+                    self.ctx, buf, 2, k0 + k, m, self.values, traces, self.threads,
+                )  # fmt: skip
+                if m % 2:
+                    buf[0] = buf[1]
+                k += m
+            subs = [(starts[s], k0 + s * seg, min(seg, n - s * seg)) for s in range(n_sub)]
+            self.reverse(subs, inner)
+
+    def _leaves(self, segments):
+        """Recompute each segment whole, then run its adjoint. With ``pipeline``, the worker
+        thread recomputes segment ``s - 1`` while segment ``s``'s adjoint runs, and also sums
+        the coefficient maps' cotangents of the segment before (``_run_coef``), which the
+        adjoint then leaves out of its chain (it stores the cotangents they need)."""
+        longest = max(n for _s, _k, n in segments)
+        self._traces(longest)
+        if not self.pipeline or len(segments) == 1:
+            buf = self._buffer(0, longest)
+            for start, k0, n in reversed(segments):
+                self.recompute(start, k0, n, buf)
+                self.adjoint(buf, k0, n)
+            return
+        bufs = [self._buffer(0, longest), self._buffer(1, longest)]
+        shapes = self.run.store_shapes(longest)
+        stores = [
+            tuple(None if sh is None else np.empty(sh, dtype=self.dtype) for sh in shapes)
+            for _ in range(2)
+        ]
+        order = list(reversed(segments))
+        self.recompute(*order[0], bufs[0])
+        pool = _worker()
+
+        def behind(i):  # the worker's share while segment i's adjoint runs
+            if i >= 1:
+                self.coef(bufs[(i - 1) % 2], order[i - 1][2], stores[(i - 1) % 2])
+            if i + 1 < len(order):
+                self.recompute(*order[i + 1], bufs[(i + 1) % 2])
+
+        for i, (_start, k0, n) in enumerate(order):
+            ahead = pool.submit(behind, i)
+            self.adjoint(bufs[i % 2], k0, n, stores[i % 2])
+            ahead.result()
+        last = len(order) - 1
+        self.coef(bufs[last % 2], order[last][2], stores[last % 2])
+
+    def coef(self, buf, steps, store):
+        self.run._run_coef(self.ctx, buf, steps, store, self.acc[0], self.acc[1], self.threads)

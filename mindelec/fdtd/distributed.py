@@ -244,6 +244,7 @@ class DistributedSimulation:
             self._native_plans()
         self.native = {kind: kind in self._plans for kind in ("h", "e")}
         self._step_jit = core.jit(self._step) if jit else self._step
+        self._advance_jit = core.jit(self._advance) if jit else self._advance
 
     @classmethod
     def from_simulation(cls, sim, group=None, jit=True, native=None):
@@ -613,6 +614,23 @@ class DistributedSimulation:
         (E^{n+1}, H^{n+1/2})``, with the two halo exchanges (``step`` = n)."""
         return self._step_jit(self.coeffs, state, _step_tensor(step))[0]
 
+    def _advance(self, coeffs, state, step, carries):
+        """One step and the monitors' updates (one compiled call per step): ``(state,
+        carries, values, halo_h)``; the monitors see the E half step's ghost layer of H."""
+        state, halo, halo_h = self._step(coeffs, state, step)
+        seen = state.replace(aux={**state.aux, _HALO: halo})
+        new, values = [], []
+        for m, carry in zip(self.monitors, carries, strict=True):
+            if m is None:
+                new.append(None)
+                values.append(None)
+                continue
+            carry, value = m.update(carry, seen, step)
+            new.append(carry)
+            values.append(value)
+        # the H half step's exchange stays in the compiled graph (see ``_step``)
+        return state, new, values, halo_h
+
     # ---- the loop ---------------------------------------------------------------------------
     def run(self, steps, state=None, start=0, all_ranks=False):
         """Advance ``steps`` steps from ``state`` (default: zero fields of the slab).
@@ -637,12 +655,11 @@ class DistributedSimulation:
                    for m in self.monitors]  # fmt: skip
         values = [[] for _ in self.monitors]
         for n in range(int(start), int(start) + steps):
-            step = _step_tensor(n)
-            state, halo, _ = self._step_jit(self.coeffs, state, step)  # (``self.step``)
-            seen = state.replace(aux={**state.aux, _HALO: halo})
-            for i, m in enumerate(self.monitors):
-                if m is not None:
-                    carries[i], value = m.update(carries[i], seen, step)
+            state, carries, step_values, _ = self._advance_jit(
+                self.coeffs, state, _step_tensor(n), carries
+            )
+            for i, value in enumerate(step_values):
+                if self.monitors[i] is not None:
                     values[i].append(value)
         results = {}
         for i, glob in enumerate(self.serial.monitors):

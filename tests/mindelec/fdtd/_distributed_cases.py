@@ -78,24 +78,24 @@ def _microstrip():
     return module
 
 
-MICROSTRIP_STEPS = 320
-MICROSTRIP_FREQS = np.linspace(1e9, 12e9, 12)
+MICROSTRIP_STEPS = 400  # the MPI example's --tiny
 
 
 def microstrip_sims():
     """The Sheen et al. filter at the published cells with a thinner frame (4-cell CPML, 1
-    cell of air: 60 x 56 x 13, even in x), one ``Simulation`` per excited port."""
+    cell of air: 60 x 56 x 13, even in x; the MPI example's ``--tiny``), one ``Simulation``
+    per excited port."""
     module = _microstrip()
     return [module.build(e, coarsen=1, npml=4, air=1)[0] for e in (0, 1)]
 
 
-def microstrip_s(results, dt):
+def microstrip_s(results, dt, freqs, steps=MICROSTRIP_STEPS):
     """``{"ports": S, "planes": S}`` ``[nf, 2, 2]`` from the two runs' monitor results (the
-    example's extraction: Kurokawa power waves, ``S = B A^-1``)."""
+    serial example's extraction: Kurokawa power waves, ``S = B A^-1``)."""
     from mindelec.fdtd.lumped import port_times
     from mindelec.fdtd.sparams import SParameterSolver
 
-    t_v, t_i = port_times(MICROSTRIP_STEPS, dt)
+    t_v, t_i = port_times(steps, dt)
     out = {}
     for key, (a, b) in {"ports": ("p1", "p2"), "planes": ("r1", "r2")}.items():
         solver = SParameterSolver(
@@ -106,7 +106,7 @@ def microstrip_s(results, dt):
             2, dt, t_v, t_i, z0=50.0,
         )  # fmt: skip
         solver.solve()
-        out[key] = solver.eval(MICROSTRIP_FREQS).numpy()
+        out[key] = solver.eval(freqs).numpy()
     return out
 
 

@@ -2,8 +2,7 @@
 
 CASE ``2d`` / ``3d`` / ``tfsf``: the run on P x slabs, fields gathered, monitors reduced to rank 0;
 ``mixed`` / ``mixed_native``: ``case_mixed`` (Mur, CPML, dispersive media, lumped port and
-resistor, port and flux monitors) on the composite / native update; ``ports``: both
-excitations of the microstrip filter (native update), the S-matrices on rank 0; ``grad``: the
+resistor, port and flux monitors) on the composite / native update; ``grad``: the
 gradient of ``grad_loss`` (rank 0's monitors) with respect to the eps map, summed over ranks
 (each rank's gradient covers its slab); ``port_grad``: the same for ``port_grad_loss`` (a
 lumped port's S11 and a flux), on the native update; ``bad``: 2 ranks on 25 x cells. Each rank
@@ -64,19 +63,6 @@ def port_grad(case):
     np.savez(out / f"{case}_rank{rank}.npz", g=g.asnumpy(), loss=value.asnumpy())
 
 
-def ports(case):
-    results = []
-    for sim in cases.microstrip_sims():
-        dist = DistributedSimulation.from_simulation(sim)
-        assert dist.native == {"h": True, "e": True} or not sim._plans, dist.native
-        results.append({k: v.asnumpy() for k, v in dist.run(cases.MICROSTRIP_STEPS)[1].items()})
-    dt = sim.grid.dt
-    save = {f"e{e}_{k}": v for e, res in enumerate(results) for k, v in res.items()}
-    if rank == 0:
-        save.update({f"s_{k}": v for k, v in cases.microstrip_s(results, dt).items()})
-    np.savez(out / f"{case}_rank{rank}.npz", **save)
-
-
 def mixed(case):
     grid, materials, kw, media, steps = cases.case_mixed()
     native = case == "mixed_native"
@@ -99,6 +85,6 @@ def run(case):
 
 
 for name in sys.argv[2:]:
-    workers = {"bad": bad, "grad": grad, "port_grad": port_grad, "ports": ports}
+    workers = {"bad": bad, "grad": grad, "port_grad": port_grad}
     workers.update(mixed=mixed, mixed_native=mixed)
     workers.get(name, run)(name)

@@ -11,6 +11,8 @@ by the CPU kernels (``cpu_impls/arrays.py``).
 
 import numpy as np
 
+from .threads import blas_for_lapack
+
 
 def scipy_linalg(xp):
     """scipy.linalg for numpy arrays, cupyx.scipy.linalg for cupy arrays."""
@@ -24,9 +26,12 @@ def scipy_linalg(xp):
 
 
 def lapack_call(name, fn, *args):
-    """``fn(*args)``, with LAPACK's LinAlgError reworded to name the op ``name``."""
+    """``fn(*args)``, with LAPACK's LinAlgError reworded to name the op ``name``; large
+    operands get the BLAS threads that core's own GEMM otherwise holds at one
+    (``threads.blas_for_lapack``)."""
     try:
-        return fn(*args)
+        with blas_for_lapack(*args):
+            return fn(*args)
     except np.linalg.LinAlgError as err:
         msg = str(err)
         if "singular" in msg.lower():

@@ -2,7 +2,8 @@
 
 - ``reshape`` and ``matmul``: a transposed view is copied in tiles (``cpu_layout``) instead of
   numpy's element order, which is many times slower for large arrays (einsum's operands,
-  gradients of broadcasts).
+  gradients of broadcasts); on several threads, large products run as panels on our pool over
+  one-thread BLAS calls (``cpu_gemm``).
 - ``triangular_solve``: LAPACK's triangular solver through scipy where it beats the
   reference's batched LU solve (large matrices, few of them).
 - ``fft``, ``rfft``, ``irfft``: scipy.fft, which keeps float32/complex64 in single precision,
@@ -15,7 +16,7 @@ that routine replaced, so the primitive's code is written once.
 
 import numpy as np
 
-from .. import cpu_layout, kernels
+from .. import cpu_gemm, cpu_layout, kernels
 from ..linalg import lapack_call
 from ..threads import get_num_threads
 
@@ -54,8 +55,14 @@ _TILED_COPY = _Namespace(ascontiguousarray=cpu_layout.ascontiguousarray)
 
 @kernels.register("matmul")
 def _matmul(reference):
-    # the reference copies operands BLAS cannot read (neither rows nor columns contiguous)
+    # several threads: panels of the product on our pool over one-thread BLAS (cpu_gemm: no
+    # spinning BLAS threads left to starve the FFTs and kernels that follow); otherwise the
+    # reference, which copies operands BLAS cannot read (neither rows nor columns contiguous)
     def impl(xp, x, y):
+        if xp is np:
+            out = cpu_gemm.matmul(x, y)
+            if out is not None:
+                return out
         return reference(_TILED_COPY if xp is np else xp, x, y)
 
     return impl

@@ -70,12 +70,15 @@ The fields are the serial ones to round-off (the same arithmetic cell by cell; s
 cut are regrouped), and so are gradients through ``run`` with ``core.grad`` (materials,
 amplitudes...), on the composite and the native update (whose adjoint is native).
 
-Gradients: every rank must take the same path through the exchanges' derivatives, so the
-differentiated Tensors must reach every rank's fields: material maps do (each slab's
-coefficients), soft point sources and lumped sources do (elsewhere they add 0 x their value
-at the slab's first cell), monitors do (a rank without one contributes 0 x its fields). A hard
-source's parameters or an initial state given on one rank only do not: differentiate those on
-a single rank.
+Gradients: ``core.grad`` of a loss of rank 0's results gives each rank the derivative
+through its own slab: sum it over the ranks (``core.communication.all_reduce``): a material
+map's gradient is each slab's part of it, a replicated parameter's (an amplitude) the sum of
+its uses on every slab. Every rank must take the same path through the exchanges'
+derivatives, so the differentiated Tensors must reach every rank's fields: material maps do
+(each slab's coefficients), soft point sources, lumped sources and plane waves do (where
+they have no cell they add 0 x their value at the slab's first cell), monitors do (a rank
+without one contributes 0 x its fields). A hard source's parameters or an initial state
+given on one rank only do not: differentiate those on a single rank.
 
 Not supported (a ``NotImplementedError`` naming the feature): source classes not named above
 (a user's own ``Source`` subclass: its ``inject`` would see the slab's indices),
@@ -189,8 +192,10 @@ class DistributedSimulation:
 
     Attributes:
         rank, size, start, stop: this rank, the slab count, its x cells ``[start, stop)``.
-        serial: the global ``Simulation`` (checks, coefficients); ``local_grid``: the slab's.
+        serial: the global ``Simulation`` (checks, coefficients; built with ``native=False``);
+            ``local_grid``: the slab's.
         native: whether the half steps run natively (``{"h": bool, "e": bool}``).
+        sources, monitors: this rank's parts (None where it has none).
 
     Raises:
         ValueError: on every rank, when the world size does not divide ``nx`` (or leaves

@@ -199,3 +199,28 @@ def case_tfsf():
                   fdtd.DFTMonitor("ez", FREQS, name="dft_all", allow_pml=True)],
     )  # fmt: skip
     return grid, materials, kw, 40
+
+
+def case_amp_grad(amp):
+    """TMz 16 x 12, CPML x and y: a port on rank 0's slab only (rank 1 gets the 0 x value
+    stand-in), an oblique TF/SF plane wave from tables and an aligned one (auxiliary grid),
+    all scaled by the scalar ``amp``; loss: the port voltage's and a probe's energy."""
+    from mindelec.fdtd.tfsf import PlaneWave
+    from mindelec.fdtd.waveforms import Gaussian
+
+    grid = fdtd.Grid((16, 12), 1e-3, dtype="float64")
+    port = fdtd.VoltageSource("z", (4, 6), waveform=Gaussian(2e10), amplitude=amp, name="p1")
+    kw = dict(
+        boundaries={"x": fdtd.CPML(3), "y": fdtd.CPML(3)},
+        sources=[port,
+                 PlaneWave((5, 4), (11, 7), Gaussian(1.2e10), direction=30.0, method="array",
+                           amplitude=amp * 0.5, name="pw"),
+                 PlaneWave((5, 4), (11, 7), Gaussian(1.2e10), direction="+x",
+                           amplitude=amp * 0.3, name="pw_x")],
+        monitors=[port.voltage_monitor(), fdtd.PointProbe("ez", (12, 6))],
+    )  # fmt: skip
+    return grid, kw, 30
+
+
+def amp_grad_loss(results):
+    return (results["p1_v"] ** 2).sum() + (results["probe"] ** 2).sum() * 1e3

@@ -5,7 +5,9 @@ CASE ``2d`` / ``3d`` / ``tfsf``: the run on P x slabs, fields gathered, monitors
 resistor, port and flux monitors) on the composite / native update; ``grad``: the
 gradient of ``grad_loss`` (rank 0's monitors) with respect to the eps map, summed over ranks
 (each rank's gradient covers its slab); ``port_grad``: the same for ``port_grad_loss`` (a
-lumped port's S11 and a flux), on the native update; ``bad``: 2 ranks on 25 x cells. Each rank
+lumped port's S11 and a flux), on the native update; ``amp_grad``: the gradient of
+``amp_grad_loss`` with respect to the amplitude of a port and two plane waves, summed over
+ranks; ``bad``: 2 ranks on 25 x cells. Each rank
 writes ``OUT/<CASE>_rank<r>.npz`` (or ``.txt``).
 """
 
@@ -63,6 +65,17 @@ def port_grad(case):
     np.savez(out / f"{case}_rank{rank}.npz", g=g.asnumpy(), loss=value.asnumpy())
 
 
+def amp_grad(case):
+    def loss(amp):
+        grid, kw, steps = cases.case_amp_grad(amp)
+        return cases.amp_grad_loss(DistributedSimulation(grid, **kw).run(steps)[1])
+
+    amp = core.tensor(1.3, dtype=core.float64)
+    # a replicated parameter: each rank's gradient holds its slab's uses of it; sum them
+    g = comm.all_reduce(core.grad(loss)(amp))
+    np.savez(out / f"{case}_rank{rank}.npz", g=g.asnumpy(), loss=loss(amp).asnumpy())
+
+
 def mixed(case):
     grid, materials, kw, media, steps = cases.case_mixed()
     native = case == "mixed_native"
@@ -85,6 +98,6 @@ def run(case):
 
 
 for name in sys.argv[2:]:
-    workers = {"bad": bad, "grad": grad, "port_grad": port_grad}
+    workers = {"bad": bad, "grad": grad, "port_grad": port_grad, "amp_grad": amp_grad}
     workers.update(mixed=mixed, mixed_native=mixed)
     workers.get(name, run)(name)

@@ -32,7 +32,7 @@ MPIEXEC, needs_mpi = _mpi.MPIEXEC, _mpi.needs_mpi
 def launched(tmp_path_factory):
     out = tmp_path_factory.mktemp("fdtd_distributed")
     _mpi.mpirun(HERE / "_distributed_worker.py", out, "2d", "3d", "tfsf", "mixed", "mixed_native", "grad",
-                "port_grad", "bad", wall=300,
+                "port_grad", "amp_grad", "bad", wall=300,
                 check=True)  # fmt: skip
     return out
 
@@ -133,6 +133,22 @@ def test_port_gradient_two_ranks_native_equal_serial(launched):
         got = np.load(launched / f"port_grad_rank{r}.npz")
         np.testing.assert_allclose(got["loss"], loss(eps0).asnumpy(), rtol=1e-12)
         np.testing.assert_allclose(got["g"], want, rtol=1e-10, atol=1e-12 * abs(want).max())
+
+
+@needs_mpi
+def test_amplitude_gradient_port_and_plane_waves_two_ranks_equal_serial(launched):
+    def loss(amp):
+        grid, kw, steps = cases.case_amp_grad(amp)
+        return cases.amp_grad_loss(fdtd.Simulation(grid, native=False, **kw).run(steps)[1])
+
+    amp = core.tensor(1.3, dtype=core.float64)
+    want = core.grad(loss)(amp).asnumpy()
+    assert abs(want) > 0
+    got = np.load(launched / "amp_grad_rank0.npz")
+    np.testing.assert_allclose(got["loss"], loss(amp).asnumpy(), rtol=1e-12)
+    for r in range(2):
+        np.testing.assert_allclose(np.load(launched / f"amp_grad_rank{r}.npz")["g"], want,
+                                   rtol=1e-12)  # fmt: skip
 
 
 @needs_mpi

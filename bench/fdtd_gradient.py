@@ -116,9 +116,8 @@ def make_problem(n=100, steps=2000, npml=10, dtype="float32", native_loop=True):
     rng = np.random.default_rng(0)
     rho0 = core.tensor(0.1 * rng.standard_normal(setup.design_shape), dtype=setup.grid.dtype)
 
-    def loss(rho, checkpoint=None):
-        eps = setup.node_map(setup.cell_map(rho))
-        sim = fdtd.Simulation(
+    def simulation(eps):
+        return fdtd.Simulation(
             setup.grid,
             fdtd.Materials(eps_r=eps),
             fdtd.CPML(setup.npml),
@@ -128,10 +127,14 @@ def make_problem(n=100, steps=2000, npml=10, dtype="float32", native_loop=True):
             monitors=[fdtd.PointProbes("ez", setup.receivers, name="receivers")],
             native_loop=native_loop,
         )
-        _, res = sim.run(steps, checkpoint=checkpoint)
+
+    def loss(rho, checkpoint=None):
+        eps = setup.node_map(setup.cell_map(rho))
+        _, res = simulation(eps).run(steps, checkpoint=checkpoint)
         traces = res["receivers"]  # [steps, 8]
         return ((traces - measured[:, 0]) ** 2).sum()
 
+    setup.simulation = simulation  # (the bench's carries column asks it)
     return loss, rho0, setup
 
 
@@ -154,6 +157,9 @@ def carries_stored(checkpoint, steps) -> int:
         return steps
     seg, inner = plan
     return math.ceil(steps / seg) + carries_stored(inner, seg)
+
+
+CLOCKS = {"wall": time.perf_counter, "cpu": time.process_time, "thread": time.thread_time}
 
 
 def measure(fn, repeat=3, clock=time.perf_counter):
@@ -193,8 +199,15 @@ def run(
     """Measure the forward row and every gradient row (``clock``: "wall" = perf_counter, "cpu" =
     process_time, steadier on a shared machine with one thread); returns ``(rows, carry
     bytes, setup)``."""
-    clock = {"wall": time.perf_counter, "cpu": time.process_time}[clock]
+    clock = CLOCKS[clock]
     loss, rho0, setup = make_problem(n, steps, npml, native_loop=native_loop)
+    native = setup.simulation(setup.node_map(setup.cell_map(rho0)))._native_run
+
+    def stored(checkpoint):
+        if native is None:
+            return carries_stored(checkpoint, steps)
+        return native.reverse_carries(steps, checkpoint)
+
     rows = []
     fwd = core.jit(lambda rho: loss(rho))
     t, peak, _ = measure(lambda: fwd(rho0), repeat, clock)
@@ -214,7 +227,7 @@ def run(
                 "label": label,
                 "seconds": t,
                 "peak": peak,
-                "stored": carries_stored(checkpoint, steps),
+                "stored": stored(checkpoint),
                 "grad_rel_diff": rel,
             }
         )
@@ -232,7 +245,7 @@ def format_table(rows, carry, title):
         f"{'carries x carry MiB':>20} {'|g - g_1st|/|g|':>16}",
     ]
     for r in rows:
-        stored = "-" if r["stored"] is None else str(r["stored"])
+        stored = "-" if r["stored"] is None else f"{r['stored']:.0f}"
         bound = "-" if r["stored"] is None else f"{r['stored'] * carry / 2**20:.1f}"
         diff = f"{r['grad_rel_diff']:.1e}" if "grad_rel_diff" in r else "-"
         lines.append(
@@ -248,7 +261,20 @@ def main(argv=None):
     parser.add_argument("--n", type=int, default=100, help="cells per side")
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--clock", default="wall", choices=("wall", "cpu"))
+    parser.add_argument(
+        "--clock",
+        default="wall",
+        choices=tuple(CLOCKS),
+        help="wall: perf_counter; cpu: process_time (all threads); thread: thread_time of the "
+        "calling thread (a loaded machine's proxy of the wall time on free cores, when the "
+        "worker thread has the lighter share)",
+    )
+    parser.add_argument(
+        "--threads",
+        default=None,
+        help="comma-separated thread counts to run the table at, in this process "
+        "(default: core.get_num_threads(), then 1 if that is more)",
+    )
     parser.add_argument(
         "--no-store-all",
         action="store_true",
@@ -267,18 +293,35 @@ def main(argv=None):
         args.n, args.steps, args.repeat, configs, npml = 32, 200, 1, TINY_CONFIGS, 5
     if args.no_store_all:
         configs = tuple(c for c in configs if c[1] is not False)
-    threads = core.get_num_threads() if hasattr(core, "get_num_threads") else "?"
-    title = (
-        f"FDTD inverse-design gradient: {args.n} x {args.n} TMz cells, {args.steps} steps, "
-        f"1 source, 8 receivers, float32, threads {threads}, {args.clock} clock, "
-        f"{'scan' if args.scan_loop else 'native'} loop"
-    )
-    print(title, flush=True)
-    rows, carry, _ = run(
-        args.n, args.steps, npml, configs, args.repeat, args.clock, native_loop=not args.scan_loop
-    )
-    print(format_table(rows, carry, title))
-    return rows
+    default = core.get_num_threads()
+    if args.threads is None:
+        counts = [default] + ([1] if default > 1 else [])
+    else:
+        counts = [int(t) for t in args.threads.split(",")]
+    tables = []
+    try:
+        for threads in counts:
+            core.set_num_threads(threads)
+            title = (
+                f"FDTD inverse-design gradient: {args.n} x {args.n} TMz cells, {args.steps} "
+                f"steps, 1 source, 8 receivers, float32, threads {threads}, {args.clock} clock, "
+                f"{'scan' if args.scan_loop else 'native'} loop"
+            )
+            print(title, flush=True)
+            rows, carry, _ = run(
+                args.n,
+                args.steps,
+                npml,
+                configs,
+                args.repeat,
+                args.clock,
+                native_loop=not args.scan_loop,
+            )
+            tables.append(rows)
+            print(format_table(rows, carry, title), flush=True)
+    finally:
+        core.set_num_threads(default)
+    return tables[0] if len(tables) == 1 else tables
 
 
 if __name__ == "__main__":

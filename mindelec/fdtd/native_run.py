@@ -41,6 +41,7 @@ import concurrent.futures
 import ctypes
 import math
 import threading
+import time
 
 import numpy as np
 
@@ -500,6 +501,30 @@ class NativeRun:
             slots.append((which, layout[(group, c.split("_", 1)[1])]))
         return off_e, off_h, targets[0], targets[1], slots
 
+    def reverse_carries(self, steps, checkpoint, pipeline=None):
+        """Memory of the reverse pass in states (``carry`` numbers each; the float counts the
+        cotangent stores as fractions): the saved segment starts of every level (as
+        ``core.ops.scan`` stores them), the leaf buffer of ``segment + 1`` states and, when
+        pipelining (``None``: as this machine's thread count decides), a second leaf buffer
+        and the two stores of the cotangents the coefficient maps need."""
+        policy = as_policy(checkpoint)
+        if pipeline is None:
+            pipeline = self._threads()[0]
+        stored, length = 0, steps
+        plan = policy.plan(length)
+        if plan is None:
+            return float(steps + 1)
+        while plan is not None:
+            seg, policy = plan
+            stored += math.ceil(length / seg)
+            length = seg
+            plan = policy.plan(length)
+        stored += length + 1
+        if pipeline:
+            per_step = sum(sh[1] for sh in self.store_shapes(1) if sh is not None)
+            stored += length + 1 + 2 * length * per_step / self.carry
+        return float(stored)
+
     def _threads(self):
         """``(pipeline, kernel threads)``: recompute on a second thread when there are two and
         the kernels cannot split this grid's rows among them (``native_yee``'s grain)."""
@@ -753,6 +778,12 @@ class NativeRun:
                 values = np.zeros((steps, 0), dtype=dtype)
             ctx = self._context(dtype, coefs, profiles)
             pipeline, threads = self._threads()
+            if (
+                pipeline
+                and policy.budget is not None
+                and self.reverse_carries(steps, policy, True) > policy.budget
+            ):
+                pipeline = False  # the second segment buffer would break the budget
             out = np.empty(self.carry + steps * self.n_inj + n_coef * self.cells, dtype=dtype)
             gvalues = out[self.carry : self.carry + steps * self.n_inj]
             gt = np.ascontiguousarray(gt.reshape(-1))
@@ -892,19 +923,31 @@ class _Reverse:
         order = list(reversed(segments))
         self.recompute(*order[0], bufs[0])
         pool = _worker()
+        # per segment: its coefficient cotangents on the worker (after its adjoint) or in its
+        # adjoint's own passes ("both": cheaper in total, the curl is shared, but on the
+        # critical path). Chosen as the work goes, by the CPU time each thread has spent so
+        # far (time.thread_time: not skewed by other processes), to balance the two.
+        on_worker = [False] * len(order)
+        spent = [0.0, 0.0]  # main, worker
 
         def behind(i):  # the worker's share while segment i's adjoint runs
-            if i >= 1:
+            t0 = time.thread_time()
+            if i >= 1 and on_worker[i - 1]:
                 self.coef(bufs[(i - 1) % 2], order[i - 1][2], stores[(i - 1) % 2])
             if i + 1 < len(order):
                 self.recompute(*order[i + 1], bufs[(i + 1) % 2])
+            spent[1] += time.thread_time() - t0
 
         for i, (_start, k0, n) in enumerate(order):
+            on_worker[i] = spent[1] <= spent[0]
             ahead = pool.submit(behind, i)
-            self.adjoint(bufs[i % 2], k0, n, stores[i % 2])
+            t0 = time.thread_time()
+            self.adjoint(bufs[i % 2], k0, n, stores[i % 2] if on_worker[i] else None)
+            spent[0] += time.thread_time() - t0
             ahead.result()
         last = len(order) - 1
-        self.coef(bufs[last % 2], order[last][2], stores[last % 2])
+        if on_worker[last]:
+            self.coef(bufs[last % 2], order[last][2], stores[last % 2])
 
     def coef(self, buf, steps, store):
         self.run._run_coef(self.ctx, buf, steps, store, self.acc[0], self.acc[1], self.threads)

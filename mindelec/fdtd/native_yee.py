@@ -369,6 +369,9 @@ class HalfStep:
         stream = stream and mode == "forward"
         put = "+=" if accumulate and mode != "forward" else "="
         coef_part = coef if mode == "adj1" else "both"
+        # the forward's whole-row loop with slab fixups (the last write wins) also suits the
+        # adjoint's elementwise pass when it only stores (no summed coefficient slots)
+        fast_row = mode == "forward" or (mode == "adj1" and coef_part == "none")
         update_fwd = self.kind == "h"  # the update's curls take forward differences
         fwd = update_fwd if mode != "adj2" else not update_fwd
         off = 3 - self.grid.ndim  # grid axis a is loop axis a + off (missing axes in front)
@@ -528,7 +531,7 @@ class HalfStep:
         body_z = "\n    ".join(
             line
             for o, terms in enumerate(self.terms.values())
-            if mode == "forward" and any(j + off == 2 for j, _k, _s in terms)
+            if fast_row and any(j + off == 2 for j, _k, _s in terms)
             for line in lines[starts[o] : ends[o]]
         )
 
@@ -593,7 +596,7 @@ class HalfStep:
             + " }"
         )
         inner = "\n      ".join([edge_call, *loops])
-        if mode == "forward":
+        if fast_row:
             # one loop over the whole row with the interior formula (full vectors, no scalar
             # tails: the boundary cell reads the next row's first cell, a value it discards),
             # then the z-slab cells and the boundary cell recomputed over it with their own

@@ -1,0 +1,185 @@
+"""The whole time loop as one native call (``native_run``) against the loop staged as a
+``core.ops.scan``: values, gradients under checkpointing (one and two threads), finite
+differences, the fallbacks and the memory accounting."""
+
+import numpy as np
+import pytest
+
+import core
+import core.native
+from core import ops
+from mindelec import fdtd
+from mindelec.fdtd.waveforms import Gaussian
+
+pytestmark = pytest.mark.skipif(not core.native.available(), reason="no C compiler")
+
+CASES = [
+    ((16,), None, fdtd.CPML(4)),
+    ((12, 11), "TMz", {"x": fdtd.CPML(3), "y": fdtd.Periodic()}),
+    ((11, 12), "TEz", {"x": fdtd.PMC(), "y": (fdtd.CPML(2), fdtd.PEC())}),
+    ((8, 7, 9), None, {"x": fdtd.CPML(2), "y": fdtd.PMC(), "z": fdtd.Periodic()}),
+]
+STEPS = 60
+
+
+def _problem(shape, mode, boundaries, dtype="float64"):
+    """``(grid, loss)``: ``loss(eps, sigma, amp, native_loop, checkpoint)``, a misfit of two
+    E probes (``PointProbes``) and one H probe (``PointProbe``) of a soft point source's run,
+    differentiable in the eps_r and sigma maps and the source amplitude."""
+    spacing = (1e-3, 1.1e-3, 0.9e-3)[: len(shape)]
+    grid = fdtd.Grid(shape, spacing, mode=mode, dtype=dtype)
+    e, h = grid.e_components[-1], grid.h_components[0]
+    mid = tuple(n // 2 for n in shape)
+    near = tuple(n // 2 + 1 for n in shape)
+    far = tuple(n // 2 - 1 for n in shape)
+
+    def loss(eps, sigma, amp, native_loop=True, checkpoint=None):
+        sim = fdtd.Simulation(
+            grid,
+            fdtd.Materials(eps_r=eps, sigma=sigma),
+            boundaries,
+            sources=[fdtd.PointSource(e, mid, Gaussian(1.2e10), amplitude=amp)],
+            monitors=[
+                fdtd.PointProbes(e, [near, far], name="pair", allow_pml=True),
+                fdtd.PointProbe(h, near, name="h", allow_pml=True),
+            ],
+            native_loop=native_loop,
+        )
+        assert (sim._native_run is not None) == native_loop
+        _, res = sim.run(STEPS, checkpoint=checkpoint)
+        weights = core.tensor(np.linspace(0.5, 1.5, STEPS), dtype=grid.dtype)
+        return (weights * (res["pair"] ** 2).sum(axis=1)).sum() + 1e3 * (res["h"] ** 2).sum()
+
+    return grid, loss
+
+
+def _inputs(shape, dtype="float64"):
+    rng = np.random.default_rng(7)
+    eps = core.tensor(1 + rng.random(shape), dtype=dtype)
+    sigma = core.tensor(0.01 * rng.random(shape), dtype=dtype)
+    amp = core.tensor(1.3, dtype=dtype)
+    return eps, sigma, amp
+
+
+@pytest.mark.parametrize(("shape", "mode", "boundaries"), CASES)
+def test_native_loop_equals_scan_values_and_gradients(shape, mode, boundaries):
+    # the same kernels in the same order: the loss to the last bit; the gradient of the
+    # checkpointed native reverse pass (one thread, then two: recomputation and the maps'
+    # cotangents on the worker) against the scan storing every carry, to round-off
+    _, loss = _problem(shape, mode, boundaries)
+    args = _inputs(shape)
+    assert float(loss(*args, True)) == float(loss(*args, False))
+    reference = core.grad(lambda *a: loss(*a, False, False), grad_position=(0, 1, 2))(*args)
+    default = core.get_num_threads()
+    try:
+        for threads in (1, 2):
+            core.set_num_threads(threads)
+            # (every carry; two levels, pipelined on two threads; every 8th; three levels)
+            for checkpoint in (False, None, 8, ops.CheckpointPolicy(budget=12)):
+                got = core.grad(
+                    lambda *a, c=checkpoint: loss(*a, True, c), grad_position=(0, 1, 2)
+                )(*args)
+                for g, r in zip(got, reference, strict=True):
+                    r = r.asnumpy()
+                    assert np.abs(r).max() > 0
+                    np.testing.assert_allclose(
+                        g.asnumpy(), r, rtol=1e-11, atol=1e-12 * np.abs(r).max()
+                    )
+    finally:
+        core.set_num_threads(default)
+
+
+def test_native_loop_gradient_matches_central_differences():
+    # float64, 2D TMz with a CPML, under the default (sqrt) checkpointing and two threads
+    shape, mode, boundaries = CASES[1]
+    _, loss = _problem(shape, mode, boundaries)
+    eps, sigma, amp = _inputs(shape)
+    default = core.get_num_threads()
+    core.set_num_threads(2)
+    try:
+        g_eps, g_amp = core.grad(lambda e, a: loss(e, sigma, a), grad_position=(0, 1))(eps, amp)
+    finally:
+        core.set_num_threads(default)
+    rng = np.random.default_rng(3)
+    direction = rng.standard_normal(shape)
+    h = 1e-6
+
+    def at(t, a=0.0):
+        e = core.tensor(eps.asnumpy() + t * direction, dtype=core.float64)
+        return float(loss(e, sigma, core.tensor(float(amp) + a, dtype=core.float64)))
+
+    fd = (at(h) - at(-h)) / (2 * h)
+    np.testing.assert_allclose(float((g_eps.asnumpy() * direction).sum()), fd, rtol=1e-4)
+    fd_amp = (at(0.0, h) - at(0.0, -h)) / (2 * h)
+    np.testing.assert_allclose(float(g_amp), fd_amp, rtol=1e-4)
+
+
+def test_initial_state_gradient_and_float32():
+    # a gradient with respect to the initial fields (the state's cotangent out of the
+    # reverse pass), float32, three checkpoint levels
+    grid = fdtd.Grid((14, 13), 1e-3, dtype="float32")
+    rng = np.random.default_rng(5)
+    ez0 = core.tensor(rng.standard_normal((14, 13)), dtype=core.float32)
+
+    def loss(ez, native_loop, checkpoint):
+        sim = fdtd.Simulation(
+            grid,
+            fdtd.Materials(eps_r=2.0),
+            fdtd.CPML(3),
+            monitors=[fdtd.PointProbes("ez", [(7, 6), (5, 8)])],
+            native_loop=native_loop,
+        )
+        state, res = sim.run(50, state=sim.initial_state(ez=ez), checkpoint=checkpoint)
+        return (res["probes"] ** 2).sum() + (state.ez**2).sum()
+
+    reference = core.grad(lambda z: loss(z, False, False))(ez0).asnumpy()
+    for checkpoint in (None, ops.CheckpointPolicy(budget=12)):
+        got = core.grad(lambda z, c=checkpoint: loss(z, True, c))(ez0).asnumpy()
+        np.testing.assert_allclose(got, reference, rtol=1e-4, atol=1e-5 * np.abs(reference).max())
+
+
+def test_fallbacks_to_the_scan():
+    grid = fdtd.Grid((12, 12), 1e-3, dtype="float64")
+    source = fdtd.PointSource("ez", (6, 6), Gaussian(1.2e10))
+    # a monitor that is not a point sample, a hard source: the scan runs the loop
+    energy = fdtd.EnergyMonitor(grid, fdtd.Materials())
+    assert fdtd.Simulation(grid, boundaries=fdtd.CPML(3), monitors=[energy])._native_run is None
+    hard = fdtd.PointSource("ez", (6, 6), Gaussian(1.2e10), hard=True)
+    assert fdtd.Simulation(grid, boundaries=fdtd.CPML(3), sources=[hard])._native_run is None
+
+    class Doubled(fdtd.PointProbe):  # overrides record: not the points it names
+        def record(self, state, step):
+            return 2.0 * super().record(state, step)
+
+    probe = Doubled("ez", (7, 7))
+    sim = fdtd.Simulation(grid, boundaries=fdtd.CPML(3), sources=[source], monitors=[probe])
+    assert sim._native_run is None
+    plain = fdtd.PointProbe("ez", (7, 7))
+    ref = fdtd.Simulation(grid, boundaries=fdtd.CPML(3), sources=[source], monitors=[plain])
+    assert ref._native_run is not None
+    np.testing.assert_array_equal(
+        sim.run(20)[1]["probe"].asnumpy(), 2.0 * ref.run(20)[1]["probe"].asnumpy()
+    )
+
+
+def test_reverse_memory_accounting_and_budget():
+    grid = fdtd.Grid((16, 16), 1e-3, dtype="float32")
+    sim = fdtd.Simulation(
+        grid,
+        fdtd.Materials(eps_r=core.tensor(np.full((16, 16), 2.0), dtype=core.float32)),
+        fdtd.CPML(3),
+        sources=[fdtd.PointSource("ez", (8, 8), Gaussian(1.2e10))],
+        monitors=[fdtd.PointProbe("ez", (9, 9))],
+    )
+    run = sim._native_run
+    # two levels, 2000 steps: 45 segment starts + one segment buffer of 45 + 1 states (as
+    # core.ops.scan stores: ~2 sqrt(N)); pipelining adds a second buffer and the stores of
+    # E_z's cotangent (one component of the 2D state's three plus psi)
+    assert run.reverse_carries(2000, None, False) == 45 + 46
+    piped = run.reverse_carries(2000, None, True)
+    assert 45 + 2 * 46 < piped < 45 + 2 * 46 + 2 * 45 * 0.4
+    assert run.reverse_carries(100, False) == 101
+    for budget in (24, 64):
+        # "about" the budget: the leaf buffer also holds a copy of its segment's start
+        policy = ops.CheckpointPolicy(budget=budget)
+        assert run.reverse_carries(2000, policy, False) <= budget + 1

@@ -249,7 +249,9 @@ class DistributedSimulation:
             self._native_plans()
         self.native = {kind: kind in self._plans for kind in ("h", "e")}
         self._step_jit = core.jit(self._step) if jit else self._step
-        self._advance_jit = core.jit(self._advance) if jit else self._advance
+        self._run_jit = self._run
+        if jit:
+            self._run_jit = core.jit(self._run, static_argnames=("steps", "checkpoint"))
 
     @classmethod
     def from_simulation(cls, sim, group=None, jit=True, native=None):
@@ -637,10 +639,33 @@ class DistributedSimulation:
         return state, new, values, halo_h
 
     # ---- the loop ---------------------------------------------------------------------------
-    def run(self, steps, state=None, start=0, all_ranks=False):
+    def _run(self, coeffs, state, start, steps, checkpoint):
+        """The loop as one ``core.ops.scan`` (``Simulation._run``): ``(state, carries,
+        values)``, ``values[i]`` the stacked per-step values of this rank's monitor ``i``."""
+        carries0 = [m.init_carry(self.local_grid, state) if m is not None else None
+                    for m in self.monitors]  # fmt: skip
+
+        def body(carry, n):
+            state, carries = carry
+            state, carries, values, _ = self._advance(coeffs, state, n, carries)
+            return (state, carries), values
+
+        steps_index = start + ops.arange(steps, dtype=core.int64)
+        (state, carries), values = ops.scan(
+            body, (state, carries0), xs=steps_index, checkpoint=checkpoint
+        )
+        return state, carries, values
+
+    def run(self, steps, state=None, start=0, all_ranks=False, checkpoint=None):
         """Advance ``steps`` steps from ``state`` (default: zero fields of the slab).
 
+        As ``Simulation.run``, the steps are one ``core.ops.scan`` compiled with ``core.jit``
+        (``jit=False``: the same scan, eager), whose reverse pass under ``core.grad`` stores
+        checkpoints of the carry and recomputes the rest (the recomputed steps exchange their
+        halos again, on every rank alike).
+
         Args:
+            steps, state, start, checkpoint: as ``Simulation.run``.
             all_ranks: sum the monitors' results onto every rank (``all_reduce``) instead of
                 rank 0 only. Under ``core.grad`` every rank's loss then counts (the VJP of
                 ``all_reduce`` sums the cotangents of the ``P`` copies): the gradient is ``P``
@@ -656,16 +681,10 @@ class DistributedSimulation:
         if steps < 1:
             raise ValueError(f"steps must be >= 1, got {steps}")
         state = self.initial_state() if state is None else state
-        carries = [m.init_carry(self.local_grid, state) if m is not None else None
-                   for m in self.monitors]  # fmt: skip
-        values = [[] for _ in self.monitors]
-        for n in range(int(start), int(start) + steps):
-            state, carries, step_values, _ = self._advance_jit(
-                self.coeffs, state, _step_tensor(n), carries
-            )
-            for i, value in enumerate(step_values):
-                if self.monitors[i] is not None:
-                    values[i].append(value)
+        start_t = core.tensor(int(start), dtype=core.int64)
+        state, carries, values = self._run_jit(
+            self.coeffs, state, start_t, steps=steps, checkpoint=checkpoint
+        )
         results = {}
         for i, glob in enumerate(self.serial.monitors):
             results[glob.name] = self._reduce_monitor(glob, self.monitors[i], carries[i],
@@ -705,10 +724,7 @@ class DistributedSimulation:
                 part = local.finalize(carry, None)
             return self._sum(part + ops.astype(anchor, core.float64), all_ranks)
         # a signal per step: probes, port voltages and currents, time-domain flux
-        if local is None:
-            series = ops.zeros((steps,), dtype=dtype)
-        else:
-            series = ops.stack(values)
+        series = ops.zeros((steps,), dtype=dtype) if local is None else values
         return self._sum(series + anchor, all_ranks)
 
     def gather(self, state):

@@ -131,12 +131,20 @@ def _c2c(x, s, axes, norm, inverse, name):
     return prims_fft.fft(x, axes=axes, inverse=inverse, norm=norm)
 
 
-def _r2c(x, s, axes, norm, name):
+def _r2c(x, s, axes, norm, name, bins=None):
     x = _as_real(x, name)
     axes, s = _axes_sizes(x, s, axes, name)
     norm = _norm(norm, name)
     x = _resize_axes(x, axes, s)
-    return prims_fft.rfft(x, axes=axes, norm=norm)
+    if bins is None:
+        return prims_fft.rfft(x, axes=axes, norm=norm)
+    full = x.shape[axes[-1]] // 2 + 1
+    if isinstance(bins, bool) or not isinstance(bins, (int, np.integer)) or not 1 <= bins <= full:
+        raise ValueError(
+            f"{name}: bins must be an int in [1, {full}] ({x.shape[axes[-1]]} points on axis "
+            f"{axes[-1]} of shape {tuple(x.shape)}), got {bins!r}"
+        )
+    return prims_fft.rfft(x, axes=axes, norm=norm, bins=int(bins))
 
 
 def _c2r(x, s, axes, norm, name):
@@ -151,7 +159,9 @@ def _c2r(x, s, axes, norm, name):
             f"{name}: invalid number of data points {n} from {x.shape[last]} bins on axis {last} of "
             f"shape {tuple(x.shape)}; pass n/s"
         )
-    x = _resize(x, last, n // 2 + 1)
+    if x.shape[last] > n // 2 + 1:
+        x = _resize(x, last, n // 2 + 1)
+    # fewer bins: the prim reads the missing high ones as zeros (no padded copy is made)
     return prims_fft.irfft(x, axes=axes, n=n, norm=norm)
 
 
@@ -168,9 +178,11 @@ def ifft(a, n=None, axis=-1, norm=None):
     return _c2c(a, None if n is None else (n,), (axis,), norm, True, "ifft")
 
 
-def rfft(a, n=None, axis=-1, norm=None):
-    """DFT of real ``a`` along ``axis``: the n//2+1 non-negative frequency bins."""
-    return _r2c(a, None if n is None else (n,), (axis,), norm, "rfft")
+def rfft(a, n=None, axis=-1, norm=None, *, bins=None):
+    """DFT of real ``a`` along ``axis``: the n//2+1 non-negative frequency bins, or only the
+    first ``bins`` of them (beyond numpy: what spectral layers keep; its gradient, and
+    :func:`irfft` of such a truncated spectrum, never build the zero-padded one)."""
+    return _r2c(a, None if n is None else (n,), (axis,), norm, "rfft", bins)
 
 
 def irfft(a, n=None, axis=-1, norm=None):

@@ -13,6 +13,8 @@ All three are linear; JAX's convention holds (linear maps transpose without conj
   form as ``jax._src.lax.fft._irfft_transpose``.
 
 "Dual norm" swaps "backward" and "forward" (the scale factor moves to the other side).
+Truncated spectra (``rfft(..., bins=m)``, ``irfft`` of ``m < n//2+1`` bins) transpose into each
+other: the weights are those of the first ``m`` bins, and no padded spectrum is built.
 """
 
 import numpy as np
@@ -27,29 +29,33 @@ from ._define import def_linear_unary
 _DUAL = {"backward": "forward", "ortho": "ortho", "forward": "backward"}
 
 
-def _bin_weights(n, axis, ndim, dtype, doubled):
-    """[1, 1, ..., m, 1, ...] weights along ``axis`` of the m = n//2+1 half spectrum: 1 on the
-    bins that appear once in the full spectrum (DC, and Nyquist for even n), 2 (``doubled``) or
-    1/2 on the others."""
-    m = n // 2 + 1
-    w = np.full(m, 2.0 if doubled else 0.5)
+def _bin_weights(n, axis, ndim, dtype, doubled, bins=None):
+    """[1, 1, ..., m, 1, ...] weights along ``axis`` of the first m (``bins``, default n//2+1)
+    bins of the half spectrum: 1 on the bins that appear once in the full spectrum (DC, and
+    Nyquist for even n), 2 (``doubled``) or 1/2 on the others."""
+    full = n // 2 + 1
+    w = np.full(full, 2.0 if doubled else 0.5)
     w[0] = 1.0
     if n % 2 == 0:
         w[-1] = 1.0
+    m = full if bins is None else bins
     shape = [1] * ndim
     shape[axis] = m
-    return ops_creation._const(w.reshape(shape).astype(_dt.real_dtype(dtype)))
+    return ops_creation._const(w[:m].reshape(shape).astype(_dt.real_dtype(dtype)))
 
 
-def _rfft_t(g, out, x, axes, norm):
+def _rfft_t(g, out, x, axes, norm, bins=None):
     n = x.shape[axes[-1]]
-    h = ops_elementwise.conj(g) * _bin_weights(n, axes[-1], g.ndim, g.dtype, doubled=False)
-    return irfft(h, axes=axes, n=n, norm=_DUAL[norm])
+    w = _bin_weights(n, axes[-1], g.ndim, g.dtype, doubled=False, bins=g.shape[axes[-1]])
+    return irfft(ops_elementwise.conj(g) * w, axes=axes, n=n, norm=_DUAL[norm])
 
 
 def _irfft_t(g, out, x, axes, n, norm):
-    spec = rfft(g, axes=axes, norm=_DUAL[norm])
-    return ops_elementwise.conj(spec) * _bin_weights(n, axes[-1], g.ndim, spec.dtype, doubled=True)
+    m = x.shape[axes[-1]]
+    kw = {} if m == n // 2 + 1 else {"bins": m}
+    spec = rfft(g, axes=axes, norm=_DUAL[norm], **kw)
+    w = _bin_weights(n, axes[-1], g.ndim, spec.dtype, doubled=True, bins=m)
+    return ops_elementwise.conj(spec) * w
 
 
 def_linear_unary(

@@ -449,10 +449,13 @@ def test_errors_name_the_op_and_shapes():
 
 def test_abstract_rules_reject_bad_arguments():
     c = ShapedArray((3, 4), np.complex128)
+    # fewer bins than n//2+1 are a truncated spectrum (allowed); more are not
     with pytest.raises(
-        ValueError, match=r"irfft: output length 8 needs 5 bins on axis 1, got shape \(3, 4\)"
+        ValueError, match=r"irfft: output length 5 needs 1 to 3 bins on axis 1, got shape \(3, 4\)"
     ):
-        prims_fft.irfft.abstract(c, axes=(1,), n=8, norm="backward")
+        prims_fft.irfft.abstract(c, axes=(1,), n=5, norm="backward")
+    with pytest.raises(ValueError, match=r"rfft: bins=4 must be in \[1, 3\]"):
+        prims_fft.rfft.abstract(ShapedArray((5,), np.float64), axes=(0,), norm="ortho", bins=4)
     with pytest.raises(ValueError, match=r"fft: axes \(0, 2\) are not distinct axes .*\(3, 4\)"):
         prims_fft.fft.abstract(c, axes=(0, 2), inverse=False, norm="backward")
     with pytest.raises(TypeError, match=r"fft: input must be complex, got float64"):
@@ -475,3 +478,47 @@ def test_jit_of_grad_matches_eager():
     g = core.grad(loss, grad_position=(0, 1))
     for eager, jitted in zip(g(T(x), T(w)), core.jit(g)(T(x), T(w))):
         np.testing.assert_allclose(jitted.asnumpy(), eager.asnumpy(), rtol=1e-12, atol=1e-12)
+
+
+# ---- truncated half spectra (rfft(..., bins=m), irfft of m < n//2+1 bins) ---------------------
+@pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
+def test_truncated_spectrum_matches_numpy(norm):
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((3, 4, 12))
+    got = fft.rfft(T(x), bins=4, norm=norm).asnumpy()
+    np.testing.assert_allclose(got, np.fft.rfft(x, norm=norm)[..., :4], rtol=1e-12, atol=1e-12)
+    spec = np.fft.rfft(x)[..., :4]
+    for n in (12, 9, 7):  # numpy's irfft zero-pads the missing high bins
+        np.testing.assert_allclose(
+            fft.irfft(T(spec), n=n, norm=norm).asnumpy(),
+            np.fft.irfft(spec, n=n, norm=norm),
+            rtol=1e-12,
+            atol=1e-12,
+        )
+    jitted = core.jit(lambda v: fft.irfft(fft.rfft(v, bins=4), n=12))(T(x)).asnumpy()
+    np.testing.assert_allclose(jitted, np.fft.irfft(spec, n=12), rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match=r"rfft: bins must be an int in \[1, 7\].*got 8"):
+        fft.rfft(T(x), bins=8)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: fft.rfft(x, bins=2),
+        lambda x: fft.rfft(x, bins=3, norm="ortho"),  # all bins (n = 5)
+        lambda x: fft.irfft(fft.rfft(x, bins=2), n=9),
+        lambda x: fft.irfft(fft.rfft(x, bins=2, norm="forward"), n=4, norm="forward"),
+        lambda x: fft.irfft(fft.fft(x)[..., :2], n=8),
+    ],
+    ids=["rfft_bins", "rfft_all_bins", "irfft_of_bins", "irfft_of_bins_even", "irfft_few_bins"],
+)
+def test_truncated_spectrum_gradients(fn):
+    x = np.random.default_rng(7).standard_normal((4, 5))
+    gradcheck(fn, [T(x)], order=1)
+    gradcheck(lambda v: fn(ops.sin(v)), [T(x)], order=2)
+    f = lambda v: ops.real(fn(v)) if fn(v).dtype.kind == "c" else fn(v)  # noqa: E731
+    np.testing.assert_allclose(
+        core.jacfwd(f)(T(x)).asnumpy(), core.jacrev(f)(T(x)).asnumpy(), rtol=1e-12, atol=1e-12
+    )
+    batched = core.vmap(fn)(T(np.stack([x, 2 * x]))).asnumpy()
+    np.testing.assert_allclose(batched[1], fn(T(2 * x)).asnumpy(), rtol=1e-12, atol=1e-12)

@@ -175,8 +175,9 @@ class _SpectralConvNd(nn.Cell):
         m = self.n_modes
         # rfftn, pruned: the last axis first, cut to its m_d kept frequencies, so that the
         # leading axes transform m_d columns instead of n_d // 2 + 1 (the FFTs commute)
-        x_ft = ops.fft.rfft(x, axis=-1)  # [..., C_in, n_1, ..., n_d // 2 + 1] complex
-        x_ft = ops.slice_axis(x_ft, -1, 0, m[d - 1])  # [..., C_in, n_1, ..., n_{d-1}, m_d]
+        # only the m_d kept bins are returned (and only they reach the gradient: no padded
+        # spectrum is built in the backward pass)
+        x_ft = ops.fft.rfft(x, axis=-1, bins=m[d - 1])  # [..., C_in, n_1, ..., n_{d-1}, m_d]
         for k in range(d - 1):
             x_ft = ops.fft.fft(x_ft, axis=axes[k])
         rdt = ops.real(x_ft).dtype
@@ -209,7 +210,7 @@ class _SpectralConvNd(nn.Cell):
             blocks = merged
         out_ft = blocks[()]  # [..., C_out, n_1, ..., n_{d-1}, m_d]
         # irfftn, pruned the same way: the leading axes on m_d columns, then the last axis,
-        # which irfft zero-pads from m_d to n_d // 2 + 1 frequencies
+        # whose transform reads the m_d bins as the spectrum with the higher ones zero
         for k in range(d - 1):
             out_ft = ops.fft.ifft(out_ft, axis=axes[k])
         y = ops.fft.irfft(out_ft, n=sizes[-1], axis=-1)  # [..., C_out, n_1, ..., n_d]

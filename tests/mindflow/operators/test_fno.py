@@ -309,7 +309,9 @@ def _peak_bytes(fn):
 
 def test_recompute_cuts_the_peak_memory_of_a_gradient():
     """8 Fourier layers: keeping only each block's input instead of its activations cuts the
-    gradient's peak at least in half, eagerly and under jit (measured: about 3x and 4x)."""
+    gradient's peak by at least 40%, eagerly and under jit (measured: 1.85x and 1.8x; 2.2x and
+    2.3x while the spectral layers still saved their zero-padded spectra, whose removal cut
+    the plain peak by a quarter)."""
     x = _t(np.random.default_rng(0).standard_normal((4, 256, 1)).astype(np.float32))
     peaks = {}
     for rc in (False, True):
@@ -321,7 +323,7 @@ def test_recompute_cuts_the_peak_memory_of_a_gradient():
         g(x), jg(x)  # warm up (the first jit call traces)
         peaks[rc] = (_peak_bytes(lambda g=g: g(x)), _peak_bytes(lambda jg=jg: jg(x)))
     for mode, plain, cut in zip(("eager", "jit"), peaks[False], peaks[True]):
-        assert cut <= 0.5 * plain, f"{mode}: recompute peak {cut} vs {plain}"
+        assert cut <= 0.6 * plain, f"{mode}: recompute peak {cut} vs {plain}"
 
 
 def test_data_format_channels_first_matches_channels_last():

@@ -177,6 +177,27 @@ def main():
         return out
 
     runner.model.forward = logged_forward
+    # CPU clock marks around the stages that Protenix's time tracker times by wall clock:
+    # trunk = get_pairformer_output, diffusion = from there to the distogram head (cache prep
+    # + sampler), confidence = distogram head + contact probabilities + confidence head
+    marks = {}
+
+    def marked(obj, attr, before=None, after=None):
+        fn = getattr(obj, attr)
+
+        def wrapper(*a, **k):
+            if before and before not in marks:
+                marks[before] = time.process_time()
+            out = fn(*a, **k)
+            if after:
+                marks[after] = time.process_time()
+            return out
+
+        setattr(obj, attr, wrapper)
+
+    marked(runner.model, "get_pairformer_output", "trunk0", "trunk1")
+    marked(runner.model.distogram_head, "forward", "conf0")
+    marked(runner.model, "run_confidence_head", None, "conf1")
     t = _clock()
     configs = ri.update_inference_configs(configs, data["N_token"].item())
     runner.update_model_configs(configs)
@@ -189,12 +210,15 @@ def main():
                                          if v != "non-polymer"})
     stages["write"] = _since(t)
     tt = logs[-1]["time"]
+    cpu = {"trunk": marks["trunk1"] - marks["trunk0"],
+           "diffusion": marks["conf0"] - marks["trunk1"],
+           "confidence": marks["conf1"] - marks["conf0"]}
     for ours, theirs in (("trunk", "pairformer"), ("diffusion", "diffusion"),
                          ("confidence", "confidence")):
-        stages[ours] = {"wall": float(tt[theirs]), "cpu": None}
+        stages[ours] = {"wall": float(tt[theirs]), "cpu": cpu[ours]}
     # after the heads Protenix's forward computes the summary confidences (our "metrics")
     stages["metrics"] = {"wall": stages["forward"]["wall"] - float(tt["model_forward"]),
-                         "cpu": None}
+                         "cpu": stages["forward"]["cpu"] - (marks["conf1"] - marks["trunk0"])}
     w, c = _clock()
     print(json.dumps({"stages": stages, "script_wall": w - WALL0, "script_cpu": c - CPU0,
                       "startup_cpu": CPU0, "threads": torch.get_num_threads(),

@@ -24,9 +24,9 @@ written ``N_sample`` structures (checked).
 Stages: ``startup`` (interpreter and imports until the command runs; measured from outside,
 the process's wall clock minus the command's), ``features``, ``load`` (build the network, read
 the checkpoint), ``trunk`` / ``diffusion`` / ``confidence`` (heads) / ``metrics`` (pLDDT, PAE,
-pTM, ranking from the logits; in PyTorch's forward after its heads) split by wall clock,
-``forward`` (= the four; CPU seconds measured), ``write`` (mmCIF + JSON), ``process`` (the
-subprocess's wall clock, end to end). PyTorch's featurizer reads a 21-residue CCD here where a
+pTM, ranking from the logits; in PyTorch's forward after its heads), ``forward`` (= the four),
+``write`` (mmCIF + JSON), each with wall and CPU seconds (``time.process_time``: on a shared
+machine the steadier number), and ``process`` (the subprocess's wall clock, end to end). PyTorch's featurizer reads a 21-residue CCD here where a
 real run unpickles the whole CCD's RDKit cache on its first job: its ``features`` is a lower
 bound. Ours skips the plots (``--no-plots``; PyTorch draws none).
 """
@@ -204,16 +204,17 @@ def table(rows, threads):
     o, t = rows.get("ours"), rows.get("torch")
     head = f"threads={threads or 'default'}   {'ours wall':>9s} {'cpu':>6s}"
     if t:
-        head += f"   {'torch wall':>10s} {'cpu':>6s}   {'ours/torch':>10s}"
+        head += f"   {'torch wall':>10s} {'cpu':>6s}   {'ours/torch wall':>15s} {'cpu':>6s}"
     lines = [head]
     for k in STAGES:
         a = o.get(k, {})
         line = f"  {k:<12s}   {_fmt(a.get('wall')):>9s} {_fmt(a.get('cpu'))}"
         if t:
             b = t.get(k, {})
-            ratio = (a["wall"] / b["wall"] if a.get("wall") is not None and b.get("wall")
-                     else None)
-            line += f"   {_fmt(b.get('wall')):>10s} {_fmt(b.get('cpu'))}   {_fmt(ratio):>10s}"
+            ratio = [a[c] / b[c] if a.get(c) is not None and b.get(c) else None
+                     for c in ("wall", "cpu")]
+            line += (f"   {_fmt(b.get('wall')):>10s} {_fmt(b.get('cpu'))}   "
+                     f"{_fmt(ratio[0]):>15s} {_fmt(ratio[1])}")
         lines.append(line)
     if t:
         cpu = o["forward"]["cpu"] / t["forward"]["cpu"]

@@ -177,8 +177,8 @@ def predict_job(job, seed, args, config, weights_path, dumper, timings):
 def _write_timings(path, stage_rows, startup_cpu, run_wall):
     """--timings FILE: {"startup_cpu": CPU s before the command ran (imports),
     "run_wall": wall s of the command after them, "jobs": [{"name", "seed", "total",
-    "stages": {stage: {"wall": s, "cpu": s or null}}}]} (the forward's CPU seconds are those
-    of ``network``, which ``trunk``/``diffusion``/``confidence`` split by wall clock)."""
+    "stages": {stage: {"wall": s, "cpu": s}}}]}; ``network`` is the whole forward (trunk,
+    diffusion and confidence)."""
     jobs = []
     for name, seed, t, total in stage_rows:
         stages = {k: {"wall": float(t[k]), "cpu": t.get(f"{k}_cpu")} for k in STAGES if k in t}

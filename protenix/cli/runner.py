@@ -161,8 +161,8 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
         timings: a dict that receives wall seconds per stage: ``load`` (building the network
             and reading the weights; 0 when the network of the last call is reused),
             ``trunk``, ``diffusion``, ``confidence`` (the confidence and distogram heads) and
-            ``network`` (the whole forward); ``load_cpu`` and ``network_cpu`` are the CPU
-            seconds (``time.process_time``) of the load and of the forward.
+            ``network`` (the whole forward); ``<stage>_cpu``: the same stages' CPU seconds
+            (``time.process_time``).
 
     Returns:
         dict: ``coordinate`` [N_s, N_atom, 3] (Angstrom), ``pae_logits``/``pde_logits``
@@ -206,6 +206,8 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
     for ours, theirs in (("trunk", "pairformer"), ("diffusion", "diffusion"),
                          ("confidence", "confidence")):  # fmt: skip
         timings[ours] = timings.get(ours, 0.0) + times.get(theirs, 0.0)
+        key = f"{ours}_cpu"
+        timings[key] = timings.get(key, 0.0) + times.get(f"{theirs}_cpu", 0.0)
     return {
         "coordinate": pred["coordinate"].asnumpy().astype(np.float32),
         "pae_logits": pred["pae"].asnumpy(),

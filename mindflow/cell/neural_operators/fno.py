@@ -18,6 +18,9 @@ Names, constructor arguments, defaults and parameter names are MindFlow's
 - ``fno_compute_dtype`` defaults to float32 (MindFlow: float16, which it recommends for
   Ascend only; float32 is its recommendation for GPUs, and CPUs have no fast float16 matmul).
   Parameters are float32, or float64 where the matching compute dtype is float64;
+- the whole network runs channels first (the Fourier layers' layout; the lifting and the
+  projection are :class:`ChannelDense`, ``nn.Dense``'s parameters applied to axis 1), so only
+  the input's and output's few channels are transposed, never the hidden ones;
 - ``recompute=True`` (beyond MindFlow) recomputes each Fourier layer's activations in the
   backward pass (``Cell.recompute``, i.e. ``core.recompute``) to cut the peak memory of
   training and long rollouts.
@@ -109,6 +112,32 @@ def _pointwise_conv_class(base):
 
     PointwiseConv.__name__ = PointwiseConv.__qualname__ = f"Pointwise{base.__name__}"
     return PointwiseConv
+
+
+class ChannelDense(nn.Dense):
+    """MindFlow's dense layer (``nn.Dense``: the same arguments and ``weight [out, in]``,
+    ``bias [out]``) applied to the channel axis 1 of ``[batch, in_channels, *grid]``: the
+    lifting and projection of the FNO in its Fourier layers' channels-first layout, as one
+    ``[out, in] @ [batch, in, n_1 * ... * n_d]`` product, so the hidden channels are never
+    transposed (a transposed [batch, *grid, hidden] view costs a strided copy before each GEMM,
+    forward and backward).
+
+    Inputs ``[batch, in_channels, *grid]``; outputs ``[batch, out_channels, *grid]``.
+    """
+
+    def construct(self, x):
+        if x.ndim < 2 or x.shape[1] != self.in_channels:
+            raise ValueError(
+                f"{type(self).__name__}: input of shape {tuple(x.shape)} is not [batch, "
+                f"in_channels={self.in_channels}, *grid] (channels first)"
+            )
+        b, grid = x.shape[0], tuple(x.shape[2:])
+        y = ops.matmul(self.weight, ops.reshape(x, (b, self.in_channels, -1)))  # [B, out, S]
+        if self.bias is not None:
+            y = y + ops.reshape(self.bias, (self.out_channels, 1))
+        if self.activation is not None:
+            y = self.activation(y)
+        return ops.reshape(y, (b, self.out_channels, *grid))
 
 
 PointwiseConv1d = _pointwise_conv_class(nn.Conv1d)
@@ -320,8 +349,8 @@ class FNO(nn.Cell):
         pdt = param_dtype_for(fdt)
         c_in = in_channels + (d if positional_embedding else 0)
 
-        def dense(i, o):
-            return nn.Dense(i, o, has_bias=False, dtype=pdt).to_float(fdt)
+        def dense(i, o):  # nn.Dense's parameters, applied to [B, C, *grid] (channels first)
+            return ChannelDense(i, o, has_bias=False, dtype=pdt).to_float(fdt)
 
         if lifting_channels:
             self._lifting = nn.SequentialCell(
@@ -388,19 +417,19 @@ class FNO(nn.Cell):
 
     def construct(self, x):
         grid = self._check_input(x)
-        if self.data_format != "channels_last":
-            x = ops.transpose(x, self._output_perm)  # [B, *grid, C_in]
+        # everything runs channels first, the Fourier layers' layout: only the input's and the
+        # output's few channels are transposed, never the hidden ones
+        if self.data_format == "channels_last":
+            x = ops.transpose(x, self._input_perm)  # [B, C_in, *grid]
         if self.positional_embedding:
-            pos = grid_embedding(grid, x.dtype)  # [1, *grid, d]
-            pos = ops.broadcast_to(pos, (x.shape[0], *grid, self.n_dim))
-            x = ops.concat((x, pos), axis=-1)  # [B, *grid, C_in + d]
-        x = self._lifting(x)  # [B, *grid, hidden]
-        x = ops.transpose(x, self._input_perm)  # [B, hidden, *grid]
+            pos = ops.transpose(grid_embedding(grid, x.dtype), self._input_perm)  # [1, d, *grid]
+            pos = ops.broadcast_to(pos, (x.shape[0], self.n_dim, *grid))
+            x = ops.concat((x, pos), axis=1)  # [B, C_in + d, *grid]
+        x = self._lifting(x)  # [B, hidden, *grid]
         x = self._fno_blocks(x)  # [B, hidden, *grid]
-        x = ops.transpose(x, self._output_perm)  # [B, *grid, hidden]
-        x = self._projection(x)  # [B, *grid, C_out]
-        if self.data_format != "channels_last":
-            x = ops.transpose(x, self._input_perm)  # [B, C_out, *grid]
+        x = self._projection(x)  # [B, C_out, *grid]
+        if self.data_format == "channels_last":
+            x = ops.transpose(x, self._output_perm)  # [B, *grid, C_out]
         return x
 
     def extend_repr(self):

@@ -135,7 +135,7 @@ void fdtd_backward(const ptrdiff_t* a) {
     if (store_e) memcpy(store_e + k * len_e, ge, (size_t)len_e * sizeof(T));
     fill(te, de, nde, bases);
     fe1(te, AE[q], ne, n0, n1, n2, threads);
-    fe2(te, gh + src_e, ne, n0, n1, n2, threads);
+    if (fe2) fe2(te, gh + src_e, ne, n0, n1, n2, threads);  /* (0: fused into fh1) */
     if (store_h) memcpy(store_h + k * len_h, gh, (size_t)len_h * sizeof(T));
     fill(th, dh, ndh, bases);
     fh1(th, AH[q], nh, n0, n1, n2, threads);
@@ -174,6 +174,7 @@ void fdtd_coef(const ptrdiff_t* a) {
 }
 """
 
+_FUSE = True  # the E adjoint's stencil pass inside the H adjoint's elementwise pass
 _DRIVERS = {}  # ctype -> (forward, backward) ctypes functions
 _POOL = []  # the one worker thread that recomputes segments ahead of the adjoint
 
@@ -563,7 +564,19 @@ class NativeRun:
         ctx = {"fwd": fwd_fn, "bwd": bwd_fn, "coef": coef_fn, "keep": [], "statics": []}
         keep = ctx["keep"]
 
-        def table(plan, mode, sources_base, g_base=None, variant=None):
+        # the adjoints' scratch arrays (the differences' cotangents), shared by the tables of a
+        # half step: the H adjoint's elementwise pass reads the E adjoint's (it absorbs the E
+        # adjoint's stencil pass: ``HalfStep.source(fuse=...)``)
+        scratch = {
+            plan.kind: [
+                np.empty(self.cells, dtype=dtype)
+                for _ in range(sum(len(t) for t in plan.terms.values()))
+            ]
+            for plan in (self.ph, self.pe)
+        }
+        keep.append(scratch)
+
+        def table(plan, mode, sources_base, g_base=None, variant=None, fuse=None, own=True):
             n_dyn = len(plan.sources()) + len(plan.terms) + len(plan.psi_keys)
             statics = [c for c in plan.coef_names if plan.coef_kinds[c] != "number"]
             statics += list(plan.profile_names)
@@ -575,11 +588,18 @@ class NativeRun:
                 fns = [plan._compiled(dtype, "forward", masked, stream)]
             else:
                 n_tmp = sum(len(t) for t in plan.terms.values())
-                extra = [np.empty(self.cells, dtype=dtype) for _ in range(n_tmp)]
-                fns = [
-                    plan._compiled(dtype, "adj1", accumulate=True, coef=variant),
-                    plan._compiled(dtype, "adj2", accumulate=True),
-                ]
+                if own:
+                    extra = list(scratch[plan.kind])
+                else:  # (a pass that writes no scratch, on another thread)
+                    extra = [np.empty(self.cells, dtype=dtype) for _ in range(n_tmp)]
+                if fuse is not None:
+                    extra += scratch[fuse.kind]
+                fns = [plan._compiled(dtype, "adj1", accumulate=True, coef=variant, fuse=fuse)]
+                fns.append(
+                    None
+                    if plan is self.pe and _FUSE
+                    else plan._compiled(dtype, "adj2", accumulate=True)
+                )
             total = n_dyn + len(statics) + (1 if mode != "forward" else 0) + len(extra)
             tab = (ctypes.c_void_p * total)()
             dyn = []
@@ -603,7 +623,7 @@ class NativeRun:
                 at += 1
             dyn = _index_array(dyn)
             keep.extend([tab, dyn, fns])
-            addr = [_fn_address(f) for f in fns]
+            addr = [0 if f is None else _fn_address(f) for f in fns]
             return (
                 addr,
                 ctypes.addressof(tab),
@@ -614,13 +634,16 @@ class NativeRun:
 
         ctx["fh"] = table(self.ph, "forward", 0, variant=variants[0])
         ctx["fe"] = table(self.pe, "forward", 1, variant=variants[1])
-        ctx["ah"] = table(self.ph, "adjoint", 0, 2, "both")
+        # the E adjoint's stencil pass runs inside the H adjoint's elementwise pass (fused), so
+        # the H adjoint reads the cotangents of the H components as the E adjoint leaves them
+        # (no sum in memory): the H maps' cotangents stay on the chain ("both")
+        ctx["ah"] = table(self.ph, "adjoint", 0, 2, "both", fuse=self.pe if _FUSE else None)
         ctx["ae"] = table(self.pe, "adjoint", 1, 3, "both")
-        # the chain without the maps' cotangents, and those alone (a second thread's work)
-        ctx["ah_chain"] = table(self.ph, "adjoint", 0, 2, "none")
+        # the chain without the E maps' cotangents, and those alone (a second thread's work)
+        ctx["ah_chain"] = ctx["ah"]
         ctx["ae_chain"] = table(self.pe, "adjoint", 1, 3, "none")
-        ctx["ch"] = table(self.ph, "adjoint", 0, 2, "only")
-        ctx["ce"] = table(self.pe, "adjoint", 1, 3, "only")
+        ctx["ch"] = table(self.ph, "adjoint", 0, 2, "only", own=False)
+        ctx["ce"] = table(self.pe, "adjoint", 1, 3, "only", own=False)
         return ctx
 
     def _run_forward(self, ctx, buf, nslots, k0, steps, values, t_addr, threads):
@@ -685,11 +708,9 @@ class NativeRun:
     def store_shapes(self, steps):
         """Shapes of the cotangent stores of ``steps`` steps: ``(E or None, H or None)`` (a
         half step without coefficient maps stores nothing)."""
-        out = []
-        for plan in (self.pe, self.ph):
-            maps = any(plan.coef_kinds[c] == "map" for c in plan.coef_names)
-            out.append((steps, len(plan.terms) * self.cells) if maps else None)
-        return tuple(out)
+        maps = any(self.pe.coef_kinds[c] == "map" for c in self.pe.coef_names)
+        # (the H maps' cotangents stay on the chain: see _new_context)
+        return ((steps, len(self.pe.terms) * self.cells) if maps else None), None
 
     def _run_coef(self, ctx, buf, steps, store, acc_e, acc_h, threads):
         """The coefficient maps' cotangents of a segment (states ``buf[0 .. steps]``, the

@@ -38,6 +38,7 @@ components is built in a stack buffer and written with non-temporal stores, whic
 read that a cached store of a new line costs. A 3D half step then moves, per cell, its three
 sources and three olds in and three new components out, plus the psi slabs in the PML.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -98,12 +99,10 @@ static inline void stream_fence(void) {
 """
 _X86 = "#include <stdint.h>\n#if defined(__x86_64__) || defined(__i386__)\n#include <immintrin.h>\n#endif\n"
 _STREAM_C = {
-    "float": _X86 +
-    "#define VEC512(d, s) _mm512_stream_ps((d), _mm512_loadu_ps(s))\n"
+    "float": _X86 + "#define VEC512(d, s) _mm512_stream_ps((d), _mm512_loadu_ps(s))\n"
     "#define VEC256(d, s) _mm256_stream_ps((d), _mm256_loadu_ps(s))\n"
     "#define VEC128(d, s) _mm_stream_ps((d), _mm_loadu_ps(s))\n" + _STREAM_BODY,
-    "double": _X86 +
-    "#define VEC512(d, s) _mm512_stream_pd((d), _mm512_loadu_pd(s))\n"
+    "double": _X86 + "#define VEC512(d, s) _mm512_stream_pd((d), _mm512_loadu_pd(s))\n"
     "#define VEC256(d, s) _mm256_stream_pd((d), _mm256_loadu_pd(s))\n"
     "#define VEC128(d, s) _mm_stream_pd((d), _mm_loadu_pd(s))\n" + _STREAM_BODY,
 }
@@ -339,7 +338,14 @@ class HalfStep:
 
     # ---- C ----------------------------------------------------------------------------------
     def source(
-        self, ctype, mode="forward", masked=False, stream=False, accumulate=False, coef="both"
+        self,
+        ctype,
+        mode="forward",
+        masked=False,
+        stream=False,
+        accumulate=False,
+        coef="both",
+        fuse=None,
     ):
         """C source of ``void half_step(const T** in, T* out, const double* num, sizes...)``.
 
@@ -363,7 +369,11 @@ class HalfStep:
         and adds the sources' into the other field's cotangent in place. ``coef`` (``adj1``):
         ``"both"`` computes every cotangent, ``"none"`` all but the coefficient maps' (the
         chain of the reverse pass), ``"only"`` just the coefficient maps' (off that chain: a
-        second thread can run it).
+        second thread can run it). ``fuse`` (``adj1``): the other half step's plan, whose
+        ``adj2`` pass this pass absorbs: each of its cotangents ``g`` gains, before use, the
+        transposed differences of the other adjoint's scratch arrays (appended to ``in`` after
+        this pass's own) that the other ``adj2`` would have added to it (the same direction of
+        difference: the other update's adjoint differences the way this update does).
         """
         masked = masked and mode == "forward" and bool(self.masked)
         stream = stream and mode == "forward"
@@ -371,7 +381,8 @@ class HalfStep:
         coef_part = coef if mode == "adj1" else "both"
         # the forward's whole-row loop with slab fixups (the last write wins) also suits the
         # adjoint's elementwise pass when it only stores (no summed coefficient slots)
-        fast_row = mode == "forward" or (mode == "adj1" and coef_part == "none")
+        has_maps = any(self.coef_kinds[c] == "map" for c in self.coef_names)
+        fast_row = mode == "forward" or (mode == "adj1" and (coef_part == "none" or not has_maps))
         update_fwd = self.kind == "h"  # the update's curls take forward differences
         fwd = update_fwd if mode != "adj2" else not update_fwd
         off = 3 - self.grid.ndim  # grid axis a is loop axis a + off (missing axes in front)
@@ -393,6 +404,17 @@ class HalfStep:
         n_tmp = sum(len(t) for t in self.terms.values())
         for m in range(n_tmp):
             slot[("tmp", m)] = len(slot)  # adjoint passes: cotangents of the differences
+        pre = {}  # fuse: component -> [(other scratch slot, axis)] of the absorbed adj2
+        if fuse is not None and mode == "adj1":
+            other_fwd = fuse.kind != "h"  # the other adj2's direction (not its update's)
+            if other_fwd != update_fwd:
+                raise ValueError("fuse: the two passes difference in opposite directions")
+            m = 0
+            for terms in fuse.terms.values():
+                for j, k, _sign in terms:
+                    slot[("otmp", m)] = len(slot)
+                    pre.setdefault(self.kind + AXES[k], []).append((m, j))
+                    m += 1
         if mode == "forward":
             slot = {key: v for key, v in slot.items() if key[0] not in ("g", "tmp")}
         if masked:
@@ -433,7 +455,11 @@ class HalfStep:
             sigma = "-" if update_fwd else ""
             if mode == "adj1":
                 g = f"g{o}"
-                lines.append(f"T {g} = in[{slot[('g', None)]}][{o} * N + idx];")
+                extra = ""
+                for m, j in pre.get(name, ()):  # -(D x) per absorbed term (adj2's sum)
+                    x, L = f"in[{slot[('otmp', m)]}]", j + off
+                    extra += f" - ({x}[idx + o{L}] * w{L} - {x}[idx])"
+                lines.append(f"T {g} = in[{slot[('g', None)]}][{o} * N + idx]{extra};")
                 old = f"in[{slot[('old', name)]}][idx]"
                 if self.coef_kinds[a_name] == "map" and coef_part != "none":
                     lines.append(f"out[{adj['gA'][name]} + idx] {put} {g} * {old};")
@@ -718,14 +744,16 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
 }}
 """
 
-    def _compiled(self, dtype, mode, masked=False, stream=False, accumulate=False, coef="both"):
-        key = (np.dtype(dtype), mode, masked, stream, accumulate, coef)
+    def _compiled(
+        self, dtype, mode, masked=False, stream=False, accumulate=False, coef="both", fuse=None
+    ):
+        key = (np.dtype(dtype), mode, masked, stream, accumulate, coef, fuse is not None)
         fn = self._fns.get(key) if hasattr(self, "_fns") else None
         if fn is None:
             src = (
                 native.math_header()
                 + native.parallel_header()
-                + self.source(_CTYPE[np.dtype(dtype)], mode, masked, stream, accumulate, coef)
+                + self.source(_CTYPE[np.dtype(dtype)], mode, masked, stream, accumulate, coef, fuse)
             )
             fn = _FUNCTIONS.get(src)
             if fn is None:

@@ -68,7 +68,10 @@ static void fill(const T** tab, const ptrdiff_t* dyn, ptrdiff_t n, const T* cons
   }
 }
 
-/* a: the arguments, see NativeRun._run_forward */
+/* a: the arguments, see NativeRun._run_forward. State 0 is read at s0; state k >= 1 is
+   written to save + (k / every) * carry when k is a multiple of every below n_save * every
+   (the segment starts a reverse pass keeps), else to buf + (k % nslots) * carry; the last
+   state is copied to final (when given). */
 void fdtd_forward(const ptrdiff_t* a) {
   half_fn fh = (half_fn)a[0]; const T** th = (const T**)a[1];
   const ptrdiff_t* dh = (const ptrdiff_t*)a[2]; ptrdiff_t ndh = a[3];
@@ -76,15 +79,22 @@ void fdtd_forward(const ptrdiff_t* a) {
   half_fn fe = (half_fn)a[5]; const T** te = (const T**)a[6];
   const ptrdiff_t* de = (const ptrdiff_t*)a[7]; ptrdiff_t nde = a[8];
   const double* ne = (const double*)a[9];
-  T* buf = (T*)a[10]; ptrdiff_t nslots = a[11], carry = a[12], size_h = a[13], steps = a[14];
-  const T* values = (const T*)a[15]; ptrdiff_t n_inj = a[16];
-  const ptrdiff_t* inj = (const ptrdiff_t*)a[17];
-  const ptrdiff_t* probes = (const ptrdiff_t*)a[18]; ptrdiff_t n_probe = a[19];
-  T* traces = (T*)a[20];
-  ptrdiff_t n0 = a[21], n1 = a[22], n2 = a[23], threads = a[24];
+  const T* s0 = (const T*)a[10];
+  T* buf = (T*)a[11]; ptrdiff_t nslots = a[12], carry = a[13], size_h = a[14], steps = a[15];
+  const T* values = (const T*)a[16]; ptrdiff_t n_inj = a[17];
+  const ptrdiff_t* inj = (const ptrdiff_t*)a[18];
+  const ptrdiff_t* probes = (const ptrdiff_t*)a[19]; ptrdiff_t n_probe = a[20];
+  T* traces = (T*)a[21];
+  ptrdiff_t n0 = a[22], n1 = a[23], n2 = a[24], threads = a[25];
+  T* save = (T*)a[26]; ptrdiff_t every = a[27], n_save = a[28];
+  T* final = (T*)a[29];
+  if (save && n_save > 0) memcpy(save, s0, (size_t)carry * sizeof(T));
+  const T* cur = s0;
   for (ptrdiff_t k = 0; k < steps; ++k) {
-    T* cur = buf + (k % nslots) * carry;
-    T* next = buf + ((k + 1) % nslots) * carry;
+    const ptrdiff_t m1 = k + 1;
+    T* next = (save && m1 % every == 0 && m1 / every < n_save)
+                  ? save + (m1 / every) * carry
+                  : buf + (m1 % nslots) * carry;
     const T* bases[2] = {cur, next};
     fill(th, dh, ndh, bases);
     fh(th, next, nh, n0, n1, n2, threads);
@@ -92,7 +102,9 @@ void fdtd_forward(const ptrdiff_t* a) {
     fe(te, next + size_h, ne, n0, n1, n2, threads);
     for (ptrdiff_t m = 0; m < n_inj; ++m) next[inj[m]] += values[k * n_inj + m];
     for (ptrdiff_t p = 0; p < n_probe; ++p) traces[k * n_probe + p] = next[probes[p]];
+    cur = next;
   }
+  if (final) memcpy(final, cur, (size_t)carry * sizeof(T));
 }
 
 /* a: the arguments, see NativeRun._run_backward. The adjoints' results alternate between two
@@ -108,6 +120,7 @@ void fdtd_backward(const ptrdiff_t* a) {
   const ptrdiff_t* dh = (const ptrdiff_t*)a[9]; ptrdiff_t ndh = a[10];
   const double* nh = (const double*)a[11];
   const T* buf = (const T*)a[12]; ptrdiff_t carry = a[13], size_h = a[14], steps = a[15];
+  const T* s0 = (const T*)a[39];  /* state 0 (states k >= 1: buf + k * carry) */
   T* AE[2] = {(T*)a[16], (T*)a[17]};
   T* AH[2] = {(T*)a[18], (T*)a[19]};
   ptrdiff_t off_e = a[20], off_h = a[21];  /* where [gF, gpsi] starts in AE, AH */
@@ -125,7 +138,7 @@ void fdtd_backward(const ptrdiff_t* a) {
     const ptrdiff_t q = 1 - p;
     T* gh = AH[p] + off_h;
     T* ge = AE[p] + off_e;
-    const T* bases[4] = {buf + k * carry, buf + (k + 1) * carry, gh, ge};
+    const T* bases[4] = {k ? buf + k * carry : s0, buf + (k + 1) * carry, gh, ge};
     for (ptrdiff_t m = 0; m < n_probe; ++m) {
       const ptrdiff_t at = probes[m];
       if (at < size_h) gh[at] += gtraces[k * n_probe + m];
@@ -155,18 +168,21 @@ void fdtd_coef(const ptrdiff_t* a) {
   const ptrdiff_t* dh = (const ptrdiff_t*)a[7]; ptrdiff_t ndh = a[8];
   const double* nh = (const double*)a[9];
   const T* buf = (const T*)a[10]; ptrdiff_t carry = a[11], steps = a[12];
+  const T* s0 = (const T*)a[23];  /* state 0 (states k >= 1: buf + k * carry) */
   const T* store_e = (const T*)a[13]; ptrdiff_t len_e = a[14];
   const T* store_h = (const T*)a[15]; ptrdiff_t len_h = a[16];
   T* acc_e = (T*)a[17]; T* acc_h = (T*)a[18];
   ptrdiff_t n0 = a[19], n1 = a[20], n2 = a[21], threads = a[22];
   for (ptrdiff_t k = 0; k < steps; ++k) {
     if (store_e) {
-      const T* bases[4] = {buf + k * carry, buf + (k + 1) * carry, 0, store_e + k * len_e};
+      const T* bases[4] = {k ? buf + k * carry : s0, buf + (k + 1) * carry, 0,
+                           store_e + k * len_e};
       fill(te, de, nde, bases);
       fe(te, acc_e, ne, n0, n1, n2, threads);
     }
     if (store_h) {
-      const T* bases[4] = {buf + k * carry, buf + (k + 1) * carry, store_h + k * len_h, 0};
+      const T* bases[4] = {k ? buf + k * carry : s0, buf + (k + 1) * carry,
+                           store_h + k * len_h, 0};
       fill(th, dh, ndh, bases);
       fh(th, acc_h, nh, n0, n1, n2, threads);
     }
@@ -646,10 +662,14 @@ class NativeRun:
         ctx["ce"] = table(self.pe, "adjoint", 1, 3, "only", own=False)
         return ctx
 
-    def _run_forward(self, ctx, buf, nslots, k0, steps, values, t_addr, threads):
-        """``steps`` steps from the state in ``buf[0]`` (step index ``k0``); state ``k`` goes
-        to slot ``k % nslots``; the probes' values to the address ``t_addr``, ``n_probe``
-        numbers per step."""
+    def _run_forward(
+        self, ctx, s0, buf, nslots, k0, steps, values, t_addr, threads, save=None, final=None
+    ):
+        """``steps`` steps from the state ``s0`` (step index ``k0``); state ``k >= 1`` goes to
+        ``buf[k % nslots]``, or with ``save = (array [n, carry], every)`` to ``array[k /
+        every]`` when ``k`` is a multiple of ``every`` below ``n * every`` (``array[0]`` gets
+        ``s0``); the last state is copied to ``final``; the probes' values go to the address
+        ``t_addr``, ``n_probe`` numbers per step."""
         fh, th, dh, ndh, nh = ctx["fh"]
         fe, te, de, nde, ne = ctx["fe"]
         shape3 = self.ph.shape3
@@ -657,17 +677,24 @@ class NativeRun:
         args = np.array(
             [
                 fh[0], th, dh, ndh, nh, fe[0], te, de, nde, ne,
-                native.address(buf), nslots, self.carry, self.size_h, steps,
-                v_addr, self.n_inj, native.address(self.inj),
+                native.address(s0), native.address(buf), nslots, self.carry, self.size_h,
+                steps, v_addr, self.n_inj, native.address(self.inj),
                 native.address(self.probes), self.n_probe, t_addr,
                 *shape3, threads,
+                0 if save is None else native.address(save[0]),
+                1 if save is None else save[1],
+                0 if save is None else save[0].shape[0],
+                0 if final is None else native.address(final),
             ],
             dtype=np.intp,
         )  # fmt: skip
         ctx["fwd"](native.address(args))
 
-    def _run_backward(self, ctx, buf, k0, steps, bufs, p, gtraces, gvalues, threads, store=None):
-        """The adjoint of steps ``k0 .. k0 + steps - 1`` over their states ``buf[0 .. steps]``;
+    def _run_backward(
+        self, ctx, s0, buf, k0, steps, bufs, p, gtraces, gvalues, threads, store=None
+    ):
+        """The adjoint of steps ``k0 .. k0 + steps - 1`` over their states ``s0``, ``buf[1 ..
+        steps]``;
         ``bufs = (AE0, AE1, AH0, AH1)``, ``p``: the pair holding the cotangent of state
         ``k0 + steps`` (``(p + steps) % 2`` then holds that of state ``k0``). ``store``:
         ``(store_e, store_h)`` (arrays or None) to leave the coefficient maps' cotangents to
@@ -687,7 +714,7 @@ class NativeRun:
                 native.address(gtraces) + k0 * self.n_probe * gtraces.itemsize,
                 native.address(self.probes), self.n_probe,
                 gv_addr, native.address(self.inj), self.n_inj,
-                *shape3, threads, st_e, len_e, st_h, len_h,
+                *shape3, threads, st_e, len_e, st_h, len_h, native.address(s0),
             ],
             dtype=np.intp,
         )  # fmt: skip
@@ -712,8 +739,8 @@ class NativeRun:
         # (the H maps' cotangents stay on the chain: see _new_context)
         return ((steps, len(self.pe.terms) * self.cells) if maps else None), None
 
-    def _run_coef(self, ctx, buf, steps, store, acc_e, acc_h, threads):
-        """The coefficient maps' cotangents of a segment (states ``buf[0 .. steps]``, the
+    def _run_coef(self, ctx, s0, buf, steps, store, acc_e, acc_h, threads):
+        """The coefficient maps' cotangents of a segment (states ``s0``, ``buf[1 .. steps]``, the
         cotangents ``store`` from ``_run_backward``), summed into ``acc_e``, ``acc_h``."""
         fe, te, de, nde, ne = ctx["ce"]
         fh, th, dh, ndh, nh = ctx["ch"]
@@ -723,6 +750,7 @@ class NativeRun:
                 fe[0], te, de, nde, ne, fh[0], th, dh, ndh, nh,
                 native.address(buf), self.carry, steps, st_e, len_e, st_h, len_h,
                 native.address(acc_e), native.address(acc_h), *self.ph.shape3, threads,
+                native.address(s0),
             ],
             dtype=np.intp,
         )  # fmt: skip
@@ -754,29 +782,22 @@ class NativeRun:
             n_saved = 0 if not saving else (steps + 1 if seg is None else math.ceil(steps / seg))
             out = np.empty(size_out + n_saved * self.carry, dtype=dtype)
             t_addr = native.address(out) + self.carry * out.itemsize
-            step_bytes = self.n_probe * out.itemsize
             if values is None:
                 values = np.zeros((steps, 0), dtype=dtype)
-            if saving and seg is None:  # every state kept
+            final = out[: self.carry]
+            if saving and seg is None:  # every state kept: state k in row k
                 buf = out[size_out:].reshape(steps + 1, self.carry)
                 buf[0, : self.size_h], buf[0, self.size_h :] = h0, e0
-                self._run_forward(ctx, buf, steps + 1, 0, steps, values, t_addr, threads)
-                out[: self.carry] = buf[steps]
+                self._run_forward(
+                    ctx, buf[0], buf, steps + 1, 0, steps, values, t_addr, threads, final=final
+                )
                 return out
+            s0 = np.concatenate([h0, e0])
             buf = np.empty((2, self.carry), dtype=dtype)
-            buf[0, : self.size_h], buf[0, self.size_h :] = h0, e0
-            saved = out[size_out:].reshape(n_saved, self.carry)
-            chunk = seg if saving else steps
-            k = 0
-            for s in range(math.ceil(steps / chunk)):
-                n = min(chunk, steps - k)
-                if saving:
-                    saved[s] = buf[0]
-                self._run_forward(ctx, buf, 2, k, n, values, t_addr + k * step_bytes, threads)
-                if n % 2:
-                    buf[0] = buf[1]
-                k += n
-            out[: self.carry] = buf[0]
+            save = (out[size_out:].reshape(n_saved, self.carry), seg) if saving else None
+            self._run_forward(
+                ctx, s0, buf, 2, 0, steps, values, t_addr, threads, save=save, final=final
+            )
             return out
 
         return kernel
@@ -810,7 +831,8 @@ class NativeRun:
             gt = np.ascontiguousarray(gt.reshape(-1))
             run = _Reverse(self, ctx, values, gt, gvalues, threads, pipeline, gh, ge)
             if plan is None:
-                run.adjoint(saved.reshape(steps + 1, self.carry), 0, steps)
+                every_state = saved.reshape(steps + 1, self.carry)
+                run.adjoint(every_state[0], every_state, 0, steps)
             else:
                 seg, inner = plan
                 saved = saved.reshape(-1, self.carry)
@@ -870,17 +892,17 @@ class _Reverse:
         return self.scratch_traces
 
     def recompute(self, start, k0, steps, buf):
-        """States ``k0 .. k0 + steps`` into ``buf[0 .. steps]`` from ``start``."""
-        buf[0] = start
+        """States ``k0 + 1 .. k0 + steps`` into ``buf[1 .. steps]`` from ``start`` (state
+        ``k0``, which stays where it is)."""
         # the probes' values are not needed again: they go to a scratch array
         traces = native.address(self._traces(steps))
         self.run._run_forward(
-            self.ctx, buf, steps + 1, k0, steps, self.values, traces, self.threads
+            self.ctx, start, buf, steps + 1, k0, steps, self.values, traces, self.threads
         )
 
-    def adjoint(self, buf, k0, steps, store=None):
+    def adjoint(self, start, buf, k0, steps, store=None):
         self.run._run_backward(
-            self.ctx, buf, k0, steps, self.bufs, self.p, self.gtraces, self.gvalues,
+            self.ctx, start, buf, k0, steps, self.bufs, self.p, self.gtraces, self.gvalues,
             self.threads, store,
         )  # fmt: skip
         self.p = (self.p + steps) % 2
@@ -907,18 +929,13 @@ class _Reverse:
             n_sub = math.ceil(n / seg)
             starts = np.empty((n_sub, self.run.carry), dtype=self.dtype)
             buf = np.empty((2, self.run.carry), dtype=self.dtype)
-            buf[0] = start
-            k = 0
-            traces = native.address(self._traces(seg))
-            for s in range(n_sub):
-                m = min(seg, n - k)
-                starts[s] = buf[0]
-                self.run._run_forward(
-                    self.ctx, buf, 2, k0 + k, m, self.values, traces, self.threads,
-                )  # fmt: skip
-                if m % 2:
-                    buf[0] = buf[1]
-                k += m
+            traces = native.address(self._traces(n))
+            # (the sub-segment starts only: the sweep stops before the last sub-segment)
+            last = (n_sub - 1) * seg
+            self.run._run_forward(
+                self.ctx, start, buf, 2, k0, last, self.values, traces, self.threads,
+                save=(starts, seg),
+            )  # fmt: skip
             subs = [(starts[s], k0 + s * seg, min(seg, n - s * seg)) for s in range(n_sub)]
             self.reverse(subs, inner)
 
@@ -933,7 +950,7 @@ class _Reverse:
             buf = self._buffer(0, longest)
             for start, k0, n in reversed(segments):
                 self.recompute(start, k0, n, buf)
-                self.adjoint(buf, k0, n)
+                self.adjoint(start, buf, k0, n)
             return
         bufs = [self._buffer(0, longest), self._buffer(1, longest)]
         shapes = self.run.store_shapes(longest)
@@ -954,7 +971,7 @@ class _Reverse:
         def behind(i):  # the worker's share while segment i's adjoint runs
             t0 = time.thread_time()
             if i >= 1 and on_worker[i - 1]:
-                self.coef(bufs[(i - 1) % 2], order[i - 1][2], stores[(i - 1) % 2])
+                self.coef(order[i - 1][0], bufs[(i - 1) % 2], order[i - 1][2], stores[(i - 1) % 2])
             if i + 1 < len(order):
                 self.recompute(*order[i + 1], bufs[(i + 1) % 2])
             spent[1] += time.thread_time() - t0
@@ -963,12 +980,14 @@ class _Reverse:
             on_worker[i] = spent[1] <= spent[0]
             ahead = pool.submit(behind, i)
             t0 = time.thread_time()
-            self.adjoint(bufs[i % 2], k0, n, stores[i % 2] if on_worker[i] else None)
+            self.adjoint(order[i][0], bufs[i % 2], k0, n, stores[i % 2] if on_worker[i] else None)
             spent[0] += time.thread_time() - t0
             ahead.result()
         last = len(order) - 1
         if on_worker[last]:
-            self.coef(bufs[last % 2], order[last][2], stores[last % 2])
+            self.coef(order[last][0], bufs[last % 2], order[last][2], stores[last % 2])
 
-    def coef(self, buf, steps, store):
-        self.run._run_coef(self.ctx, buf, steps, store, self.acc[0], self.acc[1], self.threads)
+    def coef(self, start, buf, steps, store):
+        self.run._run_coef(
+            self.ctx, start, buf, steps, store, self.acc[0], self.acc[1], self.threads
+        )

@@ -307,7 +307,6 @@ def main(argv=None):
                 f"steps, 1 source, 8 receivers, float32, threads {threads}, {args.clock} clock, "
                 f"{'scan' if args.scan_loop else 'native'} loop"
             )
-            print(title, flush=True)
             rows, carry, _ = run(
                 args.n,
                 args.steps,

@@ -40,6 +40,7 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import math
+import os
 import threading
 import time
 
@@ -208,9 +209,11 @@ def _driver(ctype):
 
 
 def _worker():
-    if not _POOL:
-        _POOL.append(concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="fdtd-recompute"))
-    return _POOL[0]
+    """The worker thread's executor (a new one in a forked child: its threads did not fork)."""
+    if not _POOL or _POOL[0][0] != os.getpid():
+        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="fdtd-recompute")
+        _POOL[:] = [(os.getpid(), pool)]
+    return _POOL[0][1]
 
 
 def _fn_address(fn):
@@ -525,8 +528,10 @@ class NativeRun:
         pipelining (``None``: as this machine's thread count decides), a second leaf buffer
         and the two stores of the cotangents the coefficient maps need."""
         policy = as_policy(checkpoint)
-        if pipeline is None:
-            pipeline = self._threads()[0]
+        if pipeline is None:  # as the backward kernel decides
+            pipeline = self._threads()[0] and (
+                policy.budget is None or self.reverse_carries(steps, policy, True) <= policy.budget
+            )
         stored, length = 0, steps
         plan = policy.plan(length)
         if plan is None:

@@ -183,3 +183,16 @@ def test_reverse_memory_accounting_and_budget():
         # "about" the budget: the leaf buffer also holds a copy of its segment's start
         policy = ops.CheckpointPolicy(budget=budget)
         assert run.reverse_carries(2000, policy, False) <= budget + 1
+
+
+def test_gradient_bench_tiny():
+    # the bench's rows at toy size (no timing asserted): every gradient row equal to the first
+    # to float32 round-off, memory columns filled, both thread counts
+    from bench import fdtd_gradient
+
+    tables = fdtd_gradient.main(["--tiny", "--threads", "2,1", "--clock", "thread"])
+    assert len(tables) == 2
+    for rows in tables:
+        assert rows[0]["label"] == "forward" and len(rows) == 1 + len(fdtd_gradient.TINY_CONFIGS)
+        for r in rows[1:]:
+            assert r["grad_rel_diff"] < 1e-4 and r["stored"] > 0 and r["peak"] > 0

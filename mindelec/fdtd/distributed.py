@@ -37,10 +37,11 @@ CPML profiles, the dispersive media's ADE coefficients. Per step, each rank does
 step's operations on its cells, in the serial order:
 
 - native half steps (``native_yee``, when the serial run would use them: ``native=True`` and a
-  C compiler): each half step is the serial C kernel run on the slab extended by the one
-  ghost layer it reads (the neighbour's layer; zeros for the components not differentiated
-  along x), whose own (discarded) update reads zero coefficients; the same arithmetic per
-  cell as the serial kernel, so the same numbers to round-off (bit-equal in practice);
+  C compiler): each half step is the serial C kernel (and its native adjoint) on the slab,
+  which takes the field beyond the slab as zero, and then the one layer next to the cut is
+  corrected for the neighbour's layer (the curl's x difference, and the CPML ``psi`` there:
+  a few operations on one layer, see ``_native_half_step``); the same numbers as the serial
+  kernel to round-off (the cut layer's sum is regrouped);
 - sources: ``PointSource`` (soft or hard) on the rank owning its cell; lumped elements
   (``lumped``: ``VoltageSource``, ``Resistor``, ``LumpedElement``, ``CurrentSource``,
   ``tfsf.LineSource``) on the ranks their block of edges intersects, each with its part of the
@@ -93,7 +94,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import re
 
 import numpy as np
 
@@ -421,100 +421,83 @@ class DistributedSimulation:
             aux[AUX_KEY] = self.dispersive.init_aux()
         return state.replace(aux=aux)
 
-    # ---- native half steps on the slab and its ghost layer -----------------------------------
-    def _ghost(self, kind):
-        """``(low, high)``: 1 where this half step reads a neighbour's layer beyond the slab.
-
-        On several ranks the wall side of an end rank has one too (the exchange's zeros: the
-        serial kernel's zero beyond a wall), so that every rank's exchange feeds its update and
-        its derivative (a rank whose exchange fed nothing would skip its reverse exchange
-        under ``core.grad`` while its neighbour waits)."""
-        several = self.size > 1
-        if kind == "h":
-            return 0, int(self.next is not None or several)
-        return int(self.prev is not None or several), 0
-
+    # ---- native half steps on the slab, corrected at the cut ---------------------------------
     def _native_plans(self):
-        """The serial ``HalfStep`` plans on the slab extended by its ghost layer (module
-        docstring); none where the serial run would not be native."""
+        """The serial ``HalfStep`` plans on the slab (x a wall on both sides: the kernel takes
+        zero beyond the slab); none where the serial run would not be native."""
         grid = self.grid
+        slab = self.coeffs["slab"]
         for kind, names in (("h", grid.h_components), ("e", grid.e_components)):
-            g_lo, g_hi = self._ghost(kind)
-            held_lo, held_hi = self.boundaries.pml_x
-            # a ghost layer next to a held x PML slab joins it (its psi and profiles: zeros)
-            pml = (held_lo + (g_lo if held_lo else 0), held_hi + (g_hi if held_hi else 0))
-            ext = copy.copy(self.local_grid)
-            ext.shape = (self.local_grid.shape[0] + g_lo + g_hi, *grid.shape[1:])
-            bounds = _SlabBoundaries(self.boundaries.inner, pml)
-            coeffs = self._extend_coefficients(kind, g_lo, g_hi, pml)
             terms = {name: curl_terms(name, grid) for name in names}
             keys = [k for k in self._psi_keys() if k[0] == kind]
-            plan = HalfStep(kind, terms, ext, bounds, coeffs, keys)
+            plan = HalfStep(kind, terms, self.local_grid, self.boundaries, slab, keys)
             function = plan.function()
-            if function is None:
-                continue
-            self.coeffs[kind] = coeffs
-            self._plans[kind] = (plan, function, (g_lo, g_hi), pml)
+            if function is not None:
+                self._plans[kind] = (plan, function)
 
     def _psi_keys(self):
         from .yee import psi_keys
 
         return psi_keys(self.local_grid, self.boundaries)
 
-    def _extend_coefficients(self, kind, g_lo, g_hi, pml):
-        """The slab's coefficients of this half step on the extended slab: maps get a zero
-        layer per ghost (the ghost's own update is discarded), x profiles a zero layer where
-        the ghost joins a PML slab."""
-        slab = self.coeffs["slab"]
-        m = self.local_grid.shape[0]
-        out = {}
-        a, b = ("da", "db") if kind == "h" else ("ca", "cb")
-        for key, value in slab.items():
-            if key.startswith((f"{a}_", f"{b}_")):
-                if isinstance(value, core.Tensor) and value.ndim == self.grid.ndim and (
-                    value.shape[0] == m
-                ):
-                    value = _pad_x(value, g_lo, g_hi)
-                out[key] = value
-            elif re.fullmatch(rf"pml_(b|a|dk){kind}_[xyz]", key):
-                if key.endswith("_x"):
-                    held_lo, held_hi = self.boundaries.pml_x
-                    value = _pad_x(value, pml[0] - held_lo, pml[1] - held_hi)
-                out[key] = value
-        return out
-
     def _native_half_step(self, kind, coeffs, state, halo):
-        plan, function, (g_lo, g_hi), pml = self._plans[kind]
-        held_lo, held_hi = self.boundaries.pml_x
-        m = self.local_grid.shape[0]
-        ext = {}
-        for name in plan.sources():
-            f = state.get(name)
-            if g_lo or g_hi:
-                layer = halo.get(name)
-                if layer is None:
-                    layer = ops.zeros((1, *f.shape[1:]), dtype=f.dtype)
-                f = ops.concatenate([layer, f] if g_lo else [f, layer], axis=0)
-            ext[name] = f
-        for name in plan.terms:
-            ext[name] = _pad_x(state.get(name), g_lo, g_hi)
-        psi = {}
-        for key in plan.psi_keys:
-            value = state.psi[key]
-            if key.endswith("_x"):
-                value = _pad_x(value, pml[0] - held_lo, pml[1] - held_hi)
-            else:  # a y or z slab spans the slab's x extent: the ghost layers too
-                value = _pad_x(value, g_lo, g_hi)
-            psi[key] = value
-        parts = function(*plan.operands(FieldState(**ext, psi=psi), coeffs[kind]))
+        """The serial kernel on the slab, then the layer next to the cut corrected for the
+        neighbour's layer ``G`` that the kernel took as zero.
+
+        The curl's x difference there is ``D = G - F[m-1]`` (H step, last layer) or
+        ``F[0] - G`` (E step, first layer): the kernel's differs by ``dD = G`` or ``-G``, so
+        the curl term ``sign (D / dx [+ dk D + psi])`` gains ``sign dD (1 / dx [+ dk + a])`` and,
+        in an x PML, ``psi`` (Roden & Gedney eq. 9: ``psi = b psi + a D``) gains ``a dD``; the
+        layer's new value gains ``-Db`` (H) / ``+Cb`` (E) times that. On every rank, also at a
+        wall (``G`` = 0 there), so that each rank's exchange feeds its update and derivative.
+        Without a neighbour on either side (one rank, non-periodic) the kernel alone is the
+        serial one."""
+        plan, function = self._plans[kind]
+        slab = coeffs["slab"]
+        parts = function(*plan.operands(state, slab))
         new, new_psi = plan.unpack(parts)
-        new = {k: v[g_lo : g_lo + m] for k, v in new.items()}
-        for key, value in new_psi.items():
-            if key.endswith("_x") and (pml[0] - held_lo or pml[1] - held_hi):
-                value = value[pml[0] - held_lo : value.shape[0] - (pml[1] - held_hi)]
-            elif not key.endswith("_x") and (g_lo or g_hi):
-                value = value[g_lo : g_lo + m]
-            new_psi[key] = value
+        if self.size == 1 and self.prev is None and self.next is None:
+            return state.replace(psi={**state.psi, **new_psi}, **new)
+        m = self.local_grid.shape[0]
+        row = m - 1 if kind == "h" else 0
+        held_lo, held_hi = self.boundaries.pml_x
+        if row < held_lo:
+            pidx = row
+        elif row >= m - held_hi:
+            pidx = held_lo + row - (m - held_hi)
+        else:
+            pidx = None
+        inv_dx = 1.0 / self.grid.spacing[0]
+        b_name = "db" if kind == "h" else "cb"
+        for name in plan.terms:
+            dcurl = None
+            for j, k, sign in curl_terms(name, self.grid):
+                if j != 0:
+                    continue
+                src = ("e" if kind == "h" else "h") + AXES[k]
+                d_delta = halo[src] if kind == "h" else -halo[src]  # [1, ...]
+                term = d_delta * inv_dx
+                key = f"{name}_x"
+                if pidx is not None and key in new_psi:
+                    a = slab[f"pml_a{kind}_x"][pidx : pidx + 1]
+                    dk = slab[f"pml_dk{kind}_x"][pidx : pidx + 1]
+                    psi = new_psi[key]
+                    psi_row = psi[pidx : pidx + 1] + a * d_delta
+                    new_psi[key] = ops.concatenate(
+                        [psi[:pidx], psi_row, psi[pidx + 1 :]], axis=0
+                    )
+                    term = term + (dk + a) * d_delta
+                term = term if sign > 0 else -term
+                dcurl = term if dcurl is None else dcurl + term
+            if dcurl is None:
+                continue
+            coef = slab[f"{b_name}_{name}"]
+            if isinstance(coef, core.Tensor) and coef.ndim == self.grid.ndim:
+                coef = coef[row : row + 1]
+            field = new[name]
+            fixed = field[row : row + 1] + (-coef * dcurl if kind == "h" else coef * dcurl)
+            parts = [field[: m - 1], fixed] if kind == "h" else [fixed, field[1:]]
+            new[name] = ops.concatenate(parts, axis=0)
         return state.replace(psi={**state.psi, **new_psi}, **new)
 
     # ---- one step ---------------------------------------------------------------------------
@@ -743,13 +726,6 @@ def _dft_x_range(monitor, grid):
         x0, x1, _ = x.indices(grid.shape[0])
         return x0, x1
     return None
-
-
-def _pad_x(x, lo, hi):
-    """``x`` with ``lo``/``hi`` zero layers before/after along x (itself when none)."""
-    if not (lo or hi):
-        return x
-    return ops.pad(x, [(lo, hi)] + [(0, 0)] * (x.ndim - 1))
 
 
 class _ZeroTouch(Source):

@@ -3,6 +3,7 @@
 import contextlib
 
 from .. import dtypes as _dt
+from .. import primitive as _primitive
 from .. import tree as _tree
 from ..primitive import pop_trace, push_trace
 from ..tensor import Parameter, Tensor, resolve
@@ -126,10 +127,14 @@ def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
                 full[p] = d
             return fn(*full)
 
+        # grad_ready_hook reports gradients only of a pass that no transformation encloses
+        # (inside jit or an outer grad they are symbolic)
+        outermost = not _primitive._trace_stack
         rev = ReversePass(inner, diff_args, weights_list)
         out, _ = _split_aux(rev.out, has_aux)
         several = isinstance(out, (tuple, list))
-        leaf_cts = rev.pullback(out, _seeds(out, rev.trace) if several else _scalar_seed(out, rev))
+        seeds = _seeds(out, rev.trace) if several else _scalar_seed(out, rev)
+        leaf_cts = rev.pullback(out, seeds, report=outermost)
         pos_grads = []
         i = 0
         for p in positions:

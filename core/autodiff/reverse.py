@@ -29,6 +29,26 @@ needs_mask = set()
 # ``backward``).
 array_vjps = {}
 
+# Callbacks ``hook(param, cotangent)`` told when a Parameter's gradient is final during a backward
+# sweep (``grad_ready_hook``); data-parallel training starts each gradient bucket's all-reduce
+# then, while the sweep goes on.
+_grad_ready_hooks = []
+
+
+@contextlib.contextmanager
+def grad_ready_hook(hook):
+    """Within the block, every reverse sweep (``core.grad``, ``value_and_grad``...) calls
+    ``hook(param, cotangent)`` for each differentiated Parameter as soon as its gradient is
+    complete: right after the earliest operation that read it has been swept, so before the
+    sweep ends (PyTorch's post-accumulate-grad hooks; DistributedDataParallel's overlap).
+    ``cotangent`` is a Tensor (the gradient as the sweep returns it). Parameters that received
+    no gradient are not reported."""
+    _grad_ready_hooks.append(hook)
+    try:
+        yield hook
+    finally:
+        _grad_ready_hooks.remove(hook)
+
 
 class VJPTracer(PrimalTracer):
     """A value inside reverse mode, and the tape entry that made it.
@@ -226,8 +246,26 @@ def toposort(roots):
     return order
 
 
-def backward(roots, cotangents, order=None):
+def _ready_points(order, ready):
+    """{id(node): [leaf ids]}: each watched leaf (``ready``: id -> anything) under the node
+    just before the earliest one that reads it, whose arrival in the reversed sweep means
+    that leaf's cotangent is complete; leaves read by the first node map to None (end)."""
+    first = {}
+    for k, node in enumerate(order):
+        for p in node.parents:
+            if p is not None and id(p) in ready and id(p) not in first:
+                first[id(p)] = k
+    points = {}
+    for leaf, k in first.items():
+        points.setdefault(id(order[k - 1]) if k > 0 else None, []).append(leaf)
+    return points
+
+
+def backward(roots, cotangents, order=None, ready=None, hook=None):
     """Propagate ``cotangents`` from ``roots`` to every node; return {id(leaf): cotangent}.
+
+    ``ready`` ({id(leaf): obj}) and ``hook``: call ``hook(obj, cotangent)`` for each of those
+    leaves as soon as its cotangent is complete (see ``grad_ready_hook``).
 
     This loop runs once per recorded primitive, so it is written for speed: dict lookups are
     bound to locals and the shape/dtype check reads concrete arrays directly when it can.
@@ -245,7 +283,12 @@ def backward(roots, cotangents, order=None):
     array_rule = array_vjps.get
     array_ok = not _primitive._debug_nans  # the array path skips the per-primitive NaN check
     rules, masked = vjp_rules, needs_mask
+    points = _ready_points(order, ready) if ready else None
     for node in reversed(order):
+        if points:
+            done = points.pop(id(node), None)
+            if done:
+                _report(done, cts, ready, hook)
         g = pop(id(node), None)
         if g is None:
             continue
@@ -307,11 +350,23 @@ def backward(roots, cotangents, order=None):
             elif c.shape != x.shape or c.dtype != x.dtype:
                 c = fit_to(c, x)
             _accumulate(cts, id(parent), c, add)
+    if points:
+        for done in points.values():
+            _report(done, cts, ready, hook)
     leaf_cts.update(cts)  # with a tape as the order, leaves (not on the tape) remain here
     for key, v in leaf_cts.items():
         if type(v) is np.ndarray:
             leaf_cts[key] = _wrap_array(v)
     return leaf_cts
+
+
+def _report(leaves, cts, ready, hook):
+    for leaf in leaves:
+        c = cts.get(leaf)
+        if c is not None:
+            if type(c) is np.ndarray:
+                c = cts[leaf] = _wrap_array(c)
+            hook(ready[leaf], c)
 
 
 def _accumulate(cts, key, c, add):
@@ -505,9 +560,12 @@ class ReversePass:
         """``tree`` with this pass's tracers replaced by their primals."""
         return _tree.tree_map(lambda x: unwrap(x, self.trace), tree)
 
-    def pullback(self, out_tree, cts_tree):
+    def pullback(self, out_tree, cts_tree, report=False):
         """Sweep backward from the outputs ``out_tree`` with cotangents ``cts_tree`` (same
-        structure); returns ``{id(leaf tracer): cotangent}`` for every leaf reached."""
+        structure); returns ``{id(leaf tracer): cotangent}`` for every leaf reached.
+        ``report``: tell the active ``grad_ready_hook``s each Parameter's final gradient
+        during the sweep (only a user-level pass does: a recompute re-run's parameter
+        cotangents are partial sums)."""
         from ..ops._convert import as_tensor
 
         outs, _ = _tree.flatten(out_tree)
@@ -524,7 +582,18 @@ class ReversePass:
                     )
                 roots.append(o)
                 seeds.append(c)
-        return backward(roots, seeds, order=self.tape) if roots else {}
+        if not roots:
+            return {}
+        if report and _grad_ready_hooks and self.params:
+            ready = {id(t): p for t, p in zip(self.param_tracers, self.params)}
+            hooks = tuple(_grad_ready_hooks)
+
+            def hook(param, ct):
+                for h in hooks:
+                    h(param, ct)
+
+            return backward(roots, seeds, order=self.tape, ready=ready, hook=hook)
+        return backward(roots, seeds, order=self.tape)
 
     def grads_for(self, leaf_cts, tracers):
         """The cotangent of each of ``tracers`` in ``leaf_cts`` (zeros where none arrived)."""

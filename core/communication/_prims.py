@@ -121,6 +121,37 @@ def _all_reduce_impl(xp, x, op, group):
     return back(out)
 
 
+class PendingAllReduce:
+    """A started non-blocking all-reduce of one backend array (eager; not a primitive: no
+    derivatives, no jit). ``test()`` lets MPI progress it; ``wait()`` returns the result.
+    Data-parallel training starts one per gradient bucket during the backward sweep
+    (``nn.DistributedGradReducer.overlap``)."""
+
+    def __init__(self, xp, x, op="sum", group=None):
+        self._req, self._result = None, None
+        group = _m.GlobalComm.WORLD_COMM_GROUP if group is None else str(group)
+        c = _comm("all_reduce", x, op=op, group=group)
+        if c is None:
+            self._result = xp.array(x, copy=True)
+            return
+        self._comm, self._text = c
+        self._send, bx, self._back = _buffers(xp, x)  # the send buffer lives until done
+        self._out = bx.empty_like(self._send)
+        self._req = self._comm.Iallreduce(self._send, self._out, _mpi_op(op))
+
+    def test(self):
+        """True when done (MPI progresses the transfer while it is asked)."""
+        return self._req is None or self._req.Test()
+
+    def wait(self):
+        """The reduced array (same type and dtype as the input)."""
+        if self._req is not None:
+            _m.wait(self._req, self._text, self._comm)
+            self._result = self._back(self._out)
+            self._req = self._send = self._out = None
+        return self._result
+
+
 def _all_gather_impl(xp, x, axis, group):
     c = _comm("all_gather", x, axis=axis, group=group)
     if c is None:

@@ -5,15 +5,30 @@ parameter order (the order a backward pass produces them), each bucket all-reduc
 ``core.communication.all_reduce`` (one MPI message per bucket instead of one per parameter),
 divided by the number of ranks when ``mean``, and unpacked. It is written with core ops, so it
 runs eagerly, inside ``core.jit`` (each bucket is one opaque equation) and under ``grad``.
-The reduction starts after the backward pass: it does not overlap with it.
+
+Overlap with the backward pass (eager steps, as ``nn.TrainOneStepCell`` and ``core.train.Model``
+run them): ``with reducer.overlap() as pending: grads = grad_fn(...)`` then
+``pending.finish(grads)``. Inside the block the backward sweep reports each Parameter's
+gradient as soon as it is final (``core.autodiff.reverse.grad_ready_hook``); a bucket (laid out from the
+parameters, last layers first) whose gradients are all in starts its non-blocking MPI
+all-reduce at once, while the sweep goes on into earlier layers, and every later report lets
+MPI progress the transfers in flight (MPICH progresses non-blocking collectives when it is
+called). ``finish`` starts what the sweep did not (parameters without a gradient), waits and
+unpacks. The sums are the blocking path's (elementwise over ranks; the bucket layout does not
+change them). Under ``core.jit`` nothing is reported during the trace and ``finish`` runs the
+blocking path.
 """
 
 import numpy as np
 
+from .. import backend as _backend
 from .. import ops
 from .. import parallel as _parallel
+from ..autodiff.reverse import grad_ready_hook
 from ..communication import management as _m
+from ..communication._prims import PendingAllReduce
 from ..communication.comm_func import all_reduce
+from ..tensor import Tensor
 from .cell import Cell
 
 __all__ = ["DistributedGradReducer", "reducer_from_context"]
@@ -41,6 +56,8 @@ class DistributedGradReducer(Cell):
         super().__init__(auto_prefix=False)
         params = tuple(parameters)
         object.__setattr__(self, "_shapes", tuple(tuple(p.shape) for p in params))
+        object.__setattr__(self, "_param_ids", tuple(id(p) for p in params))
+        object.__setattr__(self, "_dtypes", tuple(np.dtype(p.dtype) for p in params))
         self.group = group
         n = _m.get_group_size(group)
         self.degree = n if degree is None else int(degree)
@@ -69,6 +86,12 @@ class DistributedGradReducer(Cell):
             cur[1] += nbytes
         return [b[0] for b in out]
 
+    def overlap(self):
+        """A context for one eager step whose bucket all-reduces start during the backward
+        sweep (see the module docstring); its ``finish(grads)`` returns what
+        ``construct(grads)`` would."""
+        return _OverlappedReduction(self)
+
     def construct(self, grads):
         grads = tuple(grads)
         if len(grads) != len(self._shapes):
@@ -90,6 +113,82 @@ class DistributedGradReducer(Cell):
                 result[i] = ops.reshape(total[start : start + size], grads[i].shape)
                 start += size
         return tuple(result)
+
+
+class _OverlappedReduction:
+    """One step's bucket all-reduces, started as the backward sweep reports gradients."""
+
+    def __init__(self, reducer):
+        self.reducer = reducer
+        self.active = reducer._group_size > 1
+        shapes = reducer._shapes
+        specs = [_Spec(s, d) for s, d in zip(shapes, reducer._dtypes, strict=True)]
+        self.buckets = reducer.buckets(specs)  # the parameters' order, sizes and dtypes
+        self.where = {}
+        for b, idx in enumerate(self.buckets):
+            for i in idx:
+                self.where[reducer._param_ids[i]] = (b, i)
+        self.arrived = [{} for _ in self.buckets]
+        self.pending = {}  # bucket -> PendingAllReduce
+        self._ctx = None
+
+    def __enter__(self):
+        if self.active:
+            self._ctx = grad_ready_hook(self._on_ready)
+            self._ctx.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self._ctx is not None:
+            self._ctx.__exit__(*exc)
+            self._ctx = None
+        return False
+
+    def _on_ready(self, param, ct):
+        loc = self.where.get(id(param))
+        if loc is None or not isinstance(ct, Tensor):
+            return
+        b, i = loc
+        self.arrived[b][i] = ct
+        for q in self.pending.values():
+            q.test()  # MPI progresses the buckets in flight
+        if len(self.arrived[b]) == len(self.buckets[b]):
+            self._start(b, [self.arrived[b][i] for i in self.buckets[b]])
+
+    def _start(self, b, grads):
+        arrays = [g._value.reshape(-1) for g in grads]
+        xp = _backend.backend_of(arrays[0]).xp
+        flat = arrays[0] if len(arrays) == 1 else xp.concatenate(arrays)  # [bucket]
+        self.pending[b] = PendingAllReduce(xp, flat, "sum", self.reducer.group)
+
+    def finish(self, grads):
+        """The reduced gradients (a tuple aligned with the parameters)."""
+        grads = tuple(grads)
+        r = self.reducer
+        if not self.pending or any(g is None for g in grads) or len(grads) != len(r._shapes):
+            return r(grads)  # nothing started (traced step, one rank): the blocking path
+        for b, idx in enumerate(self.buckets):  # same order on every rank
+            if b not in self.pending:
+                self._start(b, [grads[i] for i in idx])
+        result = list(grads)
+        for b, idx in enumerate(self.buckets):
+            total = self.pending.pop(b).wait()
+            if r.mean:
+                total = total / r.degree
+            start = 0
+            for i in idx:
+                size = int(np.prod(r._shapes[i]))
+                piece = total[start : start + size].reshape(r._shapes[i])
+                result[i] = Tensor(piece.astype(grads[i].dtype, copy=False))
+                start += size
+        return tuple(result)
+
+
+class _Spec:
+    """Shape and dtype of a parameter, for ``DistributedGradReducer.buckets``."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
 
 
 def reducer_from_context(parameters):

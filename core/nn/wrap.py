@@ -97,8 +97,13 @@ class TrainOneStepCell(Cell):
         )
 
     def construct(self, *inputs):
-        (_, loss), grads = self._grad_fn(*inputs)
-        grads = self.grad_reducer(grads)
+        overlap = getattr(self.grad_reducer, "overlap", None)
+        if overlap is None:
+            (_, loss), grads = self._grad_fn(*inputs)
+        else:  # data parallel: buckets start their all-reduce during the backward sweep
+            with overlap() as pending:
+                (_, loss), grads = self._grad_fn(*inputs)
+            grads = pending.finish(grads)
         self.optimizer(grads)
         if self.return_grad:
             return loss, grads

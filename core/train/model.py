@@ -108,9 +108,12 @@ class Model:
         reducer = reducer_from_context(optimizer.parameters)  # data parallel: all-reduced grads
 
         def train_step(*batch):
-            loss, grads = grad_fn(*batch)
-            if reducer is not None:
-                grads = reducer(grads)
+            if reducer is None:
+                loss, grads = grad_fn(*batch)
+            else:  # buckets start their all-reduce during the backward sweep (eager)
+                with reducer.overlap() as pending:
+                    loss, grads = grad_fn(*batch)
+                grads = pending.finish(grads)
             optimizer(grads)
             return loss
 

@@ -265,3 +265,16 @@ def test_rank_that_never_arrives_times_out():
     assert "rank 0 of 2: the signature exchange before barrier() did not complete" in out, out
     assert "within 1 s (DIFFSCI_COMM_TIMEOUT)" in out
     assert time.monotonic() - start < 25  # rank 1 sleeps 30 s: the abort ended it
+
+
+def test_gradient_buckets_reduce_during_the_backward_sweep(tmp_path):
+    """Overlap: bucket all-reduces start while the sweep still reports earlier layers'
+    gradients, and the result equals the blocking reduction bitwise."""
+    _ok(mpirun("_overlap_worker.py", tmp_path))
+    r = json.loads((tmp_path / "overlap.json").read_text())
+    assert r["same"] and r["changed"]
+    assert r["n_buckets"] > 2
+    assert len(r["started_at_report"]) == r["n_params"]
+    # every bucket started inside the sweep, the first ones while later reports still came
+    assert r["n_started_in_sweep"] == r["n_buckets"]
+    assert r["started_at_report"][len(r["started_at_report"]) // 2] >= 1

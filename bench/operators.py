@@ -27,7 +27,9 @@ rows): seconds per step is the median over ``--steps`` single steps after two wa
 after ``/proc/self/clear_refs``) during one step (``bench.harness.rss_peak_in_this_process_mib``),
 i.e. the step's working memory. FFTs: ours run ``scipy.fft`` (pocketfft) with
 ``workers = core.get_num_threads()``; PyTorch's CPU FFT is pocketfft as well (or MKL where the
-build has it: the header line says which). Run:
+build has it: the header line says which). GEMMs: ours split each product into panels on
+core's thread pool, each a one-thread BLAS call (``core.backend.cpu_gemm``; BLAS is held at one
+thread so that no spinning BLAS worker takes the cores the FFTs and kernels need next). Run:
 
     python -m bench.operators                      # both cases, default threads and 1 thread
     python -m bench.operators --case fno1d --threads 1 --clock cpu
@@ -234,8 +236,11 @@ def _header():
     import scipy
 
     import core
+    from core.backend import cc
 
     text = f"core threads (default) {core.get_num_threads()}, FFT: scipy.fft {scipy.__version__}"
+    if cc.parallel():
+        text += " (pocketfft, workers = threads), GEMM: core's pool over one-thread BLAS"
     if have_neuraloperator():
         import torch
 

@@ -186,9 +186,11 @@ class DistributedSimulation:
         grid, materials, boundaries, sources, monitors, dispersive: as ``Simulation``
             (global grid, indices and maps).
         group: a ``core.communication`` group name (the world by default).
-        jit: run each step compiled with ``core.jit`` (the exchanges are graph equations).
-        native: run each half step with the serial native C kernel on the slab (and its ghost
-            layer) where the serial ``Simulation(native=True)`` would; False: the composite.
+        jit: compile ``run`` (one ``core.ops.scan``) and ``step`` with ``core.jit`` (the
+            exchanges are graph equations); False: the same, eager.
+        native: run each half step with the serial native C kernel on the slab (corrected at
+            the cut) where the serial ``Simulation(native=True)`` would; False: the
+            composite ``yee`` update.
 
     Attributes:
         rank, size, start, stop: this rank, the slab count, its x cells ``[start, stop)``.
@@ -570,9 +572,9 @@ class DistributedSimulation:
 
     def _step(self, coeffs, state, step):
         """``Simulation._step`` on the slab; returns ``(state, halo, halo_h)``: the new state,
-        the ghost layer of H the E half step read (for the monitors) and the H half step's
-        (returned so that ``core.jit`` keeps its exchange on a rank that does not read it: the
-        last rank's native H step; its neighbour waits for the message)."""
+        the ghost layer of H the E half step read (for the monitors) and the H half step's.
+        Every rank's update reads both exchanges (at a wall their zeros), so ``core.jit``
+        keeps them all: a rank dropping one would leave its neighbour waiting."""
         grid = self.local_grid
         slab = coeffs["slab"]
         state, halo_h = self._half_step("h", coeffs, state)

@@ -57,12 +57,13 @@ step's operations on its cells, in the serial order:
   so no extra message;
 - monitors: ``PointProbe``; ``DFTMonitor`` (an int x entry: the rank that owns it; a
   unit-step slice or the whole array: each rank its x range, zero-padded into the region and
-  summed); ``EnergyMonitor`` (each rank the energy of its cells); the port monitors ``VoltageMonitor`` (``-sum E d / n_par``, each rank the sum over
-  its edges) and ``CurrentMonitor`` (the loop integral of H: the ``H[i-1]`` of the first x layer
-  is the neighbour's layer that the E half step received); ``FluxMonitor`` (time or frequency
+  summed); ``EnergyMonitor`` (each rank the energy of its cells); the port monitors
+  ``VoltageMonitor`` (``-sum E d / n_par``, each rank the sum over its edges) and
+  ``CurrentMonitor`` (the loop integral of H: the ``H[i-1]`` of the first x layer is the
+  neighbour's layer that the E half step received); ``FluxMonitor`` (time or frequency
   domain) whose box may span the cut, each rank its part of every face (the x faces' ``H`` half
   a cell below the face from the same ghost layer). A rank's part of a sum-like result
-  (probe, port V and I, flux) is its partial sum; results are summed on rank 0
+  (probe, port V and I, flux, energy) is its partial sum; results are summed on rank 0
   (``core.communication.reduce``, differentiable: its VJP broadcasts the cotangent back), or
   on every rank with ``run(..., all_ranks=True)``; the S-parameters then follow on rank 0 from
   the reduced port signals (``sparams.SParameterSolver``) exactly as in a serial script.

@@ -37,7 +37,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 def _serial_example():
-    spec = importlib.util.spec_from_file_location("microstrip_filter", HERE / "microstrip_filter.py")
+    path = HERE / "microstrip_filter.py"
+    spec = importlib.util.spec_from_file_location("microstrip_filter", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

@@ -89,6 +89,7 @@ void fdtd_forward(const ptrdiff_t* a) {
   ptrdiff_t n0 = a[22], n1 = a[23], n2 = a[24], threads = a[25];
   T* save = (T*)a[26]; ptrdiff_t every = a[27], n_save = a[28];
   T* final = (T*)a[29];
+  T* acc = (T*)a[30]; ptrdiff_t acc_len = a[31];  /* the E kernel's curl sums, per step */
   if (save && n_save > 0) memcpy(save, s0, (size_t)carry * sizeof(T));
   const T* cur = s0;
   for (ptrdiff_t k = 0; k < steps; ++k) {
@@ -96,7 +97,7 @@ void fdtd_forward(const ptrdiff_t* a) {
     T* next = (save && m1 % every == 0 && m1 / every < n_save)
                   ? save + (m1 / every) * carry
                   : buf + (m1 % nslots) * carry;
-    const T* bases[2] = {cur, next};
+    const T* bases[3] = {cur, next, acc ? acc + k * acc_len : 0};
     fill(th, dh, ndh, bases);
     fh(th, next, nh, n0, n1, n2, threads);
     fill(te, de, nde, bases);
@@ -158,34 +159,31 @@ void fdtd_backward(const ptrdiff_t* a) {
   }
 }
 
-/* the coefficient maps' cotangents of steps 0 .. steps - 1 over their states buf[0 .. steps]
-   and the stored cotangents (fdtd_backward's store_e, store_h): the adj1 passes of mode
-   "only", summing into acc_e, acc_h (laid out as the adjoints' results) */
+/* the E coefficient maps' cotangents of steps 0 .. steps - 1, summed into out (laid out as
+   the E adjoint's result): per step k and E component o, gB += g * acc (the curl sum the
+   recomputation saved) and gA += g * E_old (E of state k: s0, or buf + k * carry), g the
+   cotangent fdtd_backward stored. comps: per component (offset in the state, gA offset or -1,
+   gB offset or -1). */
 void fdtd_coef(const ptrdiff_t* a) {
-  half_fn fe = (half_fn)a[0]; const T** te = (const T**)a[1];
-  const ptrdiff_t* de = (const ptrdiff_t*)a[2]; ptrdiff_t nde = a[3];
-  const double* ne = (const double*)a[4];
-  half_fn fh = (half_fn)a[5]; const T** th = (const T**)a[6];
-  const ptrdiff_t* dh = (const ptrdiff_t*)a[7]; ptrdiff_t ndh = a[8];
-  const double* nh = (const double*)a[9];
-  const T* buf = (const T*)a[10]; ptrdiff_t carry = a[11], steps = a[12];
-  const T* s0 = (const T*)a[23];  /* state 0 (states k >= 1: buf + k * carry) */
-  const T* store_e = (const T*)a[13]; ptrdiff_t len_e = a[14];
-  const T* store_h = (const T*)a[15]; ptrdiff_t len_h = a[16];
-  T* acc_e = (T*)a[17]; T* acc_h = (T*)a[18];
-  ptrdiff_t n0 = a[19], n1 = a[20], n2 = a[21], threads = a[22];
+  const T* s0 = (const T*)a[0]; const T* buf = (const T*)a[1];
+  ptrdiff_t carry = a[2], steps = a[3];
+  const T* store = (const T*)a[4]; const T* accs = (const T*)a[5]; ptrdiff_t len = a[6];
+  T* out = (T*)a[7];
+  const ptrdiff_t* comps = (const ptrdiff_t*)a[8]; ptrdiff_t n_comp = a[9], cells = a[10];
   for (ptrdiff_t k = 0; k < steps; ++k) {
-    if (store_e) {
-      const T* bases[4] = {k ? buf + k * carry : s0, buf + (k + 1) * carry, 0,
-                           store_e + k * len_e};
-      fill(te, de, nde, bases);
-      fe(te, acc_e, ne, n0, n1, n2, threads);
-    }
-    if (store_h) {
-      const T* bases[4] = {k ? buf + k * carry : s0, buf + (k + 1) * carry,
-                           store_h + k * len_h, 0};
-      fill(th, dh, ndh, bases);
-      fh(th, acc_h, nh, n0, n1, n2, threads);
+    const T* state = k ? buf + k * carry : s0;
+    for (ptrdiff_t o = 0; o < n_comp; ++o) {
+      const T* restrict g = store + k * len + o * cells;
+      const T* restrict acc = accs + k * len + o * cells;
+      const T* restrict old = state + comps[3 * o];
+      if (comps[3 * o + 2] >= 0) {
+        T* restrict d = out + comps[3 * o + 2];
+        for (ptrdiff_t i = 0; i < cells; ++i) d[i] += g[i] * acc[i];
+      }
+      if (comps[3 * o + 1] >= 0) {
+        T* restrict d = out + comps[3 * o + 1];
+        for (ptrdiff_t i = 0; i < cells; ++i) d[i] += g[i] * old[i];
+      }
     }
   }
 }
@@ -597,7 +595,9 @@ class NativeRun:
         }
         keep.append(scratch)
 
-        def table(plan, mode, sources_base, g_base=None, variant=None, fuse=None, own=True):
+        def table(
+            plan, mode, sources_base, g_base=None, variant=None, fuse=None, own=True, acc=False
+        ):
             n_dyn = len(plan.sources()) + len(plan.terms) + len(plan.psi_keys)
             statics = [c for c in plan.coef_names if plan.coef_kinds[c] != "number"]
             statics += list(plan.profile_names)
@@ -606,7 +606,7 @@ class NativeRun:
                 masked, stream = variant
                 if masked:
                     extra = [m for _n, m, _a in plan.masked.values()]
-                fns = [plan._compiled(dtype, "forward", masked, stream)]
+                fns = [plan._compiled(dtype, "forward", masked, stream, save_acc=acc)]
             else:
                 n_tmp = sum(len(t) for t in plan.terms.values())
                 if own:
@@ -621,7 +621,7 @@ class NativeRun:
                     if plan is self.pe and _FUSE
                     else plan._compiled(dtype, "adj2", accumulate=True)
                 )
-            total = n_dyn + len(statics) + (1 if mode != "forward" else 0) + len(extra)
+            total = n_dyn + len(statics) + (1 if mode != "forward" else 0) + len(extra) + acc
             tab = (ctypes.c_void_p * total)()
             dyn = []
             for m, name in enumerate(plan.sources()):
@@ -642,6 +642,8 @@ class NativeRun:
                 keep.append(a)
                 tab[at] = native.address(a)
                 at += 1
+            if acc:  # the curl sums' row of the step (base 2 of fdtd_forward)
+                dyn.append((at, 2, 0))
             dyn = _index_array(dyn)
             keep.extend([tab, dyn, fns])
             addr = [0 if f is None else _fn_address(f) for f in fns]
@@ -655,6 +657,7 @@ class NativeRun:
 
         ctx["fh"] = table(self.ph, "forward", 0, variant=variants[0])
         ctx["fe"] = table(self.pe, "forward", 1, variant=variants[1])
+        ctx["fe_acc"] = table(self.pe, "forward", 1, variant=variants[1], acc=True)
         # the E adjoint's stencil pass runs inside the H adjoint's elementwise pass (fused), so
         # the H adjoint reads the cotangents of the H components as the E adjoint leaves them
         # (no sum in memory): the H maps' cotangents stay on the chain ("both")
@@ -663,20 +666,31 @@ class NativeRun:
         # the chain without the E maps' cotangents, and those alone (a second thread's work)
         ctx["ah_chain"] = ctx["ah"]
         ctx["ae_chain"] = table(self.pe, "adjoint", 1, 3, "none")
-        ctx["ch"] = table(self.ph, "adjoint", 0, 2, "only", own=False)
-        ctx["ce"] = table(self.pe, "adjoint", 1, 3, "only", own=False)
         return ctx
 
     def _run_forward(
-        self, ctx, s0, buf, nslots, k0, steps, values, t_addr, threads, save=None, final=None
+        self,
+        ctx,
+        s0,
+        buf,
+        nslots,
+        k0,
+        steps,
+        values,
+        t_addr,
+        threads,
+        save=None,
+        final=None,
+        acc=None,
     ):
         """``steps`` steps from the state ``s0`` (step index ``k0``); state ``k >= 1`` goes to
         ``buf[k % nslots]``, or with ``save = (array [n, carry], every)`` to ``array[k /
         every]`` when ``k`` is a multiple of ``every`` below ``n * every`` (``array[0]`` gets
         ``s0``); the last state is copied to ``final``; the probes' values go to the address
-        ``t_addr``, ``n_probe`` numbers per step."""
+        ``t_addr``, ``n_probe`` numbers per step. ``acc``: an array ``[steps, E components x
+        cells]`` for the E kernel's curl sums (``HalfStep.source(save_acc=True)``)."""
         fh, th, dh, ndh, nh = ctx["fh"]
-        fe, te, de, nde, ne = ctx["fe"]
+        fe, te, de, nde, ne = ctx["fe" if acc is None else "fe_acc"]
         shape3 = self.ph.shape3
         v_addr = native.address(values) + k0 * self.n_inj * values.itemsize if self.n_inj else 0
         args = np.array(
@@ -690,6 +704,8 @@ class NativeRun:
                 1 if save is None else save[1],
                 0 if save is None else save[0].shape[0],
                 0 if final is None else native.address(final),
+                0 if acc is None else native.address(acc),
+                0 if acc is None else acc.shape[1],
             ],
             dtype=np.intp,
         )  # fmt: skip
@@ -744,18 +760,31 @@ class NativeRun:
         # (the H maps' cotangents stay on the chain: see _new_context)
         return ((steps, len(self.pe.terms) * self.cells) if maps else None), None
 
-    def _run_coef(self, ctx, s0, buf, steps, store, acc_e, acc_h, threads):
-        """The coefficient maps' cotangents of a segment (states ``s0``, ``buf[1 .. steps]``, the
-        cotangents ``store`` from ``_run_backward``), summed into ``acc_e``, ``acc_h``."""
-        fe, te, de, nde, ne = ctx["ce"]
-        fh, th, dh, ndh, nh = ctx["ch"]
-        st_e, len_e, st_h, len_h = self._stores(store)
+    def _coef_layout(self):
+        """Per E component ``(offset in the state, gA offset, gB offset)`` (-1: no map) in the
+        E adjoint's result, for ``fdtd_coef``."""
+        layout = self._adjoint_layout(self.pe)
+        rows = []
+        for name in self.pe.terms:
+            row = [self.offset[name] - 0]
+            for prefix, group in (("ca_", "gA"), ("cb_", "gB")):
+                c = prefix + name
+                row.append(layout[(group, name)] if self.pe.coef_kinds[c] == "map" else -1)
+            rows.append(row)
+        return _index_array(rows)
+
+    def _run_coef(self, ctx, s0, buf, steps, store, acc, out):
+        """The E coefficient maps' cotangents of a segment (states ``s0``, ``buf[1 ..
+        steps]``; the cotangents ``store[0]`` from ``_run_backward``, the curl sums ``acc``
+        from the recomputation), summed into ``out`` (the E adjoint's layout)."""
+        comps = self.__dict__.get("_coef_rows")
+        if comps is None:
+            comps = self._coef_rows = self._coef_layout()
         args = np.array(
             [
-                fe[0], te, de, nde, ne, fh[0], th, dh, ndh, nh,
-                native.address(buf), self.carry, steps, st_e, len_e, st_h, len_h,
-                native.address(acc_e), native.address(acc_h), *self.ph.shape3, threads,
-                native.address(s0),
+                native.address(s0), native.address(buf), self.carry, steps,
+                native.address(store[0]), native.address(acc), store[0].shape[1],
+                native.address(out), native.address(comps), len(self.pe.terms), self.cells,
             ],
             dtype=np.intp,
         )  # fmt: skip
@@ -896,14 +925,15 @@ class _Reverse:
             self.scratch_traces = np.empty(max(n, 1), dtype=self.dtype)
         return self.scratch_traces
 
-    def recompute(self, start, k0, steps, buf):
+    def recompute(self, start, k0, steps, buf, acc=None):
         """States ``k0 + 1 .. k0 + steps`` into ``buf[1 .. steps]`` from ``start`` (state
-        ``k0``, which stays where it is)."""
+        ``k0``, which stays where it is); with ``acc``, the E curl sums of each step too."""
         # the probes' values are not needed again: they go to a scratch array
         traces = native.address(self._traces(steps))
         self.run._run_forward(
-            self.ctx, start, buf, steps + 1, k0, steps, self.values, traces, self.threads
-        )
+            self.ctx, start, buf, steps + 1, k0, steps, self.values, traces, self.threads,
+            acc=acc,
+        )  # fmt: skip
 
     def adjoint(self, start, buf, k0, steps, store=None):
         self.run._run_backward(
@@ -958,13 +988,14 @@ class _Reverse:
                 self.adjoint(start, buf, k0, n)
             return
         bufs = [self._buffer(0, longest), self._buffer(1, longest)]
-        shapes = self.run.store_shapes(longest)
-        stores = [
-            tuple(None if sh is None else np.empty(sh, dtype=self.dtype) for sh in shapes)
-            for _ in range(2)
-        ]
+        shape = self.run.store_shapes(longest)[0]
+        if shape is None:  # no E maps: nothing to leave to the worker
+            stores = accs = [None, None]
+        else:  # per buffer: the cotangents g (the adjoint's) and curl sums (the recompute's)
+            stores = [(np.empty(shape, dtype=self.dtype), None) for _ in range(2)]
+            accs = [np.empty(shape, dtype=self.dtype) for _ in range(2)]
         order = list(reversed(segments))
-        self.recompute(*order[0], bufs[0])
+        self.recompute(*order[0], bufs[0], accs[0])
         pool = _worker()
         # per segment: its coefficient cotangents on the worker (after its adjoint) or in its
         # adjoint's own passes ("both": cheaper in total, the curl is shared, but on the
@@ -973,26 +1004,26 @@ class _Reverse:
         on_worker = [False] * len(order)
         spent = [0.0, 0.0]  # main, worker
 
+        def coef(i):
+            b = i % 2
+            self.run._run_coef(
+                self.ctx, order[i][0], bufs[b], order[i][2], stores[b], accs[b], self.acc[0]
+            )
+
         def behind(i):  # the worker's share while segment i's adjoint runs
             t0 = time.thread_time()
             if i >= 1 and on_worker[i - 1]:
-                self.coef(order[i - 1][0], bufs[(i - 1) % 2], order[i - 1][2], stores[(i - 1) % 2])
+                coef(i - 1)
             if i + 1 < len(order):
-                self.recompute(*order[i + 1], bufs[(i + 1) % 2])
+                self.recompute(*order[i + 1], bufs[(i + 1) % 2], accs[(i + 1) % 2])
             spent[1] += time.thread_time() - t0
 
         for i, (_start, k0, n) in enumerate(order):
-            on_worker[i] = spent[1] <= spent[0]
+            on_worker[i] = stores[0] is not None and spent[1] <= spent[0]
             ahead = pool.submit(behind, i)
             t0 = time.thread_time()
             self.adjoint(order[i][0], bufs[i % 2], k0, n, stores[i % 2] if on_worker[i] else None)
             spent[0] += time.thread_time() - t0
             ahead.result()
-        last = len(order) - 1
-        if on_worker[last]:
-            self.coef(order[last][0], bufs[last % 2], order[last][2], stores[last % 2])
-
-    def coef(self, start, buf, steps, store):
-        self.run._run_coef(
-            self.ctx, start, buf, steps, store, self.acc[0], self.acc[1], self.threads
-        )
+        if on_worker[-1]:
+            coef(len(order) - 1)

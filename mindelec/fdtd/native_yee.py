@@ -346,6 +346,7 @@ class HalfStep:
         accumulate=False,
         coef="both",
         fuse=None,
+        save_acc=False,
     ):
         """C source of ``void half_step(const T** in, T* out, const double* num, sizes...)``.
 
@@ -374,6 +375,11 @@ class HalfStep:
         transposed differences of the other adjoint's scratch arrays (appended to ``in`` after
         this pass's own) that the other ``adj2`` would have added to it (the same direction of
         difference: the other update's adjoint differences the way this update does).
+
+        Forward only: ``save_acc`` also writes each component's curl sum (the factor of its
+        ``Cb``, CPML terms included) to the array appended to ``in`` last, laid out like the
+        new components: what the ``Cb`` map's cotangent multiplies (``native_run``'s second
+        thread sums it without recomputing the curls).
         """
         masked = masked and mode == "forward" and bool(self.masked)
         stream = stream and mode == "forward"
@@ -420,6 +426,9 @@ class HalfStep:
         if masked:
             for c in self.masked:
                 slot[("mask", c)] = len(slot)
+        save_acc = save_acc and mode == "forward"
+        if save_acc:
+            slot[("accsave", None)] = len(slot)
         number_slot = {c: m for m, c in enumerate(self.numbers)}
         masked_slot = {c: len(self.numbers) + self.grid.ndim + m for m, c in enumerate(self.masked)}
         psi_base = {}
@@ -533,6 +542,8 @@ class HalfStep:
             op = "-" if update_fwd else "+"
             target = f"R{o}[k]" if stream else f"out[{o} * N + idx]"
             lines.append(f"{target} = {scaled} {op} {coef(b_name)} * {acc};")
+            if save_acc:
+                lines.append(f"in[{slot[('accsave', None)]}][{o} * N + idx] = {acc};")
         if mode == "adj2":
             # sources' cotangents: the transposed differences (D+^T = -D-, D-^T = -D+)
             sums = {}
@@ -677,7 +688,7 @@ class HalfStep:
             [
                 (
                     f"T* restrict P{m} = (T*)J->in[{m}];"
-                    if key[0] == "tmp"
+                    if key[0] in ("tmp", "accsave")
                     else f"const T* restrict P{m} = J->in[{m}];"
                 )
                 for key, m in slot.items()
@@ -745,15 +756,25 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
 """
 
     def _compiled(
-        self, dtype, mode, masked=False, stream=False, accumulate=False, coef="both", fuse=None
+        self,
+        dtype,
+        mode,
+        masked=False,
+        stream=False,
+        accumulate=False,
+        coef="both",
+        fuse=None,
+        save_acc=False,
     ):
-        key = (np.dtype(dtype), mode, masked, stream, accumulate, coef, fuse is not None)
+        key = (np.dtype(dtype), mode, masked, stream, accumulate, coef, fuse is not None, save_acc)
         fn = self._fns.get(key) if hasattr(self, "_fns") else None
         if fn is None:
             src = (
                 native.math_header()
                 + native.parallel_header()
-                + self.source(_CTYPE[np.dtype(dtype)], mode, masked, stream, accumulate, coef, fuse)
+                + self.source(
+                    _CTYPE[np.dtype(dtype)], mode, masked, stream, accumulate, coef, fuse, save_acc
+                )
             )
             fn = _FUNCTIONS.get(src)
             if fn is None:

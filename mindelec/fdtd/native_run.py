@@ -189,6 +189,7 @@ void fdtd_coef(const ptrdiff_t* a) {
 }
 """
 
+PIPELINE_MIN_CELLS = 2048
 _FUSE = True  # the E adjoint's stencil pass inside the H adjoint's elementwise pass
 _DRIVERS = {}  # ctype -> (forward, backward) ctypes functions
 _POOL = []  # the one worker thread that recomputes segments ahead of the adjoint
@@ -541,17 +542,20 @@ class NativeRun:
             plan = policy.plan(length)
         stored += length + 1
         if pipeline:
+            # the E cotangents and the E curl sums, two segments of each
             per_step = sum(sh[1] for sh in self.store_shapes(1) if sh is not None)
-            stored += length + 1 + 2 * length * per_step / self.carry
+            stored += length + 1 + 2 * 2 * length * per_step / self.carry
         return float(stored)
 
     def _threads(self):
-        """``(pipeline, kernel threads)``: recompute on a second thread when there are two and
-        the kernels cannot split this grid's rows among them (``native_yee``'s grain)."""
+        """``(pipeline, kernel threads)``: recompute on a second thread when there are two, the
+        kernels cannot split this grid's rows among them (``native_yee``'s grain) and the grid
+        has at least ``PIPELINE_MIN_CELLS`` cells (below, a segment's work is too small for the
+        two hand-overs between threads it costs, tens of microseconds)."""
         threads = native.num_threads()
         shape3 = self.ph.shape3
         rows, grain = shape3[0] * shape3[1], (32768 + shape3[2] - 1) // shape3[2]
-        if threads >= 2 and rows < 2 * grain:
+        if threads >= 2 and rows < 2 * grain and self.cells >= PIPELINE_MIN_CELLS:
             return True, 1
         return False, threads
 

@@ -12,8 +12,14 @@ Fans follow MindSpore/PyTorch: for a weight of shape ``[d0, d1, *k]``
 ``fan_in = d1 * prod(k)`` and ``fan_out = d0 * prod(k)`` (so a Dense weight ``[out, in]`` has
 ``fan_in = in``; a conv weight ``[C_out, C_in / group, *k]`` has ``fan_in = C_in / group *
 prod(k)``).
+
+``with skip_init(): net = Net(...)`` builds a network without drawing its random initial
+values (PyTorch's ``torch.nn.utils.skip_init``): every random initializer returns zeros and
+the generator is left untouched, for a network whose parameters are all loaded from a
+checkpoint next (a strict load, so none stays at zero unnoticed).
 """
 
+import contextlib
 import math
 import numbers
 
@@ -38,6 +44,7 @@ __all__ = [
     "Uniform",
     "XavierNormal",
     "XavierUniform",
+    "skip_init",
     "Zero",
     "calculate_gain",
     "initializer",
@@ -101,13 +108,32 @@ def _fan(shape, mode, name):
     raise ValueError(f"{name}: mode must be 'fan_in' or 'fan_out', got {mode!r}")
 
 
+_SKIP_DEPTH = [0]
+
+
+@contextlib.contextmanager
+def skip_init():
+    """Inside, random initializers (``random = True``: Normal, Uniform, TruncatedNormal, the
+    Xavier/He families, Orthogonal) return zeros of the asked shape and dtype without drawing;
+    Zero, One, Constant and Identity still give their values. For building a network whose
+    every parameter is then loaded from a checkpoint (the draws would be thrown away)."""
+    _SKIP_DEPTH[0] += 1
+    try:
+        yield
+    finally:
+        _SKIP_DEPTH[0] -= 1
+
+
 class Initializer:
     """Base class: ``init(shape, dtype=None) -> Tensor`` of ``shape`` (float32 by default).
 
     Subclasses implement ``_generate(shape, dtype)`` for dtype float32 or float64; other
     floating dtypes (float16, bfloat16) are drawn in float32 and rounded, integer dtypes are
-    drawn in float64 and cast.
+    drawn in float64 and cast. ``random`` marks the initializers that draw (zeros under
+    :func:`skip_init`).
     """
+
+    random = False
 
     def __init__(self, **kwargs):
         self._kwargs = kwargs
@@ -115,6 +141,8 @@ class Initializer:
     def __call__(self, shape, dtype=None):
         shape = _shape(shape)
         dtype = _dt.canonical(dtype) or _dt.default_float
+        if self.random and _SKIP_DEPTH[0]:
+            return _ops.zeros(shape, dtype=dtype)
         work = _dt.float32 if dtype in (_dt.float32, _dt.float16, _dt.bfloat16) else _dt.float64
         if _dt.is_complex(dtype):
             work = _dt.real_dtype(dtype)
@@ -165,6 +193,8 @@ class Constant(Initializer):
 class Normal(Initializer):
     """Samples of N(mean, sigma^2). MindSpore's default ``sigma=0.01``."""
 
+    random = True
+
     def __init__(self, sigma=0.01, mean=0.0):
         super().__init__(sigma=sigma, mean=mean)
         self.sigma, self.mean = float(sigma), float(mean)
@@ -175,6 +205,8 @@ class Normal(Initializer):
 
 class Uniform(Initializer):
     """Samples of U(-scale, scale). MindSpore's default ``scale=0.07``."""
+
+    random = True
 
     def __init__(self, scale=0.07):
         super().__init__(scale=scale)
@@ -189,6 +221,8 @@ class TruncatedNormal(Initializer):
 
     Drawn by rejection on the device: out-of-range samples are redrawn until none is left.
     """
+
+    random = True
 
     def __init__(self, sigma=0.01, mean=0.0, a=-2.0, b=2.0):
         super().__init__(sigma=sigma, mean=mean, a=a, b=b)
@@ -217,6 +251,8 @@ class TruncatedNormal(Initializer):
 class XavierUniform(Initializer):
     """U(-bound, bound) with ``bound = gain * sqrt(6 / (fan_in + fan_out))`` (Glorot 2010)."""
 
+    random = True
+
     def __init__(self, gain=1.0):
         super().__init__(gain=gain)
         self.gain = float(gain)
@@ -229,6 +265,8 @@ class XavierUniform(Initializer):
 
 class XavierNormal(Initializer):
     """N(0, std^2) with ``std = gain * sqrt(2 / (fan_in + fan_out))`` (Glorot 2010)."""
+
+    random = True
 
     def __init__(self, gain=1.0):
         super().__init__(gain=gain)
@@ -251,6 +289,8 @@ class HeUniform(Initializer):
         nonlinearity: see :func:`calculate_gain`.
     """
 
+    random = True
+
     def __init__(self, negative_slope=0, mode="fan_in", nonlinearity="leaky_relu"):
         super().__init__(negative_slope=negative_slope, mode=mode, nonlinearity=nonlinearity)
         self.negative_slope, self.mode, self.nonlinearity = negative_slope, mode, nonlinearity
@@ -264,6 +304,8 @@ class HeUniform(Initializer):
 
 class HeNormal(Initializer):
     """N(0, std^2) with ``std = gain / sqrt(fan)`` (He et al. 2015); arguments as HeUniform."""
+
+    random = True
 
     def __init__(self, negative_slope=0, mode="fan_in", nonlinearity="leaky_relu"):
         super().__init__(negative_slope=negative_slope, mode=mode, nonlinearity=nonlinearity)
@@ -289,6 +331,8 @@ class Orthogonal(Initializer):
 
     The Gaussian draw comes from ``core.random``; the QR factorization runs on the host.
     """
+
+    random = True
 
     def __init__(self, gain=1.0):
         super().__init__(gain=gain)

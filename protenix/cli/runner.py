@@ -116,7 +116,10 @@ def build_network(config, weights_path=None, random_weights=False):
     """The Protenix network of ``config`` with the checkpoint at ``weights_path`` (loaded by
     name, strict unless the config's ``load_strict`` is False) or, with ``random_weights``,
     seeded random parameters; in eval mode. The last one built is reused for the same config
-    and weights."""
+    and weights. From a checkpoint the network is built under ``core.nn.init.skip_init``
+    (the mini model's random initial values took 5 s to draw and were then overwritten); the
+    parameters a non-strict load finds no entry for get their initial values afterwards, the
+    same draws as without skipping (the generator was left untouched)."""
     import json
 
     import core
@@ -133,11 +136,18 @@ def build_network(config, weights_path=None, random_weights=False):
     _NETWORK.clear()
     if random_weights:
         core.random.set_seed(RANDOM_WEIGHTS_SEED)
-    model = Protenix(config)
     if random_weights:
+        model = Protenix(config)
         _redraw_zero_weights(model)
-    if not random_weights:
-        load_weights(model, weights_path, strict=bool(config.get("load_strict", True)))
+    else:
+        with core.nn.init.skip_init():
+            model = Protenix(config)
+        res = load_weights(model, weights_path, strict=bool(config.get("load_strict", True)))
+        if res.missing_keys:
+            fresh = dict(Protenix(config).parameters_and_names())
+            params = dict(model.parameters_and_names())
+            for name in res.missing_keys:
+                params[name].set_data(fresh[name])
     model.set_train(False)
     _NETWORK.update(key=key, model=model)
     return model

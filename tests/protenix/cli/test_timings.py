@@ -6,10 +6,11 @@ import json
 import pytest
 
 from protenix.cli import main as cli_main
-from protenix.cli import predict
+from protenix.cli import predict, runner
 
 
 def test_timings_file(tmp_path):
+    runner._NETWORK.clear()  # an earlier test's network would be reused: no load stage
     fa = tmp_path / "in.fasta"
     fa.write_text(">a\nMKTAYIAK\n>b\nGSHML\n")
     tfile = tmp_path / "t.json"

@@ -6,50 +6,68 @@ cells, float32), run for 2000 steps instead of 350:
 
     L(rho) = sum_{n, r} (E_z[n, r](eps(rho)) - E_z,meas[n, r])^2,   eps = 1 + elu(rho) on 40 x 40.
 
+The simulation is the library's ``fdtd.Simulation`` with one ``fdtd.PointProbes`` for the
+receivers (the example's ``Receivers`` as a library monitor), so the whole time loop runs as
+one native call and its reverse pass natively (``mindelec/fdtd/native_run.py``);
+``--scan-loop`` stages it as a ``core.ops.scan`` of native half steps instead (the path before).
+
 Rows (each compiled with ``core.jit``, warmed up, then timed as the median of ``--repeat``
-calls; memory is measured in a separate call):
+calls; memory is measured in a separate call), at each thread count of ``--threads`` (default:
+the machine's, then 1):
 
 - ``forward``: ``L(rho)`` alone;
-- ``grad, store all``: ``core.grad(L)`` with ``checkpoint=False`` (every carry of the time
+- ``grad, store all``: ``core.grad(L)`` with ``checkpoint=False`` (every state of the time
   loop kept for the reverse pass: memory grows with the number of steps);
-- ``grad, sqrt``: the default (``checkpoint=None``: two levels, about ``2 sqrt(N)`` carries);
-- ``grad, every k``: a fixed interval (about ``N / k + k`` carries);
-- ``grad, budget B``: ``core.ops.CheckpointPolicy(budget=B)`` (at most about ``B`` carries,
+- ``grad, sqrt``: the default (``checkpoint=None``: two levels, about ``2 sqrt(N)`` states);
+- ``grad, every k``: a fixed interval (about ``N / k + k`` states);
+- ``grad, budget B``: ``core.ops.CheckpointPolicy(budget=B)`` (at most about ``B`` states,
   more recomputation).
 
 Columns: seconds per call, the ratio to the forward row, the peak of ``tracemalloc`` during one
-call (numpy's buffers and our engine's objects: the working memory of the call), the number of
-carries the policy stores and that number times the size of one carry (the fields, the CPML
-psi terms and the probes' running state). The reverse pass also holds one segment's residuals
-and the adjoint state, so the peak is that bound plus a constant.
+call (numpy's buffers and our engine's objects: the working memory of the call), the states the
+reverse pass holds (``NativeRun.reverse_carries``: segment starts, segment buffers and, with
+two threads, the second buffer and the E cotangent and curl-sum rows, in states) and that
+number times one state (fields and CPML psi terms).
 
-Cost model (what the ratio can reach). One step's native C kernels (``native_yee``, 100 x 100,
-float32, 1 thread, under load): forward H + E half steps 19 us, their adjoint 33 us (1.8x: two
-passes, more operands). With every carry stored the gradient is one forward sweep plus one
-adjoint sweep, a floor of about 1 + 1.8 = 2.8x the forward run in kernel time; ``sqrt``
-recomputes every segment once (+1 forward: 3.8x); ``budget B`` with three levels recomputes
-twice (4.8x). Measured (``--clock cpu``, loaded 2-core machine, wall-clock noise of the
-forward row alone is +-20%), 2000 steps, seconds (x forward):
+Design and cost model. The native loop's forward is the two half-step kernels per step in one
+C loop (100 x 100, float32: ~5.6 us per step, against ~60 us per step for the scan, whose
+per-step Python around the kernels dominated). The gradient: the forward sweep storing the
+segment starts (1x), then per segment, last first, its recomputation (1x over the run) and its
+adjoint (the E half step's elementwise pass; the H half step's elementwise pass with the E
+stencil pass fused in; the H stencil pass: ~9.4 us per step, 1.7x the forward), plus the
+material maps' cotangents. On one thread that is 1 + 1 + 1.7 + 0.2 = ~3.9x. With two threads
+and a grid too small for the kernels to split its rows (below 2 x 32768 cells; from 2048), a
+worker thread recomputes segment s - 1 (saving its curl sums) and then sums segment s's
+``Cb``/``Ca`` map cotangents (g * curl, g * E_old: one elementwise pass over rows the adjoint
+stored) while the calling thread runs segment s's adjoint chain (the C loops release the GIL):
+the gradient costs forward + adjoint chain = ~2.7-2.8x on two free cores, the forward row
+being unable to use the second core (one kernel per half step, too small to split). That
+holds about 2 more segments of states (a sqrt row: 184 states instead of 91; a ``budget B``
+pipelines only when that fits in B). Measured on the loaded 2-core machine (load average 7-9,
+other sessions' jobs): ``--clock thread`` (the calling thread's CPU time, which with the
+worker's share the lighter one is what the wall clock reads on two free cores; the wall clock
+itself was meaningless under that load), 2000 steps, seconds (x forward):
 
-    row             100^2 before   100^2 after    256^2 before   256^2 after (--repeat 1)
-    forward         0.178 (1.00)   0.110 (1.00)   0.286 (1.00)   0.166 (1.00)
-    store all       0.835 (4.69)   0.305 (2.76)   -              -
-    sqrt (default)  0.961 (5.39)   0.428 (3.88)   2.274 (7.94)   0.904 (5.44)
-    every 100       1.005 (5.64)   0.449 (4.07)   2.153 (7.52)   1.000 (6.02)
-    budget 64       1.233 (6.92)   0.616 (5.59)   2.226 (7.78)   1.136 (6.84)
-    budget 32       1.403 (7.88)   0.692 (6.28)   2.625 (9.17)   1.325 (7.97)
+    row              scan, before (cpu, 1 thr)  native, 2 threads  native, 1 thread
+    forward          0.117 (1.00)              0.011 (1.00)       0.011 (1.00)
+    store all        0.317 (2.67)              0.050 (4.59)       0.052 (4.56)
+    sqrt (default)   0.478 (4.10)              0.034 (3.08)       0.045 (3.98)
+    every 100        0.473 (4.06)              0.037 (3.37)       0.052 (4.51)
+    budget 192       -                         0.033 (3.05)       0.044 (3.87)
+    budget 64        0.591 (5.07)              0.055 (5.07)       0.056 (4.86)
+    budget 32        0.738 (6.34)              0.068 (6.17)       0.066 (5.81)
 
-"after": the native half step's launch reuses its pointer table and the coefficients'
-addresses (``cc.address`` reads the array's data field); point sources are added inside the E
-half step (no ``index_add`` copy of E_z per step); the half step returns its parts and joins
-their cotangents once (slicing a flat result cost, in reverse mode, a zero-filled flat array
-per part and step: 7 full-grid copies per 2D step). Store-all reaches the kernel floor; the
-checkpointed rows sit ~0.1-1.5x above theirs: per-step interpretation of the reverse scan
-(``core.control.loops``: the traced body's VJP, ``custom_call`` output checks), not kernels.
-Memory beyond the stored carries: 2.0 MiB (sqrt) to 3.3 MiB (budget 32) at 2000 steps; it grows
-by ~0.35 KiB per step (60 x 60, budget 32, 200 -> 1000 steps; 1.4 KiB per step before): the
-per-step traces ([steps, 8] float32) the loss reads, their cotangents and intermediates, which
-any reverse pass of this loss holds.
+(``python -m bench.fdtd_gradient --clock thread --repeat 7`` and ``--scan-loop --clock cpu
+--threads 1 --no-store-all``; the store-all scan row is the session's first run, 2 threads.)
+The sqrt and budget-192 rows at two threads are the critical path: repeated runs gave
+2.8-3.1x under that load (the calling thread: forward sweep 11.3 ms, adjoint chain 18.8 ms,
+the rest 0.5 ms; the worker 19.6 ms). Store-all is now the slowest of the cheap rows: its
+290 MiB of states go through memory (the checkpointed rows stay in the cache). Budget 64 uses
+three levels (39 states; a second buffer would pass 64), so a middle-level sweep on the
+calling thread costs another forward. At 256 x 256 the kernels split rows between the two
+threads instead (no pipelining): sqrt 5.5x (2 and 1 threads).
+Gradients: every row equals store-all to float32 round-off (the column); the tests compare the
+native reverse pass with the scan's in float64 (``tests/mindelec/fdtd/test_native_run.py``).
 
     python -m bench.fdtd_gradient                      # 100 x 100, 2000 steps
     python -m bench.fdtd_gradient --steps 500 --repeat 1
@@ -78,6 +96,7 @@ CONFIGS = (
     ("grad, store all", False),
     ("grad, sqrt (default)", None),
     ("grad, every 100", 100),
+    ("grad, budget 192", ops.CheckpointPolicy(budget=192)),
     ("grad, budget 64", ops.CheckpointPolicy(budget=64)),
     ("grad, budget 32", ops.CheckpointPolicy(budget=32)),
 )

@@ -197,3 +197,18 @@ def test_world_of_one_equals_serial_and_rejects_unsupported():
     with pytest.raises(NotImplementedError, match=r"monitor 'dft_x'.*unit-step slice"):
         DistributedSimulation(grid, materials, monitors=[
             fdtd.DFTMonitor("ez", cases.FREQS, region=(slice(6, 12, 2), 4), name="dft_x")])
+
+
+def test_world_of_one_periodic_x_native_equals_serial():
+    """One rank with periodic x is a ring of one: the native kernel on the slab plus the
+    cut-layer corrections from its own far layer (the path of every rank on several) equal
+    the serial native run to round-off."""
+    grid, materials, kw, steps = cases.case_grad(cases.grad_eps0())
+    sim = DistributedSimulation(grid, materials, **kw)
+    state, results = sim.run(steps)
+    ref_state, ref = fdtd.Simulation(grid, materials, **kw).run(steps)
+    assert (sim.prev, sim.next) == (0, 0)
+    for name, want in ref_state.components().items():
+        _close(state.get(name).asnumpy(), want.asnumpy())
+    for name, want in ref.items():
+        _close(results[name].asnumpy(), want.asnumpy())

@@ -132,31 +132,35 @@ void fdtd_backward(const ptrdiff_t* a) {
   ptrdiff_t n_probe = a[27];
   T* gvalues = (T*)a[28]; const ptrdiff_t* inj = (const ptrdiff_t*)a[29]; ptrdiff_t n_inj = a[30];
   ptrdiff_t n0 = a[31], n1 = a[32], n2 = a[33], threads = a[34];
-  /* where the coefficient maps' cotangents are left to fdtd_coef (else 0): per step, the
-     E and H components of the cotangents the two adj1 passes read (len_e, len_h numbers) */
-  T* store_e = (T*)a[35]; ptrdiff_t len_e = a[36];
-  T* store_h = (T*)a[37]; ptrdiff_t len_h = a[38];
+  /* gout: where the E adjoint's elementwise pass writes the completed cotangent of the E
+     components (the coefficient maps' rows for fdtd_coef: stride len_e per step; or one
+     scratch row, stride 0); the sources' cotangents are read there */
+  T* gout = (T*)a[35]; ptrdiff_t len_e = a[36];
+  /* fuse_e: the H adjoint's stencil pass runs inside the next step's E adjoint elementwise
+     pass (it reads the H scratch, left pending): run here only once, at the end, to hand on
+     a complete cotangent */
+  ptrdiff_t fuse_e = a[37];
   for (ptrdiff_t k = steps - 1; k >= 0; --k) {
     const ptrdiff_t q = 1 - p;
     T* gh = AH[p] + off_h;
     T* ge = AE[p] + off_e;
-    const T* bases[4] = {k ? buf + k * carry : s0, buf + (k + 1) * carry, gh, ge};
+    T* grow = gout + k * len_e;
+    const T* bases[5] = {k ? buf + k * carry : s0, buf + (k + 1) * carry, gh, ge, grow};
     for (ptrdiff_t m = 0; m < n_probe; ++m) {
       const ptrdiff_t at = probes[m];
       if (at < size_h) gh[at] += gtraces[k * n_probe + m];
       else ge[at - size_h] += gtraces[k * n_probe + m];
     }
-    for (ptrdiff_t m = 0; m < n_inj; ++m) gvalues[k * n_inj + m] = ge[inj[m] - size_h];
-    if (store_e) memcpy(store_e + k * len_e, ge, (size_t)len_e * sizeof(T));
     fill(te, de, nde, bases);
     fe1(te, AE[q], ne, n0, n1, n2, threads);
+    for (ptrdiff_t m = 0; m < n_inj; ++m) gvalues[k * n_inj + m] = grow[inj[m] - size_h];
     if (fe2) fe2(te, gh + src_e, ne, n0, n1, n2, threads);  /* (0: fused into fh1) */
-    if (store_h) memcpy(store_h + k * len_h, gh, (size_t)len_h * sizeof(T));
     fill(th, dh, ndh, bases);
     fh1(th, AH[q], nh, n0, n1, n2, threads);
-    fh2(th, AE[q] + off_e + src_h, nh, n0, n1, n2, threads);
+    if (!fuse_e) fh2(th, AE[q] + off_e + src_h, nh, n0, n1, n2, threads);
     p = q;
   }
+  if (fuse_e) fh2(th, AE[p] + off_e + src_h, nh, n0, n1, n2, threads);
 }
 
 /* the E coefficient maps' cotangents of steps 0 .. steps - 1, summed into out (laid out as
@@ -598,9 +602,19 @@ class NativeRun:
             for plan in (self.ph, self.pe)
         }
         keep.append(scratch)
+        ctx["scratch"] = scratch
+        ctx["g_row"] = np.empty(len(self.pe.terms) * self.cells, dtype=dtype)
 
         def table(
-            plan, mode, sources_base, g_base=None, variant=None, fuse=None, own=True, acc=False
+            plan,
+            mode,
+            sources_base,
+            g_base=None,
+            variant=None,
+            fuse=None,
+            own=True,
+            acc=False,
+            write_g=False,
         ):
             n_dyn = len(plan.sources()) + len(plan.terms) + len(plan.psi_keys)
             statics = [c for c in plan.coef_names if plan.coef_kinds[c] != "number"]
@@ -619,13 +633,18 @@ class NativeRun:
                     extra = [np.empty(self.cells, dtype=dtype) for _ in range(n_tmp)]
                 if fuse is not None:
                     extra += scratch[fuse.kind]
-                fns = [plan._compiled(dtype, "adj1", accumulate=True, coef=variant, fuse=fuse)]
+                fns = [
+                    plan._compiled(
+                        dtype, "adj1", accumulate=True, coef=variant, fuse=fuse, write_g=write_g
+                    )
+                ]
                 fns.append(
                     None
                     if plan is self.pe and _FUSE
                     else plan._compiled(dtype, "adj2", accumulate=True)
                 )
-            total = n_dyn + len(statics) + (1 if mode != "forward" else 0) + len(extra) + acc
+            total = n_dyn + len(statics) + (1 if mode != "forward" else 0) + len(extra)
+            total += acc + write_g
             tab = (ctypes.c_void_p * total)()
             dyn = []
             for m, name in enumerate(plan.sources()):
@@ -648,6 +667,8 @@ class NativeRun:
                 at += 1
             if acc:  # the curl sums' row of the step (base 2 of fdtd_forward)
                 dyn.append((at, 2, 0))
+            if write_g:  # the completed E cotangent's row (base 4 of fdtd_backward)
+                dyn.append((at, 4, 0))
             dyn = _index_array(dyn)
             keep.extend([tab, dyn, fns])
             addr = [0 if f is None else _fn_address(f) for f in fns]
@@ -666,10 +687,11 @@ class NativeRun:
         # the H adjoint reads the cotangents of the H components as the E adjoint leaves them
         # (no sum in memory): the H maps' cotangents stay on the chain ("both")
         ctx["ah"] = table(self.ph, "adjoint", 0, 2, "both", fuse=self.pe if _FUSE else None)
-        ctx["ae"] = table(self.pe, "adjoint", 1, 3, "both")
+        fuse_h = self.ph if _FUSE else None  # and the H stencil pass inside the next E pass
+        ctx["ae"] = table(self.pe, "adjoint", 1, 3, "both", fuse=fuse_h, write_g=True)
         # the chain without the E maps' cotangents, and those alone (a second thread's work)
         ctx["ah_chain"] = ctx["ah"]
-        ctx["ae_chain"] = table(self.pe, "adjoint", 1, 3, "none")
+        ctx["ae_chain"] = table(self.pe, "adjoint", 1, 3, "none", fuse=fuse_h, write_g=True)
         return ctx
 
     def _run_forward(
@@ -719,15 +741,19 @@ class NativeRun:
         self, ctx, s0, buf, k0, steps, bufs, p, gtraces, gvalues, threads, store=None
     ):
         """The adjoint of steps ``k0 .. k0 + steps - 1`` over their states ``s0``, ``buf[1 ..
-        steps]``;
-        ``bufs = (AE0, AE1, AH0, AH1)``, ``p``: the pair holding the cotangent of state
-        ``k0 + steps`` (``(p + steps) % 2`` then holds that of state ``k0``). ``store``:
-        ``(store_e, store_h)`` (arrays or None) to leave the coefficient maps' cotangents to
-        ``_run_coef``: the cotangents they need are copied there, one row per step."""
+        steps]``; ``bufs = (AE0, AE1, AH0, AH1)``, ``p``: the pair holding the cotangent of
+        state ``k0 + steps`` (``(p + steps) % 2`` then holds that of state ``k0``). ``store``
+        (an array ``[steps, E components x cells]`` or None): leave the E coefficient maps'
+        cotangents to ``_run_coef``, which reads the E cotangents written there per step."""
         chain = store is not None
         fe, te, de, nde, ne = ctx["ae_chain" if chain else "ae"]
         fh, th, dh, ndh, nh = ctx["ah_chain" if chain else "ah"]
-        st_e, len_e, st_h, len_h = self._stores(store)
+        if chain:
+            gout, stride = native.address(store), store.shape[1]
+        else:
+            gout, stride = native.address(ctx["g_row"]), 0
+        for x in ctx["scratch"]["h"]:  # nothing pending from the H adjoint yet
+            x.fill(0)
         off_e, off_h, src_e, src_h, _slots = self.plumbing
         shape3 = self.ph.shape3
         gv_addr = native.address(gvalues) + k0 * self.n_inj * gvalues.itemsize
@@ -739,23 +765,11 @@ class NativeRun:
                 native.address(gtraces) + k0 * self.n_probe * gtraces.itemsize,
                 native.address(self.probes), self.n_probe,
                 gv_addr, native.address(self.inj), self.n_inj,
-                *shape3, threads, st_e, len_e, st_h, len_h, native.address(s0),
+                *shape3, threads, gout, stride, int(_FUSE), 0, native.address(s0),
             ],
             dtype=np.intp,
         )  # fmt: skip
         ctx["bwd"](native.address(args))
-
-    def _stores(self, store):
-        """``(address, numbers per step)`` of the E and H cotangent stores (0 where none)."""
-        if store is None:
-            return 0, 0, 0, 0
-        out = []
-        for array, plan in zip(store, (self.pe, self.ph), strict=True):
-            if array is None:
-                out += [0, 0]
-            else:
-                out += [native.address(array), len(plan.terms) * self.cells]
-        return tuple(out)
 
     def store_shapes(self, steps):
         """Shapes of the cotangent stores of ``steps`` steps: ``(E or None, H or None)`` (a
@@ -779,7 +793,7 @@ class NativeRun:
 
     def _run_coef(self, ctx, s0, buf, steps, store, acc, out):
         """The E coefficient maps' cotangents of a segment (states ``s0``, ``buf[1 ..
-        steps]``; the cotangents ``store[0]`` from ``_run_backward``, the curl sums ``acc``
+        steps]``; the cotangents ``store`` from ``_run_backward``, the curl sums ``acc``
         from the recomputation), summed into ``out`` (the E adjoint's layout)."""
         comps = self.__dict__.get("_coef_rows")
         if comps is None:
@@ -787,7 +801,7 @@ class NativeRun:
         args = np.array(
             [
                 native.address(s0), native.address(buf), self.carry, steps,
-                native.address(store[0]), native.address(acc), store[0].shape[1],
+                native.address(store), native.address(acc), store.shape[1],
                 native.address(out), native.address(comps), len(self.pe.terms), self.cells,
             ],
             dtype=np.intp,
@@ -996,7 +1010,7 @@ class _Reverse:
         if shape is None:  # no E maps: nothing to leave to the worker
             stores = accs = [None, None]
         else:  # per buffer: the cotangents g (the adjoint's) and curl sums (the recompute's)
-            stores = [(np.empty(shape, dtype=self.dtype), None) for _ in range(2)]
+            stores = [np.empty(shape, dtype=self.dtype) for _ in range(2)]
             accs = [np.empty(shape, dtype=self.dtype) for _ in range(2)]
         order = list(reversed(segments))
         self.recompute(*order[0], bufs[0], accs[0])

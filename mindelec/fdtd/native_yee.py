@@ -347,6 +347,7 @@ class HalfStep:
         coef="both",
         fuse=None,
         save_acc=False,
+        write_g=False,
     ):
         """C source of ``void half_step(const T** in, T* out, const double* num, sizes...)``.
 
@@ -375,6 +376,8 @@ class HalfStep:
         transposed differences of the other adjoint's scratch arrays (appended to ``in`` after
         this pass's own) that the other ``adj2`` would have added to it (the same direction of
         difference: the other update's adjoint differences the way this update does).
+        ``write_g`` (``adj1``): the cotangents of the new components so completed are also
+        written to the array appended to ``in`` last (laid out like the new components).
 
         Forward only: ``save_acc`` also writes each component's curl sum (the factor of its
         ``Cb``, CPML terms included) to the array appended to ``in`` last, laid out like the
@@ -421,6 +424,9 @@ class HalfStep:
                     slot[("otmp", m)] = len(slot)
                     pre.setdefault(self.kind + AXES[k], []).append((m, j))
                     m += 1
+        write_g = write_g and mode == "adj1"
+        if write_g:
+            slot[("gout", None)] = len(slot)
         if mode == "forward":
             slot = {key: v for key, v in slot.items() if key[0] not in ("g", "tmp")}
         if masked:
@@ -467,8 +473,13 @@ class HalfStep:
                 extra = ""
                 for m, j in pre.get(name, ()):  # -(D x) per absorbed term (adj2's sum)
                     x, L = f"in[{slot[('otmp', m)]}]", j + off
-                    extra += f" - ({x}[idx + o{L}] * w{L} - {x}[idx])"
+                    if fwd:
+                        extra += f" - ({x}[idx + o{L}] * w{L} - {x}[idx])"
+                    else:
+                        extra += f" - ({x}[idx] - {x}[idx + o{L}] * w{L})"
                 lines.append(f"T {g} = in[{slot[('g', None)]}][{o} * N + idx]{extra};")
+                if write_g:
+                    lines.append(f"in[{slot[('gout', None)]}][{o} * N + idx] = {g};")
                 old = f"in[{slot[('old', name)]}][idx]"
                 if self.coef_kinds[a_name] == "map" and coef_part != "none":
                     lines.append(f"out[{adj['gA'][name]} + idx] {put} {g} * {old};")
@@ -688,7 +699,7 @@ class HalfStep:
             [
                 (
                     f"T* restrict P{m} = (T*)J->in[{m}];"
-                    if key[0] in ("tmp", "accsave")
+                    if key[0] in ("tmp", "accsave", "gout")
                     else f"const T* restrict P{m} = J->in[{m}];"
                 )
                 for key, m in slot.items()
@@ -765,15 +776,34 @@ void half_step(const T** in, T* out, const double* num, ptrdiff_t n0, ptrdiff_t 
         coef="both",
         fuse=None,
         save_acc=False,
+        write_g=False,
     ):
-        key = (np.dtype(dtype), mode, masked, stream, accumulate, coef, fuse is not None, save_acc)
+        key = (
+            np.dtype(dtype),
+            mode,
+            masked,
+            stream,
+            accumulate,
+            coef,
+            fuse is not None,
+            save_acc,
+            write_g,
+        )
         fn = self._fns.get(key) if hasattr(self, "_fns") else None
         if fn is None:
             src = (
                 native.math_header()
                 + native.parallel_header()
                 + self.source(
-                    _CTYPE[np.dtype(dtype)], mode, masked, stream, accumulate, coef, fuse, save_acc
+                    _CTYPE[np.dtype(dtype)],
+                    mode,
+                    masked,
+                    stream,
+                    accumulate,
+                    coef,
+                    fuse,
+                    save_acc,
+                    write_g,
                 )
             )
             fn = _FUNCTIONS.get(src)

@@ -195,7 +195,8 @@ class DistributedSimulation:
 
     Attributes:
         rank, size, start, stop: this rank, the slab count, its x cells ``[start, stop)``.
-        serial: the global ``Simulation`` (checks, coefficients; built with ``native=False``);
+        serial: the global ``Simulation`` (checks, sources, monitors; built with
+            ``native=False``; its global coefficients are dropped once sliced);
             ``local_grid``: the slab's.
         native: whether the half steps run natively (``{"h": bool, "e": bool}``).
         sources, monitors: this rank's parts (None where it has none).
@@ -245,6 +246,7 @@ class DistributedSimulation:
             self.dispersive = copy.copy(self.serial.dispersive)
             self.dispersive.grid = self.local_grid
         self.coeffs = {"slab": self._local_coefficients(self.serial.coeffs, lo, hi)}
+        self.serial.coeffs = None  # the global maps are not needed past the slicing
         self.sources = [self._local_source(s) for s in self.serial.sources]
         self.monitors = [self._local_monitor(m) for m in self.serial.monitors]
         self._plans = {}

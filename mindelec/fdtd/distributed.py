@@ -87,8 +87,11 @@ Not supported (a ``NotImplementedError`` naming the feature): source classes not
 DFT monitors whose region has a strided slice along x, and a Mur x face on slabs of one cell.
 
 Cost per step and rank (the scaling model of ``bench/scaling.py``): compute ~ (nx/P) ny nz
-cells x 6 components; communication 2 exchanges of one x layer of 2 (2D) / 2 (3D, stacked)
-components each way.
+cells x 6 components (native: plus one copy of each corrected component, 1 (2D) / 2 (3D) per
+half step); communication 2 exchanges of one x layer of 1 (2D) / 2 (3D, stacked) components
+each way. Memory: the slab's fields, coefficients and monitor state during the run; at
+set-up every rank builds the global serial ``Simulation`` (coefficient maps, plane-wave
+tables) before slicing, so the set-up's peak is one global problem per rank.
 """
 
 from __future__ import annotations

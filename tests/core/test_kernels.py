@@ -112,6 +112,15 @@ CASES.update(
             ((_normal(40, 10, 48), _normal(32, 48, 40).transpose(2, 1, 0)), {}, 0),  # y, batched
             ((_PERMUTED_SMALL, _normal(4, 3)), {}, 0),  # small: numpy's copy
         ],
+        "real": [
+            # a permuted complex array: tiled copy (the product is contiguous, then transposed)
+            (((_normal(64, 48, 40) * (1 + 2j)).astype(np.complex64).transpose(2, 0, 1),), {}, 0),
+            (((_normal(4, 5, 6) + 0.5j).transpose(2, 1, 0),), {}, 0),  # small: the reference
+        ],
+        "imag": [
+            (((_normal(64, 48, 40, dtype=np.float64) * (1 - 2j)).transpose(1, 2, 0),), {}, 0),
+            ((_normal(64, 48, 40) * 1j,), {}, 0),  # contiguous: the reference
+        ],
         "triangular_solve": [
             ((_lower(40, 40), _normal(40, 3, dtype=np.float64)), {"lower": True}, 1e-12),
             ((_lower(3, 5, 5), _normal(3, 5, 2, dtype=np.float64)), {"lower": False}, 1e-12),

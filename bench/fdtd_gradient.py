@@ -30,42 +30,43 @@ two threads, the second buffer and the E cotangent and curl-sum rows, in states)
 number times one state (fields and CPML psi terms).
 
 Design and cost model. The native loop's forward is the two half-step kernels per step in one
-C loop (100 x 100, float32: ~5.6 us per step, against ~60 us per step for the scan, whose
+C loop (100 x 100, float32: ~5.7 us per step, against ~60 us per step for the scan, whose
 per-step Python around the kernels dominated). The gradient: the forward sweep storing the
 segment starts (1x), then per segment, last first, its recomputation (1x over the run) and its
-adjoint (the E half step's elementwise pass; the H half step's elementwise pass with the E
-stencil pass fused in; the H stencil pass: ~9.4 us per step, 1.7x the forward), plus the
-material maps' cotangents. On one thread that is 1 + 1 + 1.7 + 0.2 = ~3.9x. With two threads
-and a grid too small for the kernels to split its rows (below 2 x 32768 cells; from 2048), a
-worker thread recomputes segment s - 1 (saving its curl sums) and then sums segment s's
-``Cb``/``Ca`` map cotangents (g * curl, g * E_old: one elementwise pass over rows the adjoint
-stored) while the calling thread runs segment s's adjoint chain (the C loops release the GIL):
-the gradient costs forward + adjoint chain = ~2.7-2.8x on two free cores, the forward row
-being unable to use the second core (one kernel per half step, too small to split). That
-holds about 2 more segments of states (a sqrt row: 184 states instead of 91; a ``budget B``
-pipelines only when that fits in B). Measured on the loaded 2-core machine (load average 7-9,
-other sessions' jobs): ``--clock thread`` (the calling thread's CPU time, which with the
-worker's share the lighter one is what the wall clock reads on two free cores; the wall clock
-itself was meaningless under that load), 2000 steps, seconds (x forward):
+adjoint chain: per step two elementwise passes, E then H, each with the other half step's
+stencil pass fused in (the E one reads the H scratch its previous step left; the H one the E
+scratch of this step): ~9-10 us per step, 1.6-1.8x the forward; plus the material maps'
+cotangents. On one thread that is about 1 + 1 + 1.7 + 0.2 = ~4x. With two threads and a grid
+too small for the kernels to split its rows among them (from 2048 cells to 2 x 32768 / row
+length rows), a worker thread recomputes segment s - 1 (saving its E curl sums) and then sums
+segment s's ``Cb``/``Ca`` map cotangents (g * curl, g * E_old: one elementwise pass over rows
+of E cotangents the chain wrote) while the calling thread runs segment s's adjoint chain (the C
+loops release the GIL): the gradient costs forward + adjoint chain, ~2.8x, the forward row
+being unable to use the second core (one kernel per half step, too small to split). That holds
+about two more segments of states (the sqrt row: 184 states instead of 91; a ``budget B``
+pipelines only when that fits in B, so budget 192 does and budget 64 does not). Measured on the
+loaded 2-core machine (load average 7-9 from other sessions' jobs) with ``--clock thread`` (the
+calling thread's CPU time; with the worker's share the lighter one, this is the wall time on
+two free cores; the wall clock itself was meaningless under that load: 6-7x for the pipelined
+rows, the worker waiting for a core), 2000 steps, seconds (x forward):
 
     row              scan, before (cpu, 1 thr)  native, 2 threads  native, 1 thread
-    forward          0.117 (1.00)              0.011 (1.00)       0.011 (1.00)
-    store all        0.317 (2.67)              0.050 (4.59)       0.052 (4.56)
-    sqrt (default)   0.478 (4.10)              0.034 (3.08)       0.045 (3.98)
-    every 100        0.473 (4.06)              0.037 (3.37)       0.052 (4.51)
-    budget 192       -                         0.033 (3.05)       0.044 (3.87)
-    budget 64        0.591 (5.07)              0.055 (5.07)       0.056 (4.86)
-    budget 32        0.738 (6.34)              0.068 (6.17)       0.066 (5.81)
+    forward          0.117 (1.00)              0.012 (1.00)       0.011 (1.00)
+    store all        0.317 (2.67)              0.051 (4.38)       0.051 (4.54)
+    sqrt (default)   0.478 (4.10)              0.032 (2.78)       0.050 (4.45)
+    every 100        0.473 (4.06)              0.038 (3.26)       0.057 (5.07)
+    budget 192       -                         0.032 (2.77)       0.048 (4.31)
+    budget 64        0.591 (5.07)              0.056 (4.82)       0.062 (5.49)
+    budget 32        0.738 (6.34)              0.067 (5.79)       0.073 (6.55)
 
-(``python -m bench.fdtd_gradient --clock thread --repeat 7`` and ``--scan-loop --clock cpu
---threads 1 --no-store-all``; the store-all scan row is the session's first run, 2 threads.)
-The sqrt and budget-192 rows at two threads are the critical path: repeated runs gave
-2.8-3.1x under that load (the calling thread: forward sweep 11.3 ms, adjoint chain 18.8 ms,
-the rest 0.5 ms; the worker 19.6 ms). Store-all is now the slowest of the cheap rows: its
-290 MiB of states go through memory (the checkpointed rows stay in the cache). Budget 64 uses
-three levels (39 states; a second buffer would pass 64), so a middle-level sweep on the
-calling thread costs another forward. At 256 x 256 the kernels split rows between the two
-threads instead (no pipelining): sqrt 5.5x (2 and 1 threads).
+(``python -m bench.fdtd_gradient --clock thread --repeat 9``, and ``--scan-loop --clock cpu
+--threads 1 --no-store-all``; the store-all scan row is the session's first run.) Repeated
+runs of the sqrt row at two threads gave 2.8-3.2x under that load (the calling thread:
+forward sweep 11.5 ms, adjoint chain ~20 ms, the rest ~0.5 ms; the worker ~20 ms), and the
+one-thread rows vary as much (sqrt 3.9-4.5x). Store-all is now the slowest of the cheap rows:
+its 290 MiB of states go through memory (the checkpointed rows stay in the cache). Budget 64
+and 32 use three and four levels, whose middle-level sweeps run on the calling thread. At
+256 x 256 the kernels split rows between the two threads instead (no pipelining): sqrt 5.5x.
 Gradients: every row equals store-all to float32 round-off (the column); the tests compare the
 native reverse pass with the scan's in float64 (``tests/mindelec/fdtd/test_native_run.py``).
 

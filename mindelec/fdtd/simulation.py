@@ -10,7 +10,10 @@ One step is ``yee.update_h``, the sources' ``inject_h``, ``yee.update_e``, the s
 times are in ``sources``' docstring). ``run`` stages all its steps as one ``core.ops.scan``
 inside ``core.jit`` (one compiled graph per step count). On the CPU with a C compiler each half
 step is one native pass over the fields, with a native adjoint (``native_yee``); elsewhere the
-composite ``yee`` update runs, fused by ``core.jit``. Under ``core.grad`` the scan's reverse
+composite ``yee`` update runs, fused by ``core.jit``. Where every source is a soft
+``PointSource`` and every monitor samples points (``PointProbe``, ``PointProbes``; no
+dispersive media, Mur faces or source state), the whole loop is one native call instead, and
+its reverse pass a native checkpointed adjoint that uses a second thread (``native_run``). Under ``core.grad`` the scan's reverse
 pass stores only checkpoints of the carry (``checkpoint=None``: about ``2 sqrt(N)`` states; an
 int ``k``: every k-th; ``core.ops.CheckpointPolicy(budget=B)``: about ``B``) and recomputes the
 rest, so the gradient of a long run has bounded memory. Material maps, amplitudes and waveform

@@ -8,8 +8,8 @@ V/I monitors and flux boxes spanning the cut (composite and native); the microst
 example on 2 ranks (its S-matrices and port signals); gradients with respect to an eps map
 (periodic x: the ranks are a ring; a lumped port's S11 and a flux) and to the amplitude of a
 port and two plane waves; the error on every rank for a world size that does not divide the
-grid. Fields and sums to 1e-12 (float64), gradients to 1e-10. Skipped, with the reason, only
-where MPI cannot start.
+grid. Fields, sums and the port and amplitude gradients to 1e-12 (float64). Skipped, with the
+reason, only where MPI cannot start.
 """
 
 import pathlib
@@ -135,7 +135,7 @@ def test_port_gradient_two_ranks_native_equal_serial(launched):
     for r in range(2):  # all_ranks=True: the loss and its gradient on both ranks
         got = np.load(launched / f"port_grad_rank{r}.npz")
         np.testing.assert_allclose(got["loss"], loss(eps0).asnumpy(), rtol=1e-12)
-        np.testing.assert_allclose(got["g"], want, rtol=1e-10, atol=1e-12 * abs(want).max())
+        np.testing.assert_allclose(got["g"], want, rtol=1e-12, atol=1e-12 * abs(want).max())
 
 
 @needs_mpi

@@ -66,7 +66,9 @@ forward sweep 11.5 ms, adjoint chain ~20 ms, the rest ~0.5 ms; the worker ~20 ms
 one-thread rows vary as much (sqrt 3.9-4.5x). Store-all is now the slowest of the cheap rows:
 its 290 MiB of states go through memory (the checkpointed rows stay in the cache). Budget 64
 and 32 use three and four levels, whose middle-level sweeps run on the calling thread. At
-256 x 256 the kernels split rows between the two threads instead (no pipelining): sqrt 5.5x.
+256 x 256 the kernels split rows between the two threads instead (no pipelining): forward
+0.046 s, sqrt 0.237 s (5.2x); one thread 0.065 s, 0.379 s (5.8x) (``--n 256 --repeat 3
+--no-store-all --clock thread``): the adjoint's arrays no longer fit the core's cache.
 Gradients: every row equals store-all to float32 round-off (the column); the tests compare the
 native reverse pass with the scan's in float64 (``tests/mindelec/fdtd/test_native_run.py``).
 

@@ -352,7 +352,7 @@ class NativeRun:
     def function(self, steps, checkpoint):
         """``f(*operands) -> (h flat, e flat, traces [steps, n_points])``, a custom_vjp whose
         rules run the native loops (``checkpoint``: the policy of the reverse pass)."""
-        key = (steps, checkpoint if checkpoint is None or checkpoint is False else repr(checkpoint))
+        key = (steps, as_policy(checkpoint))  # (policies hash by their settings)
         cache = self.__dict__.setdefault("_functions", {})
         found = cache.get(key)
         if found is not None:

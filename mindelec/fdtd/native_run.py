@@ -15,20 +15,31 @@ runs it as one ``core.custom_vjp`` of the operands
 whose value is one C loop over the steps (``fdtd_forward``: per step the generated H and E
 kernels, the injections ``E[at] += value`` and the probe gathers; the state of a step is the
 H kernel's flat result followed by the E kernel's, ``carry`` numbers) and whose VJP is the
-discrete adjoint of that loop (``fdtd_backward``: per step, from the last, the probes'
-cotangents scattered into the state's, the sources' read at their cells, the E half step's
-adjoint kernels, then the H half step's, and the material maps' cotangents accumulated):
-the same arithmetic as the scan's reverse pass, in C.
+discrete adjoint of that loop (``fdtd_backward``), the same arithmetic as the scan's reverse
+pass in another order of sums. Per step, from the last: the probes' cotangents are scattered
+into the state's; the E half step's elementwise adjoint pass (``native_yee``'s ``adj1``)
+completes the E cotangent with the H half step's stencil pass of the step after (the
+transposed differences of the H scratch it left: fused, ``HalfStep.source(fuse=...)``) and
+writes it out (the sources' cotangents are read there); the H half step's elementwise pass
+likewise absorbs the E stencil pass of this step; the material maps' cotangents are summed in
+the passes' own result slots (``accumulate``). The two results alternate between two buffers
+per half step, so the state's cotangent is never copied.
 
 Memory: the checkpoint policy of the run (``core.ops.CheckpointPolicy``: ``None`` = about
 ``2 sqrt(N)`` stored states, an int ``k`` = every k-th, a budget, ``False`` = all) is applied as
 ``core.ops.scan`` applies it: the forward rule stores the state at every segment start, and the
 backward pass recomputes one segment at a time (recursively for nested levels) into a buffer of
-``segment + 1`` states, then runs that segment's adjoint. With two or more threads
-(``core.set_num_threads``) and a grid too small for the kernels to split rows across threads
-(fewer than ``2 * grain`` rows), the recomputation of segment ``s - 1`` runs on a second thread
-while segment ``s``'s adjoint runs (the C loops release the GIL): the reverse pass then costs
-about ``max(recompute, adjoint)`` instead of their sum, for one more segment buffer.
+``segment + 1`` states, then runs that segment's adjoint (``reverse_carries`` counts it all).
+
+Two threads (``core.set_num_threads``; a grid of at least ``PIPELINE_MIN_CELLS`` cells too small
+for the kernels to split its rows among threads; and, under a budget, when the memory below
+fits it): a worker thread recomputes segment ``s - 1`` (saving the E curl sums of each step,
+``save_acc``) and sums the E maps' cotangents of segment ``s + 1`` (``g * curl``, ``g * E_old``:
+one elementwise pass, ``fdtd_coef``) while the calling thread runs segment ``s``'s adjoint
+chain without them (the C loops release the GIL). The reverse pass then costs about the chain
+alone, for a second segment buffer and two segments of E cotangent and curl-sum rows. Which
+thread sums a segment's map cotangents is chosen as the work goes, from the CPU time each
+thread has spent (the chain computes them more cheaply, the curls being at hand).
 
 Both values are bound to composites with ``core.ops.kernel_call`` (the reference is the same loop
 written with ``yee.update_h``/``update_e`` in a ``core.ops.scan``; its VJP the adjoint's

@@ -623,7 +623,6 @@ class NativeRun:
             g_base=None,
             variant=None,
             fuse=None,
-            own=True,
             acc=False,
             write_g=False,
         ):
@@ -637,11 +636,7 @@ class NativeRun:
                     extra = [m for _n, m, _a in plan.masked.values()]
                 fns = [plan._compiled(dtype, "forward", masked, stream, save_acc=acc)]
             else:
-                n_tmp = sum(len(t) for t in plan.terms.values())
-                if own:
-                    extra = list(scratch[plan.kind])
-                else:  # (a pass that writes no scratch, on another thread)
-                    extra = [np.empty(self.cells, dtype=dtype) for _ in range(n_tmp)]
+                extra = list(scratch[plan.kind])
                 if fuse is not None:
                     extra += scratch[fuse.kind]
                 fns = [

@@ -401,12 +401,14 @@ def gelu_backward(g, x):
     return _run("gelu_backward", g, x)
 
 
-def arith(name, x, y):
+def arith(name, x, y, out=None):
     """``x + y``, ``x - y`` or ``x * y`` (``name`` "add", "sub", "mul") of two float32/float64
     numpy arrays of one dtype, broadcasting, on several threads; or None, and the caller uses
     numpy: one thread set, output under 2 * cc.PARALLEL_GRAIN elements (numpy's one-thread SIMD
     loop is as fast, and tiny ops must stay cheap), other dtypes, or a broadcast that is not
-    two runs (see cpu_fusion.layout)."""
+    two runs (see cpu_fusion.layout). ``out``: a C-contiguous array of the result's shape and
+    dtype to write into (it may be ``x`` or ``y`` itself: each element is read before it is
+    written, at the same index); another ``out`` also gives None."""
     if type(x) is not np.ndarray or type(y) is not np.ndarray:
         return None
     if max(x.size, y.size) < ARITH_MIN_SIZE or get_num_threads() < 2:
@@ -427,6 +429,15 @@ def arith(name, x, y):
     if fn is None:
         return None
     n_outer, n_inner, (fa, fb), (sa, sb) = lay
-    out = np.empty(out_shape, dtype)
+    if out is None:
+        out = np.empty(out_shape, dtype)
+    elif (
+        type(out) is not np.ndarray
+        or out.shape != out_shape
+        or out.dtype != dtype
+        or not out.flags.c_contiguous
+        or any(v is not out and np.may_share_memory(v, out) for v in (x, y))
+    ):
+        return None  # a view of an operand would be overwritten while it is read
     fn(*[cc.address(v) for v in (x, y, out)], n_outer, n_inner, fa, fb, sa, sb, get_num_threads())
     return out

@@ -5,6 +5,9 @@ import numpy as np
 
 from .base import Backend
 
+# ufuncs core.jit calls that have a threaded native loop (core.backend.cpu_kernels.arith)
+_THREADED_UFUNCS = {"add": "add", "subtract": "sub", "multiply": "mul"}
+
 
 class NumpyBackend(Backend):
     name = "CPU"
@@ -68,6 +71,29 @@ class NumpyBackend(Backend):
 
         def run(*arrays, out=None):
             return program(*arrays, out=out, ex_uses_vml=False, order="K", casting="safe")
+
+        return run
+
+    def ufunc_kernel(self, ufunc, out_shape, dtype):
+        """For ``core.jit``'s codegen: ``f(x, y, out=None)`` computing ``xp.<ufunc>`` on
+        several threads (the native arithmetic loop, falling back to numpy wherever that
+        declines: one thread, a broadcast it does not cover, an ``out`` that aliases an
+        operand's view), for outputs large enough to gain from it; None otherwise."""
+        from . import cpu_kernels
+
+        name = _THREADED_UFUNCS.get(ufunc)
+        size = int(np.prod(out_shape, dtype=np.int64))
+        if name is None or size < cpu_kernels.ARITH_MIN_SIZE or np.dtype(dtype) not in (
+            np.float32,
+            np.float64,
+        ):
+            return None
+        fallback = getattr(np, ufunc)
+        arith = cpu_kernels.arith
+
+        def run(x, y, out=None):
+            r = arith(name, x, y, out)
+            return fallback(x, y, out=out) if r is None else r
 
         return run
 

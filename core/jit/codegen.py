@@ -190,6 +190,12 @@ def _call(e, args, env, i, out_kw, backend):
     p = e.prim
     rec = lowering_of(p)
     if rec.ufunc is not None:
+        # a backend's threaded loop for a large elementwise op (CPU: add, subtract, multiply)
+        threaded = getattr(backend, "ufunc_kernel", None)
+        kernel = threaded(rec.ufunc, e.out.aval.shape, e.out.aval.dtype) if threaded else None
+        if kernel is not None:
+            env[f"u{i}"] = kernel
+            return f"u{i}({', '.join(args)}{out_kw})"
         return f"xp.{rec.ufunc}({', '.join(args)}{out_kw})"
     if p is fused:
         env[f"k{i}"] = e.params["kernel"].compiled(backend)

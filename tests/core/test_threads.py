@@ -5,6 +5,7 @@ after a threaded kernel does not deadlock. No timings are asserted."""
 
 import concurrent.futures
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -218,6 +219,41 @@ def test_fused_jit_kernels_match_one_thread(restore_threads):
     assert "fused" in rows.lower(x, bias).as_text()
     _assert_same(_both(lambda: flat(x, y).asnumpy()))
     _assert_same(_both(lambda: rows(x, bias).asnumpy()))
+
+
+@needs_pool
+def test_jit_arithmetic_on_threads_equals_numpy(restore_threads):
+    """Large add/subtract/multiply that no fusion absorbs (operands of matmuls, gradients'
+    sums) run codegen's threaded loop, also into reused buffers: numpy's bits, any threads."""
+    rng = np.random.default_rng(4)
+    a, b = (rng.standard_normal((300, 257)).astype(np.float32) for _ in range(2))
+    w = rng.standard_normal((257, 257)).astype(np.float32)
+
+    @core.jit
+    def f(a, b, w):
+        s = ops.matmul(a, w) + ops.matmul(b, w)  # an add between two GEMMs: a ufunc equation
+        return ops.matmul(s * s - a, w) - b  # its buffers reused in place (out=)
+
+    source = f.lower(*map(core.tensor, (a, b, w))).source
+    assert re.search(r"= u\d+\(", source), source
+    for n in (1, 3):
+        core.set_num_threads(n)
+        s = (a @ w) + (b @ w)  # the products as numpy computes them at this thread count
+        got = f(*map(core.tensor, (a, b, w))).asnumpy()
+        want = (s * s - a) @ w - b
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-5 * np.abs(want).max())
+    x, y = (rng.standard_normal((3, 40000)).astype(np.float32) for _ in range(2))
+    out = np.empty_like(x)
+    from core.backend import numpy_backend
+
+    run = numpy_backend.NumpyBackend().ufunc_kernel("subtract", x.shape, x.dtype)
+    core.set_num_threads(3)
+    np.testing.assert_array_equal(run(x, y, out=out), x - y)
+    np.testing.assert_array_equal(run(x, y[:1], out=x.copy()), x - y[:1])  # broadcast row
+    z = x.copy()
+    np.testing.assert_array_equal(run(z, y, out=z), x - y)  # in place on an operand
+    z = x.copy()
+    np.testing.assert_array_equal(run(z[:, ::-1], y, out=z), x[:, ::-1] - y)  # aliased: numpy
 
 
 @needs_pool

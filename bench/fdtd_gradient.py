@@ -7,7 +7,7 @@ cells, float32), run for 2000 steps instead of 350:
     L(rho) = sum_{n, r} (E_z[n, r](eps(rho)) - E_z,meas[n, r])^2,   eps = 1 + elu(rho) on 40 x 40.
 
 The simulation is the library's ``fdtd.Simulation`` with one ``fdtd.PointProbes`` for the
-receivers (the example's ``Receivers`` as a library monitor), so the whole time loop runs as
+receivers (as the example), so the whole time loop runs as
 one native call and its reverse pass natively (``mindelec/fdtd/native_run.py``);
 ``--scan-loop`` stages it as a ``core.ops.scan`` of native half steps instead (the path before).
 
@@ -128,8 +128,8 @@ def _example():
 def make_problem(n=100, steps=2000, npml=10, dtype="float32", native_loop=True):
     """``(loss, rho0, setup)``: the one-source misfit ``loss(rho, checkpoint)`` of ``steps``
     steps on ``n x n`` cells, its starting design ``rho0`` (Tensor ``[m, m]``, small random
-    values) and the example's Setup. The receivers are one ``fdtd.PointProbes`` (the example's
-    ``Receivers``, as a library monitor); ``native_loop=False`` runs the time loop as a
+    values) and the example's Setup. The receivers are one ``fdtd.PointProbes``
+    (as the example); ``native_loop=False`` runs the time loop as a
     ``core.ops.scan`` of native half steps (``Simulation(native_loop=False)``)."""
     ex = _example()
     setup = ex.Setup(n, nt=steps, npml=npml, dtype=dtype)

@@ -149,7 +149,7 @@ class Setup:
             fdtd.Materials(eps_r=eps_nodes),
             fdtd.CPML(self.npml),
             sources=[fdtd.PointSource("ez", source, self.wave, amplitude=self.amplitude)],
-            monitors=[Receivers("ez", self.receivers)],
+            monitors=[fdtd.PointProbes("ez", self.receivers, name="receivers")],
         )
         _, res = sim.run(self.nt, checkpoint=checkpoint)
         return res["receivers"]
@@ -157,34 +157,6 @@ class Setup:
     def measure(self, eps_nodes, checkpoint=None):
         """All sources: Tensor ``[nt, n_sources, n_receivers]`` (MindElec's label layout)."""
         return ops.stack([self.receive(eps_nodes, s, checkpoint) for s in self.sources], axis=1)
-
-
-class Receivers(fdtd.Monitor):
-    """One field component at several grid indices, every step: result ``[steps, K]``.
-
-    One gather per step (and, under ``core.grad``, one scatter of its cotangent) instead of
-    one ``PointProbe`` per receiver.
-
-    Args:
-        component: ``"ez"`` ...; indices: ``K`` grid indices (``ndim`` ints each).
-    """
-
-    def __init__(self, component, indices, name="receivers"):
-        self.component = component
-        self.indices = [tuple(int(i) for i in index) for index in indices]
-        self.name = name
-        self._axes = tuple(np.array(a) for a in zip(*self.indices, strict=True))
-
-    def check(self, grid, boundaries) -> None:
-        if self.component not in grid.components:
-            raise ValueError(
-                f"{self.name}: component {self.component!r} is not in this grid ({grid.components})"
-            )
-        for k, index in enumerate(self.indices):
-            grid.check_index(index, what=f"{self.name}[{k}]", pml=boundaries.pml)
-
-    def record(self, state, step):
-        return state.get(self.component)[self._axes]  # [K]
 
 
 # ---- metrics ------------------------------------------------------------------------------

@@ -179,6 +179,8 @@ def run_ours(ckpt, fasta, out, threads, cycles, steps, samples, overrides=None):
     _check(proc, "our protenix pred")
     with open(tfile) as f:
         res = json.load(f)
+    if not res["jobs"]:
+        raise RuntimeError(f"our protenix pred predicted nothing:\n{proc.stdout[-3000:]}")
     job = res["jobs"][0]
     st = {k: dict(v) for k, v in job["stages"].items()}
     net = st.pop("network")
@@ -245,15 +247,15 @@ def run(n_res=64, threads=(1, 0), cycles=4, steps=5, samples=5, tiny=False, torc
         out_lines.append(f"checkpoint {os.path.basename(ckpt)} ({os.path.getsize(ckpt) / 2**20:.0f}"
                          f" MiB, made by {'PyTorch' if use_torch else 'ours'} in "
                          f"{time.perf_counter() - t:.1f} s)")  # fmt: skip
-        for th in threads:
+        for i, th in enumerate(threads):
             rows = {}
-            out = os.path.join(tmp, f"ours_{th}")
+            out = os.path.join(tmp, f"ours_{i}_{th}")
             rows["ours"], _ = run_ours(ckpt, fasta, out, th, cycles, steps, samples, overrides)
             n = len(count_structures(out, name))
             if n != samples:
                 raise RuntimeError(f"ours wrote {n} structures, expected {samples} ({out})")
             if use_torch:
-                tout = os.path.join(tmp, f"torch_{th}")
+                tout = os.path.join(tmp, f"torch_{i}_{th}")
                 rows["torch"], _ = run_torch(tmp, js, tout, th, cycles, steps, samples,
                                                overrides)
                 n = len(count_structures(tout, name))

@@ -3,8 +3,9 @@
 
 Run from outside the repository with the reference on the path::
 
-    cd /tmp && PYTHONPATH=<repo>/.ref/protenix-2.0.0 LAYERNORM_TYPE=torch PROTENIX_ROOT_DIR=<work> \\
-        <repo>/.venv/bin/python <repo>/bench/_protenix_pred_torch.py '<json args>'
+    cd /tmp && PYTHONPATH=<repo>/.ref/protenix-2.0.0 LAYERNORM_TYPE=torch \\
+        PROTENIX_ROOT_DIR=<work> <repo>/.venv/bin/python <repo>/bench/_protenix_pred_torch.py \\
+        '<json args>'
 
 ``args["mode"]``:
 

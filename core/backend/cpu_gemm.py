@@ -190,8 +190,8 @@ def matmul(x, y, threads=None):
         return None
     m, k = x.shape[-2:]
     k2, n = y.shape[-2:]
-    if k != k2 or min(m, n) < 1 or k < 2 or max(m, n, k) > _INT_MAX:
-        return None  # k == 1: an outer product, which the reference computes elementwise
+    if k != k2 or min(m, n, k) < 1 or max(m, n, k) > _INT_MAX:
+        return None
     try:
         batch_shape = np.broadcast_shapes(x.shape[:-2], y.shape[:-2])
     except ValueError:
@@ -206,7 +206,8 @@ def matmul(x, y, threads=None):
     batch = 1
     for size in batch_shape:
         batch *= size
-    if m * n * k * batch * (4 if x.dtype.kind == "c" else 1) < PARALLEL_MACS:
+    # an outer product (k == 1) is as costly as writing its result: count k as 2 at least
+    if m * n * max(k, 2) * batch * (4 if x.dtype.kind == "c" else 1) < PARALLEL_MACS:
         return None
     lx, ly = _layout(x), _layout(y)
     if lx is None or ly is None or max(lx + ly) > _INT_MAX:

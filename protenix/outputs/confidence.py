@@ -38,11 +38,14 @@ def get_bin_centers(min_bin, max_bin, no_bins):
 
 
 def logits_to_prob(logits, axis=-1):
-    """Softmax over the bin axis (float64)."""
-    x = np.asarray(logits, dtype=np.float64)
-    x = x - x.max(axis=axis, keepdims=True)
-    e = np.exp(x)
-    return e / e.sum(axis=axis, keepdims=True)
+    """Softmax over the bin axis, in the logits' precision when float32 (as Protenix; relative
+    error ~1e-7 of each probability), else float64; in place on one temporary."""
+    x = np.asarray(logits)
+    x = np.array(x, dtype=np.float32 if x.dtype == np.float32 else np.float64)
+    x -= x.max(axis=axis, keepdims=True)
+    np.exp(x, out=x)
+    x /= x.sum(axis=axis, keepdims=True)
+    return x
 
 
 def logits_to_score(logits, min_bin, max_bin, no_bins, return_prob=False):

@@ -9,9 +9,10 @@ FNO1D step: rfft/irfft, GELU and copies took as long on 2 threads as on 1; see
 into 100 ms and more. Here the work of one ``matmul`` is cut into panels (whole matrices of the
 batch, then row or column blocks of each) that the threads of ``core.backend.cpu_pool`` claim,
 each panel one call of BLAS's ``?gemm`` (scipy's ``cython_blas``: s, d, c, z) with BLAS held at
-one thread for the duration, so no BLAS thread ever wakes: the pool's workers sleep on a
-condition variable and the calling thread does its share, so a core taken by another process
-costs the speed of one thread, not a stall.
+one thread (``threads.hold_blas``, from the first call on), so no BLAS thread ever wakes: the
+pool's workers spin at most 100 us, then sleep on a condition variable, and the calling thread
+does its share, so a core taken by another process costs the speed of one thread, not a stall.
+Outer products (``k == 1``, an FNO projection's backward) are panels too.
 
 :func:`matmul` returns None where it does not apply (one thread, small products, dtypes BLAS
 lacks, operands whose two last axes are neither row- nor column-contiguous, no C compiler);

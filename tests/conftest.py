@@ -11,8 +11,13 @@ def _seed_and_device():
     core.set_device("CPU")
     core.set_seed(0)
     np.random.seed(0)
+    numpy_errors = np.geterr()
     yield
     core.set_debug_nans(False)
+    leaked = np.geterr()
+    if leaked != numpy_errors:  # numpy's floating-point error modes are process state
+        np.seterr(**numpy_errors)
+        pytest.fail(f"the test changed numpy's error modes {numpy_errors} -> {leaked}")
 
 
 def pytest_collection_modifyitems(config, items):

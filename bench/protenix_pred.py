@@ -46,6 +46,8 @@ import sys
 import tempfile
 import time
 
+from bench import protenix_model
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 REF = REPO / ".ref" / "protenix-2.0.0"
 TORCH_DRIVER = REPO / "bench" / "_protenix_pred_torch.py"
@@ -53,17 +55,7 @@ MAKE_FEATURES = REPO / "tests" / "protenix" / "fixtures" / "make_features.py"
 MODEL = "protenix_mini_default_v0.5.0"
 SEED = 101
 SEQ64 = "MKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQAPILSRVGDGTQDNLSGAEKAVQVKVKALPDAQ"
-TINY = {
-    "c_s": 32, "c_z": 8, "c_token": 16, "c_s_inputs": 16 + 65, "c_atom": 8, "c_atompair": 4,
-    "model": {
-        "input_embedder": {"c_token": 16}, "msa_module": {"c_m": 8, "n_blocks": 1},
-        "template_embedder": {"c": 8}, "pairformer": {"n_blocks": 1},
-        "diffusion_module": {"c_token": 16, "atom_encoder": {"n_blocks": 1, "n_heads": 2},
-                             "transformer": {"n_blocks": 1, "n_heads": 2},
-                             "atom_decoder": {"n_blocks": 1, "n_heads": 2}},
-        "confidence_head": {"n_blocks": 1},
-    },
-}  # fmt: skip
+TINY = protenix_model.TINY  # the tiny network config of the model bench
 STAGES = ("startup", "features", "load", "trunk", "diffusion", "confidence", "metrics",
           "forward", "write", "process")  # fmt: skip
 _THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",

@@ -204,8 +204,12 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
 
     t, c = time.perf_counter(), time.process_time()
     try:
+        # MC dropout on the recycled pair with Protenix's inference probability (its
+        # runner passes configs.mc_dropout_apply_rate, 0.4, to every forward)
+        mc_rate = float(config.get("mc_dropout_apply_rate", 0.0))
         pred, _, log = model(features, N_cycle=int(n_cycle), N_step=int(n_step),
                              N_sample=int(n_sample), chunk_size=chunk_size, dtype=dtype,
+                             mc_dropout_apply_rate=mc_rate,
                              progress=on_progress if progress else None)  # fmt: skip
     finally:
         for bar in bars.values():

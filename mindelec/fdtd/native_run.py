@@ -39,7 +39,11 @@ one elementwise pass, ``fdtd_coef``) while the calling thread runs segment ``s``
 chain without them (the C loops release the GIL). The reverse pass then costs about the chain
 alone, for a second segment buffer and two segments of E cotangent and curl-sum rows. Which
 thread sums a segment's map cotangents is chosen as the work goes, from the CPU time each
-thread has spent (the chain computes them more cheaply, the curls being at hand).
+thread has spent (the chain computes them more cheaply, the curls being at hand). Holding two
+leaf segments changes the memory-optimal segment length: the default two-level policy's
+``N / L + L`` states (least at ``L = sqrt(N)``) become ``N / L + 2 L``, least at
+``L = sqrt(N / 2)``, so the pipelined default uses that (``leaf_policy``): fewer states, and
+segments that stay in cache (100x100 TMz, 2000 steps: 163 states instead of 184, 10% faster).
 
 Both values are bound to composites with ``core.ops.kernel_call`` (the reference is the same loop
 written with ``yee.update_h``/``update_e`` in a ``core.ops.scan``; its VJP the adjoint's
@@ -60,7 +64,7 @@ import numpy as np
 import core
 import core.native as native
 from core import ops
-from core.control.loops import as_policy
+from core.control.loops import CheckpointPolicy, as_policy
 
 from .native_yee import _CTYPE
 
@@ -360,15 +364,33 @@ class NativeRun:
         return h0, e0, values, coefs, profiles
 
     # ---- the function -------------------------------------------------------------------------
+    def leaf_policy(self, steps, checkpoint, pipeline=None):
+        """The policy the native reverse pass runs for ``checkpoint``: the same, except the
+        default two-level one when pipelining (``pipeline`` None: as ``_threads`` decides),
+        whose segments become ``ceil(sqrt(steps / 2))`` steps (see the module docstring). An
+        interval or a budget the caller gave is kept as given."""
+        policy = as_policy(checkpoint)
+        if pipeline is None:
+            pipeline = self._threads()[0]
+        if not pipeline or policy.every is not None or policy.budget is not None:
+            return policy
+        plan = policy.plan(steps)
+        if plan is None or plan[1].plan(plan[0]) is not None:  # one level, or more than two
+            return policy
+        seg = math.ceil(math.sqrt(steps / 2))
+        if not 1 < seg < plan[0]:
+            return policy
+        return CheckpointPolicy(every=seg, min_length=policy.min_length)
+
     def function(self, steps, checkpoint):
         """``f(*operands) -> (h flat, e flat, traces [steps, n_points])``, a custom_vjp whose
         rules run the native loops (``checkpoint``: the policy of the reverse pass)."""
-        key = (steps, as_policy(checkpoint))  # (policies hash by their settings)
+        policy = self.leaf_policy(steps, checkpoint)
+        key = (steps, policy)  # (policies hash by their settings)
         cache = self.__dict__.setdefault("_functions", {})
         found = cache.get(key)
         if found is not None:
             return found
-        policy = as_policy(checkpoint)
         plan = policy.plan(steps)
         size_out = self.carry + steps * self.n_probe
         # residuals: every state (no plan) or the state at each segment start
@@ -546,6 +568,7 @@ class NativeRun:
             pipeline = self._threads()[0] and (
                 policy.budget is None or self.reverse_carries(steps, policy, True) <= policy.budget
             )
+        policy = self.leaf_policy(steps, policy, pipeline)
         stored, length = 0, steps
         plan = policy.plan(length)
         if plan is None:

@@ -8,6 +8,7 @@ import pytest
 import core
 import core.native
 from core import ops
+from core.control.loops import as_policy
 from mindelec import fdtd
 from mindelec.fdtd import native_run
 from mindelec.fdtd.waveforms import Gaussian
@@ -183,8 +184,15 @@ def test_reverse_memory_accounting_and_budget():
     # core.ops.scan stores: ~2 sqrt(N)); pipelining adds a second buffer and two segments of
     # E_z's cotangents and curl sums (one component of the 2D state's three plus psi)
     assert run.reverse_carries(2000, None, False) == 45 + 46
+    # pipelined, the two leaf buffers make N / L + 2 L states least at L = sqrt(N / 2) = 32:
+    # 63 segment starts + 2 x 33 states + the cotangent rows, fewer than with L = 45
+    assert run.leaf_policy(2000, None, True) == ops.CheckpointPolicy(every=32)
+    assert run.leaf_policy(2000, None, False) == ops.CheckpointPolicy()
+    for given in (8, ops.CheckpointPolicy(budget=192), False):
+        assert run.leaf_policy(2000, given, True) == as_policy(given)
     piped = run.reverse_carries(2000, None, True)
-    assert 45 + 2 * 46 < piped < 45 + 2 * 46 + 4 * 45 * 0.34
+    assert 63 + 2 * 33 < piped < 63 + 2 * 33 + 4 * 32 * 0.34
+    assert piped < run.reverse_carries(2000, ops.CheckpointPolicy(every=45), True)
     assert run.reverse_carries(100, False) == 101
     for budget in (24, 64):
         # "about" the budget: the leaf buffer also holds a copy of its segment's start

@@ -68,8 +68,9 @@ class Simulation:
         native_loop: run the whole time loop as one native call, with a native checkpointed
             reverse pass (``native_run``), where every source is a soft ``PointSource``, every
             monitor samples points (``Monitor.points``: ``PointProbe``, ``PointProbes``) and
-            there are no dispersive media or Mur boundaries; False stages the loop as a
-            ``core.ops.scan`` of native half steps.
+            there are no dispersive media or Mur boundaries, on grids of at most
+            ``native_run.NATIVE_LOOP_MAX_CELLS`` cells (2^19; above, the scan measured as fast
+            or faster); False stages the loop as a ``core.ops.scan`` of native half steps.
         dispersive: a ``dispersive.DispersiveMaterial`` or a list of them (Drude/Lorentz
             poles by ADE; ``Materials.eps_r`` is their ``eps_inf``). The E half step keeps its
             native/composite path (the Drude conductivity is folded into ``Ca``, ``Cb``) and

@@ -168,6 +168,14 @@ def test_fallbacks_to_the_scan():
     np.testing.assert_array_equal(
         sim.run(20)[1]["probe"].asnumpy(), 2.0 * ref.run(20)[1]["probe"].asnumpy()
     )
+    # grids above NATIVE_LOOP_MAX_CELLS keep the scan of native half steps (faster there)
+    saved = native_run.NATIVE_LOOP_MAX_CELLS
+    try:
+        native_run.NATIVE_LOOP_MAX_CELLS = grid.shape[0] * grid.shape[1] - 1
+        big = fdtd.Simulation(grid, boundaries=fdtd.CPML(3), sources=[source], monitors=[plain])
+        assert big._native_run is None
+    finally:
+        native_run.NATIVE_LOOP_MAX_CELLS = saved
 
 
 def test_reverse_memory_accounting_and_budget():

@@ -1073,12 +1073,16 @@ class _Reverse:
                 self.recompute(*order[i + 1], bufs[(i + 1) % 2], accs[(i + 1) % 2])
             spent[1] += time.thread_time() - t0
 
+        waited = 0.0  # wall time the calling thread spent waiting for the worker
         for i, (_start, k0, n) in enumerate(order):
-            on_worker[i] = stores[0] is not None and spent[1] <= spent[0]
+            # the worker's CPU time misses its wake-up latency: count the waits against it
+            on_worker[i] = stores[0] is not None and spent[1] + waited <= spent[0]
             ahead = pool.submit(behind, i)
             t0 = time.thread_time()
             self.adjoint(order[i][0], bufs[i % 2], k0, n, stores[i % 2] if on_worker[i] else None)
             spent[0] += time.thread_time() - t0
+            w0 = time.perf_counter()
             ahead.result()
+            waited += time.perf_counter() - w0
         if on_worker[-1]:
             coef(len(order) - 1)

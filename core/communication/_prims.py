@@ -110,17 +110,6 @@ def _size(group):
 
 
 # ---- implementations --------------------------------------------------------------------------
-def _all_reduce_impl(xp, x, op, group):
-    c = _comm("all_reduce", x, op=op, group=group)
-    if c is None:
-        return xp.array(x, copy=True)
-    comm, text = c
-    a, bx, back = _buffers(xp, x)
-    out = bx.empty_like(a)
-    _m.wait(comm.Iallreduce(a, out, _mpi_op(op)), text, comm)
-    return back(out)
-
-
 class PendingAllReduce:
     """A started non-blocking all-reduce of one backend array (eager; not a primitive: no
     derivatives, no jit). ``test()`` lets MPI progress it; ``wait()`` returns the result.
@@ -150,6 +139,10 @@ class PendingAllReduce:
             self._result = self._back(self._out)
             self._req = self._send = self._out = None
         return self._result
+
+
+def _all_reduce_impl(xp, x, op, group):
+    return PendingAllReduce(xp, x, op, group).wait()
 
 
 def _all_gather_impl(xp, x, axis, group):

@@ -51,13 +51,13 @@ def _source(op, arr, value):
         value = value._value
     src = _backend.backend_of(arr).asarray(value)
     try:
-        np.broadcast_shapes(tuple(src.shape), tuple(arr.shape))
+        shape = np.broadcast_shapes(tuple(src.shape), tuple(arr.shape))
     except ValueError:
         raise ValueError(
             f"{op}: a value of shape {tuple(src.shape)} does not broadcast to the destination's "
             f"shape {tuple(arr.shape)}"
         ) from None
-    if np.broadcast_shapes(tuple(src.shape), tuple(arr.shape)) != tuple(arr.shape):
+    if shape != tuple(arr.shape):
         raise ValueError(
             f"{op}: a value of shape {tuple(src.shape)} would grow the destination's shape "
             f"{tuple(arr.shape)}"

@@ -118,12 +118,11 @@ from .state import FieldState
 from .tfsf import PlaneWave
 from .yee import (
     Materials,
-    cpml_embed,
-    cpml_slab,
     curl_terms,
     diff_backward,
     diff_forward,
     psi_shapes,
+    stretched_difference,
 )
 
 __all__ = ["DistributedSimulation"]
@@ -541,18 +540,8 @@ class DistributedSimulation:
             else:
                 diff = diff_forward if kind == "h" else diff_backward
                 delta = diff(f, j, b.periodic(j))
-            key = f"{name}_{AXES[j]}"
-            term = delta * (1.0 / grid.spacing[j])
-            if key in psi:  # Roden & Gedney eqs. 9-10, on the PML cells this rank holds
-                axis = AXES[j]
-                lo, hi = b.pml_cells(j)
-                slab = cpml_slab(delta, j, lo, hi)
-                new_psi = (
-                    coeffs[f"pml_b{kind}_{axis}"] * psi[key] + coeffs[f"pml_a{kind}_{axis}"] * slab
-                )
-                psi[key] = new_psi
-                extra = coeffs[f"pml_dk{kind}_{axis}"] * slab + new_psi
-                term = term + cpml_embed(extra, j, lo, hi, grid.shape[j])
+            # (the CPML on the PML cells this rank holds)
+            term = stretched_difference(delta, name, j, kind, coeffs, psi, b, grid)
             term = term if sign > 0 else -term
             total = term if total is None else total + term
         return total

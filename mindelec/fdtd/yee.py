@@ -280,23 +280,28 @@ def _curl(name, state, coeffs, grid, boundaries, psi, kind):
     for j, k, sign in curl_terms(name, grid):
         source = state.get(("e" if kind == "h" else "h") + AXES[k])
         delta = diff(source, j, boundaries.periodic(j))
-        key = f"{name}_{AXES[j]}"
-        term = delta * (1.0 / grid.spacing[j])
-        if key in psi:
-            # in the slabs: psi = b psi + a delta / d and the term gains
-            # (1/(kappa d) - 1/d) delta + psi (Roden & Gedney eqs. 9-10)
-            axis = AXES[j]
-            lo, hi = boundaries.pml_cells(j)
-            slab = cpml_slab(delta, j, lo, hi)
-            new_psi = (
-                coeffs[f"pml_b{kind}_{axis}"] * psi[key] + coeffs[f"pml_a{kind}_{axis}"] * slab
-            )
-            psi[key] = new_psi
-            extra = coeffs[f"pml_dk{kind}_{axis}"] * slab + new_psi
-            term = term + cpml_embed(extra, j, lo, hi, grid.shape[j])
+        term = stretched_difference(delta, name, j, kind, coeffs, psi, boundaries, grid)
         term = term if sign > 0 else -term
         total = term if total is None else total + term
     return total
+
+
+def stretched_difference(delta, name, j, kind, coeffs, psi, boundaries, grid):
+    """``delta / d_j`` (the difference ``delta`` of a field along axis ``j``), with the CFS-CPML
+    stretching where ``psi`` holds a term for ``name`` along ``j``: in the PML slabs
+    ``psi = b psi + a delta / d`` and the term gains ``(1/(kappa d) - 1/d) delta + psi``
+    (Roden & Gedney eqs. 9-10). Updates ``psi`` in place."""
+    key = f"{name}_{AXES[j]}"
+    term = delta * (1.0 / grid.spacing[j])
+    if key in psi:
+        axis = AXES[j]
+        lo, hi = boundaries.pml_cells(j)
+        slab = cpml_slab(delta, j, lo, hi)
+        new_psi = coeffs[f"pml_b{kind}_{axis}"] * psi[key] + coeffs[f"pml_a{kind}_{axis}"] * slab
+        psi[key] = new_psi
+        extra = coeffs[f"pml_dk{kind}_{axis}"] * slab + new_psi
+        term = term + cpml_embed(extra, j, lo, hi, grid.shape[j])
+    return term
 
 
 def _scaled(coefficient, field):

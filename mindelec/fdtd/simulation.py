@@ -64,7 +64,8 @@ class Simulation:
             results (names must be unique).
         native: run each half step as one native C loop on the CPU (``native_yee``; values
             only: derivatives and other backends use the composite ``yee`` update); False
-            always runs the composite.
+            always runs the composite. Ignored when the current device is not the CPU
+            (``core.set_device("GPU")``: the composite update, fused by ``core.jit``).
         native_loop: run the whole time loop as one native call, with a native checkpointed
             reverse pass (``native_run``), where every source is a soft ``PointSource``, every
             monitor samples points (``Monitor.points``: ``PointProbe``, ``PointProbes``) and
@@ -93,6 +94,9 @@ class Simulation:
         native_loop=True,
     ):
         self.grid = grid
+        # the native C paths work on host arrays; on a GPU every step is the composite update
+        # (core.jit fuses its elementwise passes into cupy kernels)
+        native = native and core.get_device() == "CPU"
         self.materials = (materials if materials is not None else Materials()).checked(grid)
         self.dispersive = None
         if dispersive is not None and not (

@@ -10,20 +10,8 @@ import core
 from core import backend as B
 from core import ops
 
+from ..gpu._gpu import needs_gpu
 from ._helpers import fake_device_tensor
-
-
-def _gpu_available():
-    if importlib.util.find_spec("cupy") is None:
-        return False
-    try:
-        B.get_backend("GPU")
-    except RuntimeError:
-        return False
-    return True
-
-
-needs_gpu = pytest.mark.skipif(not _gpu_available(), reason="needs cupy and a CUDA GPU")
 
 
 def test_cpu_is_the_default_device():

@@ -13,6 +13,7 @@ per-point ``UnitGaussianNormalizer`` (FNO's recipe), all through ``mindflow.trai
     python examples/mindflow/operators/darcy/darcy.py --epochs 40 --time_limit 3000
     python examples/mindflow/operators/darcy/darcy.py --model unet2d      # UNet2D, same data
     python examples/mindflow/operators/darcy/darcy.py --tiny              # seconds (tests)
+    python examples/mindflow/operators/darcy/darcy.py --device GPU        # cupy on a CUDA GPU
 """
 
 import argparse
@@ -113,6 +114,7 @@ def main(
     verbose=True,
     seed=0,
     tiny=False,
+    device=None,
 ):
     """Train on Darcy and return ``{"relative_l2", "epochs", "history", "trainer", ...}``.
 
@@ -130,7 +132,11 @@ def main(
         plot, verbose (bool): write the plots; print the progress and the errors.
         seed (int): the data's seed (test samples follow the training samples).
         tiny (bool): a few samples at s = 17 and a small model (the tests).
+        device (str): ``"CPU"`` or ``"GPU"`` (cupy): where the model trains (default: the
+            current device, the CPU unless ``core.set_device`` chose another).
     """
+    if device is not None:
+        core.set_device(device)
     config = load_yaml_config(HERE / "darcy.yaml")
     d, o = config["data"], config["optimizer"]
     t = TINY if tiny else {}
@@ -215,5 +221,6 @@ if __name__ == "__main__":
     parser.add_argument("--data")
     parser.add_argument("--out")
     parser.add_argument("--tiny", action="store_true")
+    parser.add_argument("--device", choices=["CPU", "GPU"])
     args = parser.parse_args()
     main(**{k: v for k, v in vars(args).items()}, plot=True, verbose=True)

@@ -52,12 +52,9 @@ reference), so forward mode, higher orders, vmap and other backends see the comp
 
 from __future__ import annotations
 
-import concurrent.futures
 import ctypes
 import math
-import os
 import threading
-import time
 
 import numpy as np
 
@@ -208,15 +205,195 @@ void fdtd_coef(const ptrdiff_t* a) {
 }
 """
 
+_LEAVES = r"""
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <string.h>
+#include <time.h>
+typedef void (*drv_fn)(const ptrdiff_t*);
+
+/* argument slots the segments change (see fdtd_forward, fdtd_backward, fdtd_coef) */
+enum { F_S0 = 10, F_BUF = 11, F_NSLOTS = 12, F_STEPS = 15, F_VALUES = 16, F_ACC = 30, F_N = 32 };
+enum { B_BUF = 12, B_STEPS = 15, B_P = 24, B_GT = 25, B_GV = 28, B_GOUT = 35, B_S0 = 39,
+       B_N = 40 };
+enum { C_S0 = 0, C_BUF = 1, C_STEPS = 3, C_STORE = 4, C_ACC = 5, C_N = 11 };
+
+typedef struct {
+  drv_fn fwd, bwd, coef;
+  const ptrdiff_t *tf, *tb_chain, *tb_both, *tc;  /* argument templates */
+  ptrdiff_t nseg; const ptrdiff_t *start, *k0, *n;  /* the segments, last first */
+  ptrdiff_t buf[2], store[2], acc[2];
+  ptrdiff_t p, item, n_inj, n_probe, values, gtraces, gvalues;
+  const ptrdiff_t* scratch; ptrdiff_t n_scratch, scratch_bytes;
+  /* the hand-over: go = segments whose adjoint the main thread has begun, done = segments
+     whose worker share is finished; on_worker[i]: segment i's map cotangents on the worker */
+  volatile ptrdiff_t go, done; char* on_worker;
+  pthread_mutex_t mu; pthread_cond_t cv;
+  double spent[2];  /* CPU seconds of work: main, worker */
+} leaves_t;
+
+static double cpu_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void post(leaves_t* L, volatile ptrdiff_t* slot, ptrdiff_t value) {
+  pthread_mutex_lock(&L->mu);
+  __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+  pthread_cond_broadcast(&L->cv);
+  pthread_mutex_unlock(&L->mu);
+}
+
+/* until *slot >= value: spin a while (the other thread is usually microseconds away), then
+   yield, then sleep on the condition variable (a loaded machine) */
+static void await(leaves_t* L, volatile ptrdiff_t* slot, ptrdiff_t value) {
+  for (int s = 0; s < 20000; ++s) {
+    if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) >= value) return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if (s >= 10000) sched_yield();
+  }
+  pthread_mutex_lock(&L->mu);
+  while (__atomic_load_n(slot, __ATOMIC_ACQUIRE) < value) pthread_cond_wait(&L->cv, &L->mu);
+  pthread_mutex_unlock(&L->mu);
+}
+
+static void recompute(leaves_t* L, ptrdiff_t i, int b, int with_acc) {
+  ptrdiff_t a[F_N];
+  memcpy(a, L->tf, sizeof a);
+  a[F_S0] = L->start[i]; a[F_BUF] = L->buf[b]; a[F_NSLOTS] = L->n[i] + 1;
+  a[F_STEPS] = L->n[i];
+  a[F_VALUES] = L->n_inj ? L->values + L->k0[i] * L->n_inj * L->item : 0;
+  a[F_ACC] = with_acc ? L->acc[b] : 0;
+  L->fwd(a);
+}
+
+static void adjoint(leaves_t* L, ptrdiff_t i, int b, int chain) {
+  ptrdiff_t a[B_N];
+  memcpy(a, chain ? L->tb_chain : L->tb_both, sizeof a);
+  a[B_BUF] = L->buf[b]; a[B_STEPS] = L->n[i]; a[B_P] = L->p; a[B_S0] = L->start[i];
+  a[B_GT] = L->gtraces + L->k0[i] * L->n_probe * L->item;
+  a[B_GV] = L->gvalues + L->k0[i] * L->n_inj * L->item;
+  if (chain) a[B_GOUT] = L->store[b];
+  for (ptrdiff_t m = 0; m < L->n_scratch; ++m)  /* nothing pending from the H adjoint yet */
+    memset((void*)L->scratch[m], 0, (size_t)L->scratch_bytes);
+  L->bwd(a);
+  L->p = (L->p + L->n[i]) % 2;
+}
+
+static void coef(leaves_t* L, ptrdiff_t i, int b) {
+  ptrdiff_t a[C_N];
+  memcpy(a, L->tc, sizeof a);
+  a[C_S0] = L->start[i]; a[C_BUF] = L->buf[b]; a[C_STEPS] = L->n[i];
+  a[C_STORE] = L->store[b]; a[C_ACC] = L->acc[b];
+  L->coef(a);
+}
+
+/* the worker's share while the adjoint of segment i runs: the maps' cotangents of segment
+   i - 1 (when left to it), then the recomputation of segment i + 1 */
+static void behind(leaves_t* L, ptrdiff_t i) {
+  const double t0 = cpu_now();
+  if (i >= 1 && L->on_worker[i - 1]) coef(L, i - 1, (int)((i - 1) % 2));
+  if (i + 1 < L->nseg) recompute(L, i + 1, (int)((i + 1) % 2), 1);
+  L->spent[1] += cpu_now() - t0;
+}
+
+static void* worker(void* arg) {
+  leaves_t* L = (leaves_t*)arg;
+  for (ptrdiff_t i = 0; i < L->nseg; ++i) {
+    await(L, &L->go, i + 1);
+    behind(L, i);
+    post(L, &L->done, i + 1);
+  }
+  return 0;
+}
+
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* a: see NativeRun._run_leaves. Recompute and reverse each leaf segment, last first. With
+   a[27] (pipeline), a worker thread recomputes segment i + 1 into the other buffer (with its
+   E curl sums) while this thread runs segment i's adjoint; each segment's map cotangents go
+   to the worker (fdtd_coef, after that adjoint) while its CPU time plus this thread's waits
+   stay below this thread's (a[30] = -1; 0: never, 1: always), else they stay in the
+   adjoint's own passes. stats (a[28]): this thread's adjoint CPU seconds, the worker's CPU
+   seconds, this thread's wait (wall seconds), the segments whose map cotangents the worker
+   summed. */
+void fdtd_leaves(const ptrdiff_t* a) {
+  leaves_t L;
+  memset(&L, 0, sizeof L);
+  L.fwd = (drv_fn)a[0]; L.bwd = (drv_fn)a[1]; L.coef = (drv_fn)a[2];
+  L.tf = (const ptrdiff_t*)a[3]; L.tb_chain = (const ptrdiff_t*)a[4];
+  L.tb_both = (const ptrdiff_t*)a[5]; L.tc = (const ptrdiff_t*)a[6];
+  L.nseg = a[7]; L.start = (const ptrdiff_t*)a[8]; L.k0 = (const ptrdiff_t*)a[9];
+  L.n = (const ptrdiff_t*)a[10];
+  for (int b = 0; b < 2; ++b) {
+    L.buf[b] = a[11 + b]; L.store[b] = a[13 + b]; L.acc[b] = a[15 + b];
+  }
+  L.p = a[17]; L.item = a[18]; L.n_inj = a[19]; L.n_probe = a[20];
+  L.values = a[21]; L.gtraces = a[22]; L.gvalues = a[23];
+  L.scratch = (const ptrdiff_t*)a[24]; L.n_scratch = a[25]; L.scratch_bytes = a[26];
+  const int pipeline = (int)a[27];
+  double* stats = (double*)a[28];
+  L.on_worker = (char*)a[29];
+  const ptrdiff_t share = a[30];  /* -1: balance by CPU time; 0, 1: never, always */
+  const int maps = L.tb_chain != 0;
+  double waited = 0.0, shared = 0.0;
+  if (!pipeline) {
+    for (ptrdiff_t i = 0; i < L.nseg; ++i) {
+      recompute(&L, i, 0, 0);
+      adjoint(&L, i, 0, 0);
+    }
+  } else {
+    pthread_mutex_init(&L.mu, 0);
+    pthread_cond_init(&L.cv, 0);
+    recompute(&L, 0, 0, 1);
+    pthread_t th;
+    const int threaded = L.nseg > 1 && pthread_create(&th, 0, worker, &L) == 0;
+    for (ptrdiff_t i = 0; i < L.nseg; ++i) {
+      /* (the last segment's: nothing is left to overlap them with) */
+      L.on_worker[i] = maps && i + 1 < L.nseg
+                       && (share < 0 ? L.spent[1] + waited <= L.spent[0] : share);
+      shared += L.on_worker[i];
+      if (threaded) post(&L, &L.go, i + 1);
+      const double t0 = cpu_now();
+      adjoint(&L, i, (int)(i % 2), L.on_worker[i]);
+      L.spent[0] += cpu_now() - t0;
+      if (threaded) {
+        const double w0 = wall_now();
+        await(&L, &L.done, i + 1);
+        waited += wall_now() - w0;
+      } else {
+        behind(&L, i);  /* no thread: the same work in turn */
+      }
+    }
+    if (threaded) pthread_join(th, 0);
+    pthread_cond_destroy(&L.cv);
+    pthread_mutex_destroy(&L.mu);
+  }
+  if (stats) {
+    stats[0] = L.spent[0]; stats[1] = L.spent[1]; stats[2] = waited; stats[3] = shared;
+  }
+}
+"""
+
 PIPELINE_MIN_CELLS = 2048
 # Above this many cells a step's kernels take far longer than the scan's per-step Python work
 # (~50 us), which is all the whole-loop call saves, and the scan of native half steps measured
 # faster (3D 128^3 with CPML, 1 thread: 315 against 190 Mcell/s; 2D 1024^2 TMz about equal;
 # 2D 512^2: the loop 1.3x faster, 100^2: 9x): larger grids keep the scan.
 NATIVE_LOOP_MAX_CELLS = 2**19
+# Which thread sums a segment's map cotangents when pipelining: -1 as the two threads' CPU
+# times balance (see fdtd_leaves), 0 the adjoint's own passes, 1 the worker (the tests force both)
+_SHARE_COEF = -1
 _FUSE = True  # the E adjoint's stencil pass inside the H adjoint's elementwise pass
 _DRIVERS = {}  # ctype -> (forward, backward) ctypes functions
-_POOL = []  # the one worker thread that recomputes segments ahead of the adjoint
 
 
 def _driver(ctype):
@@ -231,12 +408,16 @@ def _driver(ctype):
     return found
 
 
-def _worker():
-    """The worker thread's executor (a new one in a forked child: its threads did not fork)."""
-    if not _POOL or _POOL[0][0] != os.getpid():
-        pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="fdtd-recompute")
-        _POOL[:] = [(os.getpid(), pool)]
-    return _POOL[0][1]
+def _leaves_driver():
+    """``fdtd_leaves`` (ctypes), or None where it does not build (no POSIX threads): the
+    reverse pass then loops over the segments in Python, on one thread."""
+    if "leaves" not in _DRIVERS:
+        try:
+            lib = native.load(_LEAVES)
+            _DRIVERS["leaves"] = native.function(lib, "fdtd_leaves", 1)
+        except (OSError, RuntimeError, AttributeError):
+            _DRIVERS["leaves"] = None
+    return _DRIVERS["leaves"]
 
 
 def _fn_address(fn):
@@ -601,7 +782,12 @@ class NativeRun:
         threads = native.num_threads()
         shape3 = self.ph.shape3
         rows, grain = shape3[0] * shape3[1], (32768 + shape3[2] - 1) // shape3[2]
-        if threads >= 2 and rows < 2 * grain and self.cells >= PIPELINE_MIN_CELLS:
+        if (
+            threads >= 2
+            and rows < 2 * grain
+            and self.cells >= PIPELINE_MIN_CELLS
+            and _leaves_driver() is not None
+        ):
             return True, 1
         return False, threads
 
@@ -752,11 +938,20 @@ class NativeRun:
         ``s0``); the last state is copied to ``final``; the probes' values go to the address
         ``t_addr``, ``n_probe`` numbers per step. ``acc``: an array ``[steps, E components x
         cells]`` for the E kernel's curl sums (``HalfStep.source(save_acc=True)``)."""
+        args = self._forward_args(
+            ctx, s0, buf, nslots, k0, steps, values, t_addr, threads, save, final, acc
+        )
+        ctx["fwd"](native.address(args))
+
+    def _forward_args(
+        self, ctx, s0, buf, nslots, k0, steps, values, t_addr, threads, save, final, acc
+    ):
+        """``fdtd_forward``'s argument array (see ``_run_forward``)."""
         fh, th, dh, ndh, nh = ctx["fh"]
         fe, te, de, nde, ne = ctx["fe" if acc is None else "fe_acc"]
         shape3 = self.ph.shape3
         v_addr = native.address(values) + k0 * self.n_inj * values.itemsize if self.n_inj else 0
-        args = np.array(
+        return np.array(
             [
                 fh[0], th, dh, ndh, nh, fe[0], te, de, nde, ne,
                 native.address(s0), native.address(buf), nslots, self.carry, self.size_h,
@@ -772,7 +967,6 @@ class NativeRun:
             ],
             dtype=np.intp,
         )  # fmt: skip
-        ctx["fwd"](native.address(args))
 
     def _run_backward(
         self, ctx, s0, buf, k0, steps, bufs, p, gtraces, gvalues, threads, store=None
@@ -782,6 +976,15 @@ class NativeRun:
         state ``k0 + steps`` (``(p + steps) % 2`` then holds that of state ``k0``). ``store``
         (an array ``[steps, E components x cells]`` or None): leave the E coefficient maps'
         cotangents to ``_run_coef``, which reads the E cotangents written there per step."""
+        for x in ctx["scratch"]["h"]:  # nothing pending from the H adjoint yet
+            x.fill(0)
+        args = self._backward_args(
+            ctx, s0, buf, k0, steps, bufs, p, gtraces, gvalues, threads, store
+        )
+        ctx["bwd"](native.address(args))
+
+    def _backward_args(self, ctx, s0, buf, k0, steps, bufs, p, gtraces, gvalues, threads, store):
+        """``fdtd_backward``'s argument array (see ``_run_backward``)."""
         chain = store is not None
         fe, te, de, nde, ne = ctx["ae_chain" if chain else "ae"]
         fh, th, dh, ndh, nh = ctx["ah_chain" if chain else "ah"]
@@ -789,12 +992,10 @@ class NativeRun:
             gout, stride = native.address(store), store.shape[1]
         else:
             gout, stride = native.address(ctx["g_row"]), 0
-        for x in ctx["scratch"]["h"]:  # nothing pending from the H adjoint yet
-            x.fill(0)
         off_e, off_h, src_e, src_h, _slots = self.plumbing
         shape3 = self.ph.shape3
         gv_addr = native.address(gvalues) + k0 * self.n_inj * gvalues.itemsize
-        args = np.array(
+        return np.array(
             [
                 fe[0], fe[1], te, de, nde, ne, fh[0], fh[1], th, dh, ndh, nh,
                 native.address(buf), self.carry, self.size_h, steps,
@@ -806,7 +1007,6 @@ class NativeRun:
             ],
             dtype=np.intp,
         )  # fmt: skip
-        ctx["bwd"](native.address(args))
 
     def store_shapes(self, steps):
         """Shapes of the cotangent stores of ``steps`` steps: ``(E or None, H or None)`` (a
@@ -832,10 +1032,14 @@ class NativeRun:
         """The E coefficient maps' cotangents of a segment (states ``s0``, ``buf[1 ..
         steps]``; the cotangents ``store`` from ``_run_backward``, the curl sums ``acc``
         from the recomputation), summed into ``out`` (the E adjoint's layout)."""
+        ctx["coef"](native.address(self._coef_args(s0, buf, steps, store, acc, out)))
+
+    def _coef_args(self, s0, buf, steps, store, acc, out):
+        """``fdtd_coef``'s argument array (see ``_run_coef``)."""
         comps = self.__dict__.get("_coef_rows")
         if comps is None:
             comps = self._coef_rows = self._coef_layout()
-        args = np.array(
+        return np.array(
             [
                 native.address(s0), native.address(buf), self.carry, steps,
                 native.address(store), native.address(acc), store.shape[1],
@@ -843,7 +1047,60 @@ class NativeRun:
             ],
             dtype=np.intp,
         )  # fmt: skip
-        ctx["coef"](native.address(args))
+
+    def _run_leaves(self, rev, order, bufs, stores, accs, pipeline):
+        """Recompute and reverse the leaf segments ``order`` (``[(start state, k0, steps)]``,
+        last first) in one call of ``fdtd_leaves`` (``rev``: the ``_Reverse``, its
+        cotangent buffers and parity; ``bufs``: the two segment buffers, one when not
+        ``pipeline``; ``stores``, ``accs``: per buffer the E cotangents and curl sums that
+        ``fdtd_coef`` reads, or None). The argument arrays of the three drivers are built
+        once, for the first segment: the C loop rewrites what changes per segment."""
+        ctx, (start, k0, n) = rev.ctx, order[0]
+        maps = stores[0] is not None
+        traces = native.address(rev._traces(max(m for _s, _k, m in order)))
+        tf = self._forward_args(
+            ctx, start, bufs[0], n + 1, k0, n, rev.values, traces, rev.threads, None, None,
+            accs[0],
+        )  # fmt: skip
+        common = (ctx, start, bufs[0], k0, n, rev.bufs, rev.p, rev.gtraces, rev.gvalues)
+        tb_both = self._backward_args(*common, rev.threads, None)
+        tb_chain = self._backward_args(*common, rev.threads, stores[0]) if maps else None
+        tc = self._coef_args(start, bufs[0], n, stores[0], accs[0], rev.acc[0]) if maps else None
+        starts = _index_array([native.address(s) for s, _k, _n in order])
+        k0s = _index_array([k for _s, k, _n in order])
+        lengths = _index_array([m for _s, _k, m in order])
+        scratch = _index_array([native.address(x) for x in ctx["scratch"]["h"]])
+        stats = np.zeros(4)
+        on_worker = np.zeros(len(order), dtype=np.int8)
+        keep = (tf, tb_both, tb_chain, tc, starts, k0s, lengths, scratch, stats, on_worker)
+
+        def addr(x):
+            return 0 if x is None else native.address(x)
+
+        args = np.array(
+            [
+                *(_fn_address(ctx[f]) for f in ("fwd", "bwd", "coef")),
+                addr(tf), addr(tb_chain), addr(tb_both), addr(tc),
+                len(order), addr(starts), addr(k0s), addr(lengths),
+                addr(bufs[0]), addr(bufs[-1]), addr(stores[0]), addr(stores[1]),
+                addr(accs[0]), addr(accs[1]),
+                rev.p, rev.dtype.itemsize, self.n_inj, self.n_probe,
+                addr(rev.values) if self.n_inj else 0, addr(rev.gtraces), addr(rev.gvalues),
+                addr(scratch), len(scratch), self.cells * rev.dtype.itemsize,
+                int(pipeline), addr(stats), addr(on_worker), _SHARE_COEF,
+            ],
+            dtype=np.intp,
+        )  # fmt: skip
+        _leaves_driver()(native.address(args))
+        del keep
+        rev.p = (rev.p + int(lengths.sum())) % 2
+        self.reverse_stats = {
+            "adjoint_cpu_s": stats[0],
+            "worker_cpu_s": stats[1],
+            "waited_s": stats[2],
+            "coef_on_worker": int(stats[3]),
+            "segments": len(order),
+        }
 
     def _prepare(self, arrays):
         dtype = arrays[0].dtype
@@ -1030,59 +1287,24 @@ class _Reverse:
             self.reverse(subs, inner)
 
     def _leaves(self, segments):
-        """Recompute each segment whole, then run its adjoint. With ``pipeline``, the worker
-        thread recomputes segment ``s - 1`` while segment ``s``'s adjoint runs, and also sums
-        the coefficient maps' cotangents of the segment before (``_run_coef``), which the
-        adjoint then leaves out of its chain (it stores the cotangents they need)."""
+        """Recompute each segment whole, then run its adjoint, last segment first: one
+        ``fdtd_leaves`` call (``NativeRun._run_leaves``). With ``pipeline``, its worker thread
+        recomputes segment ``s - 1`` into a second buffer while segment ``s``'s adjoint runs,
+        and sums the coefficient maps' cotangents of segment ``s + 1`` from the E cotangents
+        the adjoint stored and the curl sums the recomputation saved (``fdtd_coef``)."""
         longest = max(n for _s, _k, n in segments)
-        self._traces(longest)
-        if not self.pipeline or len(segments) == 1:
+        order = list(reversed(segments))
+        if _leaves_driver() is None:  # (no pthreads: the same loop here)
             buf = self._buffer(0, longest)
-            for start, k0, n in reversed(segments):
+            for start, k0, n in order:
                 self.recompute(start, k0, n, buf)
                 self.adjoint(start, buf, k0, n)
             return
-        bufs = [self._buffer(0, longest), self._buffer(1, longest)]
+        pipeline = self.pipeline and len(segments) > 1
+        bufs = [self._buffer(b, longest) for b in range(1 + pipeline)]
         shape = self.run.store_shapes(longest)[0]
-        if shape is None:  # no E maps: nothing to leave to the worker
-            stores = accs = [None, None]
-        else:  # per buffer: the cotangents g (the adjoint's) and curl sums (the recompute's)
+        stores = accs = [None, None]
+        if pipeline and shape is not None:  # per buffer: the adjoint's g, the recompute's curls
             stores = [np.empty(shape, dtype=self.dtype) for _ in range(2)]
             accs = [np.empty(shape, dtype=self.dtype) for _ in range(2)]
-        order = list(reversed(segments))
-        self.recompute(*order[0], bufs[0], accs[0])
-        pool = _worker()
-        # per segment: its coefficient cotangents on the worker (after its adjoint) or in its
-        # adjoint's own passes ("both": cheaper in total, the curl is shared, but on the
-        # critical path). Chosen as the work goes, by the CPU time each thread has spent so
-        # far (time.thread_time: not skewed by other processes), to balance the two.
-        on_worker = [False] * len(order)
-        spent = [0.0, 0.0]  # main, worker
-
-        def coef(i):
-            b = i % 2
-            self.run._run_coef(
-                self.ctx, order[i][0], bufs[b], order[i][2], stores[b], accs[b], self.acc[0]
-            )
-
-        def behind(i):  # the worker's share while segment i's adjoint runs
-            t0 = time.thread_time()
-            if i >= 1 and on_worker[i - 1]:
-                coef(i - 1)
-            if i + 1 < len(order):
-                self.recompute(*order[i + 1], bufs[(i + 1) % 2], accs[(i + 1) % 2])
-            spent[1] += time.thread_time() - t0
-
-        waited = 0.0  # wall time the calling thread spent waiting for the worker
-        for i, (_start, k0, n) in enumerate(order):
-            # the worker's CPU time misses its wake-up latency: count the waits against it
-            on_worker[i] = stores[0] is not None and spent[1] + waited <= spent[0]
-            ahead = pool.submit(behind, i)
-            t0 = time.thread_time()
-            self.adjoint(order[i][0], bufs[i % 2], k0, n, stores[i % 2] if on_worker[i] else None)
-            spent[0] += time.thread_time() - t0
-            w0 = time.perf_counter()
-            ahead.result()
-            waited += time.perf_counter() - w0
-        if on_worker[-1]:
-            coef(len(order) - 1)
+        self.run._run_leaves(self, order, bufs, stores, accs, pipeline)

@@ -97,6 +97,51 @@ def test_native_loop_equals_scan_values_and_gradients(shape, mode, boundaries):
         core.set_num_threads(default)
 
 
+def test_leaves_driver_paths_agree(monkeypatch):
+    # the one-call reverse of the leaf segments (fdtd_leaves): on two threads with the maps'
+    # cotangents always on the worker, never, or balanced, and on one thread, against the
+    # loop over segments in Python (the fallback without POSIX threads), float64 to round-off
+    shape, mode, boundaries = CASES[1]
+    _, loss = _problem(shape, mode, boundaries)
+    args = _inputs(shape)
+    stats = []
+    run_leaves = native_run.NativeRun._run_leaves
+
+    def recording(self, *a):
+        run_leaves(self, *a)
+        stats.append(self.reverse_stats)
+
+    monkeypatch.setattr(native_run.NativeRun, "_run_leaves", recording)
+
+    def grad(threads, checkpoint=None):
+        default = core.get_num_threads()
+        core.set_num_threads(threads)
+        try:
+            fn = core.grad(lambda *a: loss(*a, True, checkpoint), grad_position=(0, 1, 2))
+            return [g.asnumpy() for g in fn(*args)]
+        finally:
+            core.set_num_threads(default)
+
+    got = {}
+    for share in (1, 0, -1):
+        monkeypatch.setattr(native_run, "_SHARE_COEF", share)
+        stats.clear()
+        got[share] = grad(2)
+        (last,) = stats
+        assert last["segments"] > 2
+        shared = last["coef_on_worker"]
+        assert shared == (last["segments"] - 1 if share == 1 else 0 if share == 0 else shared)
+    got["one thread"] = grad(1)
+    monkeypatch.setitem(native_run._DRIVERS, "leaves", None)
+    stats.clear()
+    for threads in (1, 2):
+        reference = grad(threads)
+        for g in got.values():
+            for a, r in zip(g, reference, strict=True):
+                np.testing.assert_allclose(a, r, rtol=1e-11, atol=1e-12 * np.abs(r).max())
+    assert not stats  # (the fallback ran)
+
+
 def test_native_loop_gradient_matches_central_differences():
     # float64, 2D TMz with a CPML, under the default (sqrt) checkpointing and two threads
     shape, mode, boundaries = CASES[1]

@@ -215,9 +215,9 @@ typedef void (*drv_fn)(const ptrdiff_t*);
 
 /* argument slots the segments change (see fdtd_forward, fdtd_backward, fdtd_coef) */
 enum { F_S0 = 10, F_BUF = 11, F_NSLOTS = 12, F_STEPS = 15, F_VALUES = 16, F_ACC = 30, F_N = 32 };
-enum { B_BUF = 12, B_STEPS = 15, B_P = 24, B_GT = 25, B_GV = 28, B_GOUT = 35, B_S0 = 39,
+enum { B_BUF = 12, B_CARRY = 13, B_STEPS = 15, B_P = 24, B_GT = 25, B_GV = 28, B_GOUT = 35, B_S0 = 39,
        B_N = 40 };
-enum { C_S0 = 0, C_BUF = 1, C_STEPS = 3, C_STORE = 4, C_ACC = 5, C_N = 11 };
+enum { C_S0 = 0, C_BUF = 1, C_CARRY = 2, C_STEPS = 3, C_STORE = 4, C_ACC = 5, C_N = 11 };
 
 typedef struct {
   drv_fn fwd, bwd, coef;
@@ -225,6 +225,7 @@ typedef struct {
   ptrdiff_t nseg; const ptrdiff_t *start, *k0, *n;  /* the segments, last first */
   ptrdiff_t buf[2], store[2], acc[2];
   ptrdiff_t p, item, n_inj, n_probe, values, gtraces, gvalues;
+  int light;  /* the adjoint and fdtd_coef read no state: recompute into a ring of 2 */
   const ptrdiff_t* scratch; ptrdiff_t n_scratch, scratch_bytes;
   /* the hand-over: go = segments whose adjoint the main thread has begun, done = segments
      whose worker share is finished; on_worker[i]: segment i's map cotangents on the worker */
@@ -264,7 +265,7 @@ static void await(leaves_t* L, volatile ptrdiff_t* slot, ptrdiff_t value) {
 static void recompute(leaves_t* L, ptrdiff_t i, int b, int with_acc) {
   ptrdiff_t a[F_N];
   memcpy(a, L->tf, sizeof a);
-  a[F_S0] = L->start[i]; a[F_BUF] = L->buf[b]; a[F_NSLOTS] = L->n[i] + 1;
+  a[F_S0] = L->start[i]; a[F_BUF] = L->buf[b]; a[F_NSLOTS] = L->light ? 2 : L->n[i] + 1;
   a[F_STEPS] = L->n[i];
   a[F_VALUES] = L->n_inj ? L->values + L->k0[i] * L->n_inj * L->item : 0;
   a[F_ACC] = with_acc ? L->acc[b] : 0;
@@ -278,6 +279,7 @@ static void adjoint(leaves_t* L, ptrdiff_t i, int b, int chain) {
   a[B_GT] = L->gtraces + L->k0[i] * L->n_probe * L->item;
   a[B_GV] = L->gvalues + L->k0[i] * L->n_inj * L->item;
   if (chain) a[B_GOUT] = L->store[b];
+  if (L->light) { a[B_BUF] = L->start[i]; a[B_CARRY] = 0; }  /* (addresses never read) */
   for (ptrdiff_t m = 0; m < L->n_scratch; ++m)  /* nothing pending from the H adjoint yet */
     memset((void*)L->scratch[m], 0, (size_t)L->scratch_bytes);
   L->bwd(a);
@@ -289,6 +291,7 @@ static void coef(leaves_t* L, ptrdiff_t i, int b) {
   memcpy(a, L->tc, sizeof a);
   a[C_S0] = L->start[i]; a[C_BUF] = L->buf[b]; a[C_STEPS] = L->n[i];
   a[C_STORE] = L->store[b]; a[C_ACC] = L->acc[b];
+  if (L->light) { a[C_BUF] = L->start[i]; a[C_CARRY] = 0; }
   L->coef(a);
 }
 
@@ -322,9 +325,12 @@ static double wall_now(void) {
    E curl sums) while this thread runs segment i's adjoint; each segment's map cotangents go
    to the worker (fdtd_coef, after that adjoint) while its CPU time plus this thread's waits
    stay below this thread's (a[30] = -1; 0: never, 1: always), else they stay in the
-   adjoint's own passes. stats (a[28]): this thread's adjoint CPU seconds, the worker's CPU
-   seconds, this thread's wait (wall seconds), the segments whose map cotangents the worker
-   summed. */
+   adjoint's own passes. a[31] (light): no pass reads a state but the recomputation (the
+   adjoint leaves every map cotangent to fdtd_coef, which needs no E_old): the worker
+   recomputes into a ring of two states, keeping the curl sums only, and this thread sums the
+   last segment's map cotangents. stats (a[28]): this thread's adjoint CPU seconds, the
+   worker's CPU seconds, this thread's wait (wall seconds), the segments whose map cotangents
+   the worker summed. */
 void fdtd_leaves(const ptrdiff_t* a) {
   leaves_t L;
   memset(&L, 0, sizeof L);
@@ -343,6 +349,7 @@ void fdtd_leaves(const ptrdiff_t* a) {
   double* stats = (double*)a[28];
   L.on_worker = (char*)a[29];
   const ptrdiff_t share = a[30];  /* -1: balance by CPU time; 0, 1: never, always */
+  L.light = (int)a[31];
   const int maps = L.tb_chain != 0;
   double waited = 0.0, shared = 0.0;
   if (!pipeline) {
@@ -359,11 +366,11 @@ void fdtd_leaves(const ptrdiff_t* a) {
     for (ptrdiff_t i = 0; i < L.nseg; ++i) {
       /* (the last segment's: nothing is left to overlap them with) */
       L.on_worker[i] = maps && i + 1 < L.nseg
-                       && (share < 0 ? L.spent[1] + waited <= L.spent[0] : share);
+                       && (L.light || (share < 0 ? L.spent[1] + waited <= L.spent[0] : share));
       shared += L.on_worker[i];
       if (threaded) post(&L, &L.go, i + 1);
       const double t0 = cpu_now();
-      adjoint(&L, i, (int)(i % 2), L.on_worker[i]);
+      adjoint(&L, i, (int)(i % 2), L.on_worker[i] || (maps && L.light));
       L.spent[0] += cpu_now() - t0;
       if (threaded) {
         const double w0 = wall_now();
@@ -374,6 +381,7 @@ void fdtd_leaves(const ptrdiff_t* a) {
       }
     }
     if (threaded) pthread_join(th, 0);
+    if (maps && L.light) coef(&L, L.nseg - 1, (int)((L.nseg - 1) % 2));  /* (the last's) */
     pthread_cond_destroy(&L.cv);
     pthread_mutex_destroy(&L.mu);
   }
@@ -555,12 +563,15 @@ class NativeRun:
     # ---- the function -------------------------------------------------------------------------
     def leaf_policy(self, steps, checkpoint, pipeline=None):
         """The policy the native reverse pass runs for ``checkpoint``: the same, except the
-        default two-level one when pipelining (``pipeline`` None: as ``_threads`` decides),
-        whose segments become ``ceil(sqrt(steps / 2))`` steps (see the module docstring). An
-        interval or a budget the caller gave is kept as given."""
+        default two-level one when pipelining (``pipeline`` None: as ``_threads`` decides)
+        with two segment buffers (not ``light_reverse``), whose segments become
+        ``ceil(sqrt(steps / 2))`` steps (see the module docstring). An interval or a budget
+        the caller gave is kept as given."""
         policy = as_policy(checkpoint)
         if pipeline is None:
             pipeline = self._threads()[0]
+        if pipeline and self.light_reverse():
+            return policy
         if not pipeline or policy.every is not None or policy.budget is not None:
             return policy
         plan = policy.plan(steps)
@@ -751,7 +762,8 @@ class NativeRun:
         cotangent stores as fractions): the saved segment starts of every level (as
         ``core.ops.scan`` stores them), the leaf buffer of ``segment + 1`` states and, when
         pipelining (``None``: as this machine's thread count decides), a second leaf buffer
-        and the two stores of the cotangents the coefficient maps need."""
+        (``light_reverse``: a ring of two states instead of both) and two segments of the E
+        cotangents and curl sums the coefficient maps need."""
         policy = as_policy(checkpoint)
         if pipeline is None:  # as the backward kernel decides
             pipeline = self._threads()[0] and (
@@ -767,11 +779,13 @@ class NativeRun:
             stored += math.ceil(length / seg)
             length = seg
             plan = policy.plan(length)
-        stored += length + 1
         if pipeline:
             # the E cotangents and the E curl sums, two segments of each
             per_step = sum(sh[1] for sh in self.store_shapes(1) if sh is not None)
-            stored += length + 1 + 2 * 2 * length * per_step / self.carry
+            stored += 2 if self.light_reverse() else 2 * (length + 1)
+            stored += 2 * 2 * length * per_step / self.carry
+        else:
+            stored += length + 1
         return float(stored)
 
     def _threads(self):
@@ -1008,6 +1022,17 @@ class NativeRun:
             dtype=np.intp,
         )  # fmt: skip
 
+    def light_reverse(self):
+        """True when the pipelined reverse pass needs no recomputed state but the E curl sums:
+        every coefficient is a number except E ``Cb`` maps (at least one). The adjoint chain
+        then reads no state, and ``fdtd_coef`` only ``g`` and the curl sums (``gB += g *
+        curl``; a ``Ca`` map's ``gA += g * E_old`` would need the states)."""
+        kinds = {**self.ph.coef_kinds, **self.pe.coef_kinds}
+        maps = [c for c, kind in kinds.items() if kind != "number"]
+        return bool(maps) and all(
+            kinds[c] == "map" and c.startswith("cb_") and c in self.pe.coef_kinds for c in maps
+        )
+
     def store_shapes(self, steps):
         """Shapes of the cotangent stores of ``steps`` steps: ``(E or None, H or None)`` (a
         half step without coefficient maps stores nothing)."""
@@ -1048,7 +1073,7 @@ class NativeRun:
             dtype=np.intp,
         )  # fmt: skip
 
-    def _run_leaves(self, rev, order, bufs, stores, accs, pipeline):
+    def _run_leaves(self, rev, order, bufs, stores, accs, pipeline, light=False):
         """Recompute and reverse the leaf segments ``order`` (``[(start state, k0, steps)]``,
         last first) in one call of ``fdtd_leaves`` (``rev``: the ``_Reverse``, its
         cotangent buffers and parity; ``bufs``: the two segment buffers, one when not
@@ -1087,7 +1112,7 @@ class NativeRun:
                 rev.p, rev.dtype.itemsize, self.n_inj, self.n_probe,
                 addr(rev.values) if self.n_inj else 0, addr(rev.gtraces), addr(rev.gvalues),
                 addr(scratch), len(scratch), self.cells * rev.dtype.itemsize,
-                int(pipeline), addr(stats), addr(on_worker), _SHARE_COEF,
+                int(pipeline), addr(stats), addr(on_worker), _SHARE_COEF, int(light),
             ],
             dtype=np.intp,
         )  # fmt: skip
@@ -1100,6 +1125,7 @@ class NativeRun:
             "waited_s": stats[2],
             "coef_on_worker": int(stats[3]),
             "segments": len(order),
+            "light": light,
         }
 
     def _prepare(self, arrays):
@@ -1301,10 +1327,14 @@ class _Reverse:
                 self.adjoint(start, buf, k0, n)
             return
         pipeline = self.pipeline and len(segments) > 1
-        bufs = [self._buffer(b, longest) for b in range(1 + pipeline)]
+        light = pipeline and self.run.light_reverse()
+        if light:  # (a ring of two states)
+            bufs = [self._buffer(0, 1)]
+        else:
+            bufs = [self._buffer(b, longest) for b in range(1 + pipeline)]
         shape = self.run.store_shapes(longest)[0]
         stores = accs = [None, None]
         if pipeline and shape is not None:  # per buffer: the adjoint's g, the recompute's curls
             stores = [np.empty(shape, dtype=self.dtype) for _ in range(2)]
             accs = [np.empty(shape, dtype=self.dtype) for _ in range(2)]
-        self.run._run_leaves(self, order, bufs, stores, accs, pipeline)
+        self.run._run_leaves(self, order, bufs, stores, accs, pipeline, light)

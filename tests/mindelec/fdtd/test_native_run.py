@@ -97,13 +97,20 @@ def test_native_loop_equals_scan_values_and_gradients(shape, mode, boundaries):
         core.set_num_threads(default)
 
 
-def test_leaves_driver_paths_agree(monkeypatch):
+@pytest.mark.parametrize("lossless", [False, True])
+def test_leaves_driver_paths_agree(monkeypatch, lossless):
     # the one-call reverse of the leaf segments (fdtd_leaves): on two threads with the maps'
     # cotangents always on the worker, never, or balanced, and on one thread, against the
-    # loop over segments in Python (the fallback without POSIX threads), float64 to round-off
+    # loop over segments in Python (the fallback without POSIX threads), float64 to round-off.
+    # Lossless (sigma the number 0: Ca = 1, Cb the one map), the pipeline is the light one:
+    # the worker recomputes into a ring of two states, keeping the curl sums only.
     shape, mode, boundaries = CASES[1]
     _, loss = _problem(shape, mode, boundaries)
-    args = _inputs(shape)
+    eps, sigma, amp = _inputs(shape)
+    if lossless:
+        args, position = (eps, 0.0, amp), (0, 2)
+    else:
+        args, position = (eps, sigma, amp), (0, 1, 2)
     stats = []
     run_leaves = native_run.NativeRun._run_leaves
 
@@ -117,7 +124,7 @@ def test_leaves_driver_paths_agree(monkeypatch):
         default = core.get_num_threads()
         core.set_num_threads(threads)
         try:
-            fn = core.grad(lambda *a: loss(*a, True, checkpoint), grad_position=(0, 1, 2))
+            fn = core.grad(lambda *a: loss(*a, True, checkpoint), grad_position=position)
             return [g.asnumpy() for g in fn(*args)]
         finally:
             core.set_num_threads(default)
@@ -128,16 +135,21 @@ def test_leaves_driver_paths_agree(monkeypatch):
         stats.clear()
         got[share] = grad(2)
         (last,) = stats
-        assert last["segments"] > 2
+        assert last["segments"] > 2 and last["light"] == lossless
         shared = last["coef_on_worker"]
-        assert shared == (last["segments"] - 1 if share == 1 else 0 if share == 0 else shared)
+        if lossless or share == 1:
+            assert shared == last["segments"] - 1
+        elif share == 0:
+            assert shared == 0
     got["one thread"] = grad(1)
+    assert not stats[-1]["light"]
     monkeypatch.setitem(native_run._DRIVERS, "leaves", None)
     stats.clear()
     for threads in (1, 2):
         reference = grad(threads)
         for g in got.values():
             for a, r in zip(g, reference, strict=True):
+                assert np.abs(r).max() > 0
                 np.testing.assert_allclose(a, r, rtol=1e-11, atol=1e-12 * np.abs(r).max())
     assert not stats  # (the fallback ran)
 
@@ -234,18 +246,31 @@ def test_reverse_memory_accounting_and_budget():
     )
     run = sim._native_run
     # two levels, 2000 steps: 45 segment starts + one segment buffer of 45 + 1 states (as
-    # core.ops.scan stores: ~2 sqrt(N)); pipelining adds a second buffer and two segments of
-    # E_z's cotangents and curl sums (one component of the 2D state's three plus psi)
+    # core.ops.scan stores: ~2 sqrt(N))
     assert run.reverse_carries(2000, None, False) == 45 + 46
-    # pipelined, the two leaf buffers make N / L + 2 L states least at L = sqrt(N / 2) = 32:
-    # 63 segment starts + 2 x 33 states + the cotangent rows, fewer than with L = 45
-    assert run.leaf_policy(2000, None, True) == ops.CheckpointPolicy(every=32)
-    assert run.leaf_policy(2000, None, False) == ops.CheckpointPolicy()
+    # pipelined, eps_r the one map (Cb): no segment buffer, a ring of two states and two
+    # segments of E_z's cotangents and curl sums (16 x 16 numbers per step each)
+    assert run.light_reverse()
+    assert run.leaf_policy(2000, None, True) == ops.CheckpointPolicy()
+    rows = 4 * 45 * 16 * 16 / run.carry
+    assert run.reverse_carries(2000, None, True) == pytest.approx(45 + 2 + rows)
+    # with a sigma map (Ca a map too: its cotangent needs E_old), two segment buffers, so
+    # N / L + 2 L states least at L = sqrt(N / 2) = 32: 63 starts + 2 x 33 states + the rows
+    lossy = fdtd.Simulation(
+        grid,
+        fdtd.Materials(sigma=core.tensor(np.full((16, 16), 0.1), dtype=core.float32)),
+        fdtd.CPML(3),
+        sources=[fdtd.PointSource("ez", (8, 8), Gaussian(1.2e10))],
+        monitors=[fdtd.PointProbe("ez", (9, 9))],
+    )._native_run
+    assert not lossy.light_reverse()
+    assert lossy.leaf_policy(2000, None, True) == ops.CheckpointPolicy(every=32)
+    assert lossy.leaf_policy(2000, None, False) == ops.CheckpointPolicy()
     for given in (8, ops.CheckpointPolicy(budget=192), False):
-        assert run.leaf_policy(2000, given, True) == as_policy(given)
-    piped = run.reverse_carries(2000, None, True)
-    assert 63 + 2 * 33 < piped < 63 + 2 * 33 + 4 * 32 * 0.34
-    assert piped < run.reverse_carries(2000, ops.CheckpointPolicy(every=45), True)
+        assert lossy.leaf_policy(2000, given, True) == as_policy(given)
+    piped = lossy.reverse_carries(2000, None, True)
+    assert piped == pytest.approx(63 + 2 * 33 + 4 * 32 * 16 * 16 / run.carry)
+    assert piped < lossy.reverse_carries(2000, ops.CheckpointPolicy(every=45), True)
     assert run.reverse_carries(100, False) == 101
     for budget in (24, 64):
         # "about" the budget: the leaf buffer also holds a copy of its segment's start

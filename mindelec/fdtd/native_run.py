@@ -362,7 +362,7 @@ void fdtd_leaves(const ptrdiff_t* a) {
     pthread_cond_init(&L.cv, 0);
     recompute(&L, 0, 0, 1);
     pthread_t th;
-    const int threaded = L.nseg > 1 && pthread_create(&th, 0, worker, &L) == 0;
+    const int threaded = a[32] && L.nseg > 1 && pthread_create(&th, 0, worker, &L) == 0;
     for (ptrdiff_t i = 0; i < L.nseg; ++i) {
       /* (the last segment's: nothing is left to overlap them with) */
       L.on_worker[i] = maps && i + 1 < L.nseg
@@ -376,8 +376,9 @@ void fdtd_leaves(const ptrdiff_t* a) {
         const double w0 = wall_now();
         await(&L, &L.done, i + 1);
         waited += wall_now() - w0;
-      } else {
-        behind(&L, i);  /* no thread: the same work in turn */
+      } else {  /* no thread: the same work in turn (one buffer each will do) */
+        if (L.on_worker[i]) coef(&L, i, (int)(i % 2));
+        if (i + 1 < L.nseg) recompute(&L, i + 1, (int)((i + 1) % 2), 1);
       }
     }
     if (threaded) pthread_join(th, 0);
@@ -762,8 +763,9 @@ class NativeRun:
         cotangent stores as fractions): the saved segment starts of every level (as
         ``core.ops.scan`` stores them), the leaf buffer of ``segment + 1`` states and, when
         pipelining (``None``: as this machine's thread count decides), a second leaf buffer
-        (``light_reverse``: a ring of two states instead of both) and two segments of the E
-        cotangents and curl sums the coefficient maps need."""
+        and two segments of the E cotangents and curl sums the coefficient maps need; with
+        ``light_reverse``, a ring of two states instead of the leaf buffers, and one segment of
+        those rows on one thread."""
         policy = as_policy(checkpoint)
         if pipeline is None:  # as the backward kernel decides
             pipeline = self._threads()[0] and (
@@ -779,11 +781,12 @@ class NativeRun:
             stored += math.ceil(length / seg)
             length = seg
             plan = policy.plan(length)
-        if pipeline:
-            # the E cotangents and the E curl sums, two segments of each
-            per_step = sum(sh[1] for sh in self.store_shapes(1) if sh is not None)
-            stored += 2 if self.light_reverse() else 2 * (length + 1)
-            stored += 2 * 2 * length * per_step / self.carry
+        # the E cotangents and the E curl sums: a segment of each, two when pipelining
+        rows = sum(sh[1] for sh in self.store_shapes(1) if sh is not None) / self.carry
+        if self.light_reverse() and length < steps:
+            stored += 2 + (1 + pipeline) * 2 * length * rows
+        elif pipeline:
+            stored += 2 * (length + 1) + 2 * 2 * length * rows
         else:
             stored += length + 1
         return float(stored)
@@ -1073,7 +1076,7 @@ class NativeRun:
             dtype=np.intp,
         )  # fmt: skip
 
-    def _run_leaves(self, rev, order, bufs, stores, accs, pipeline, light=False):
+    def _run_leaves(self, rev, order, bufs, stores, accs, schedule, thread, light):
         """Recompute and reverse the leaf segments ``order`` (``[(start state, k0, steps)]``,
         last first) in one call of ``fdtd_leaves`` (``rev``: the ``_Reverse``, its
         cotangent buffers and parity; ``bufs``: the two segment buffers, one when not
@@ -1112,7 +1115,8 @@ class NativeRun:
                 rev.p, rev.dtype.itemsize, self.n_inj, self.n_probe,
                 addr(rev.values) if self.n_inj else 0, addr(rev.gtraces), addr(rev.gvalues),
                 addr(scratch), len(scratch), self.cells * rev.dtype.itemsize,
-                int(pipeline), addr(stats), addr(on_worker), _SHARE_COEF, int(light),
+                int(schedule), addr(stats), addr(on_worker), _SHARE_COEF, int(light),
+                int(thread),
             ],
             dtype=np.intp,
         )  # fmt: skip
@@ -1326,15 +1330,16 @@ class _Reverse:
                 self.recompute(start, k0, n, buf)
                 self.adjoint(start, buf, k0, n)
             return
-        pipeline = self.pipeline and len(segments) > 1
-        light = pipeline and self.run.light_reverse()
+        thread = self.pipeline and len(segments) > 1
+        light = len(segments) > 1 and self.run.light_reverse()
         if light:  # (a ring of two states)
             bufs = [self._buffer(0, 1)]
         else:
-            bufs = [self._buffer(b, longest) for b in range(1 + pipeline)]
+            bufs = [self._buffer(b, longest) for b in range(1 + thread)]
         shape = self.run.store_shapes(longest)[0]
         stores = accs = [None, None]
-        if pipeline and shape is not None:  # per buffer: the adjoint's g, the recompute's curls
-            stores = [np.empty(shape, dtype=self.dtype) for _ in range(2)]
-            accs = [np.empty(shape, dtype=self.dtype) for _ in range(2)]
-        self.run._run_leaves(self, order, bufs, stores, accs, pipeline, light)
+        if (thread or light) and shape is not None:
+            # per buffer (one will do without the thread): the adjoint's g, the curl sums
+            stores = [np.empty(shape, dtype=self.dtype) for _ in range(1 + thread)] * (2 - thread)
+            accs = [np.empty(shape, dtype=self.dtype) for _ in range(1 + thread)] * (2 - thread)
+        self.run._run_leaves(self, order, bufs, stores, accs, thread or light, thread, light)

@@ -27,23 +27,33 @@ per half step, so the state's cotangent is never copied.
 
 Memory: the checkpoint policy of the run (``core.ops.CheckpointPolicy``: ``None`` = about
 ``2 sqrt(N)`` stored states, an int ``k`` = every k-th, a budget, ``False`` = all) is applied as
-``core.ops.scan`` applies it: the forward rule stores the state at every segment start, and the
-backward pass recomputes one segment at a time (recursively for nested levels) into a buffer of
-``segment + 1`` states, then runs that segment's adjoint (``reverse_carries`` counts it all).
+``core.ops.scan`` applies it (uniform checkpointing, the two-level case of Griewank & Walther's
+checkpointed adjoint, "Algorithm 799: revolve", ACM TOMS 26 (2000)): the forward rule stores the
+state at every segment start, and the backward pass recomputes one segment at a time
+(recursively for nested levels) into a buffer of ``segment + 1`` states, then runs that
+segment's adjoint (``reverse_carries`` counts it all).
 
-Two threads (``core.set_num_threads``; a grid of at least ``PIPELINE_MIN_CELLS`` cells too small
-for the kernels to split its rows among threads; and, under a budget, when the memory below
-fits it): a worker thread recomputes segment ``s - 1`` (saving the E curl sums of each step,
-``save_acc``) and sums the E maps' cotangents of segment ``s + 1`` (``g * curl``, ``g * E_old``:
-one elementwise pass, ``fdtd_coef``) while the calling thread runs segment ``s``'s adjoint
-chain without them (the C loops release the GIL). The reverse pass then costs about the chain
-alone, for a second segment buffer and two segments of E cotangent and curl-sum rows. Which
-thread sums a segment's map cotangents is chosen as the work goes, from the CPU time each
-thread has spent (the chain computes them more cheaply, the curls being at hand). Holding two
-leaf segments changes the memory-optimal segment length: the default two-level policy's
-``N / L + L`` states (least at ``L = sqrt(N)``) become ``N / L + 2 L``, least at
-``L = sqrt(N / 2)``, so the pipelined default uses that (``leaf_policy``): fewer states, and
-segments that stay in cache (100x100 TMz, 2000 steps: 163 states instead of 184, 10% faster).
+The leaf segments of a reverse pass are one C call (``fdtd_leaves``: no Python between
+segments). Two threads (``core.set_num_threads``; a grid of at least ``PIPELINE_MIN_CELLS``
+cells too small for the kernels to split its rows among threads; and, under a budget, when the
+memory below fits it): ``fdtd_leaves`` starts a worker pthread that recomputes segment ``s - 1``
+(saving the E curl sums of each step, ``save_acc``) and then sums the E maps' cotangents of
+segment ``s + 1`` (``g * curl``, ``g * E_old``: one elementwise pass, ``fdtd_coef``) while the
+calling thread runs segment ``s``'s adjoint chain without them; the two hand over through a
+spin-then-sleep flag per segment. The reverse pass then costs about the chain alone. Where the
+maps whose cotangents are wanted are all E ``Cb`` maps (``light_reverse``: an eps_r design of a
+lossless medium), no pass reads a recomputed state but for its curl sums: the chain reads none,
+``fdtd_coef`` only ``g`` and the curl sums. The worker then recomputes into a ring of two states,
+so the reverse pass holds the segment starts, two states and two segments of E cotangent and
+curl-sum rows (100x100 TMz, 2000 steps: 94 states; one thread runs the same schedule in turn,
+one segment of rows: 71 states, against 91 for recompute-then-adjoint). Otherwise the worker
+fills a second segment buffer, and which thread sums a segment's map cotangents is chosen as
+the work goes, from the CPU time each thread has spent (the chain computes them more cheaply,
+the curls being at hand); holding two leaf segments changes the memory-optimal segment length:
+the default two-level policy's ``N / L + L`` states (least at ``L = sqrt(N)``) become
+``N / L + 2 L``, least at ``L = sqrt(N / 2)``, so that case's default uses it
+(``leaf_policy``). Without POSIX threads (``fdtd_leaves`` does not build) the segments are
+looped over in Python on one thread.
 
 Both values are bound to composites with ``core.ops.kernel_call`` (the reference is the same loop
 written with ``yee.update_h``/``update_e`` in a ``core.ops.scan``; its VJP the adjoint's
@@ -320,17 +330,18 @@ static double wall_now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* a: see NativeRun._run_leaves. Recompute and reverse each leaf segment, last first. With
-   a[27] (pipeline), a worker thread recomputes segment i + 1 into the other buffer (with its
-   E curl sums) while this thread runs segment i's adjoint; each segment's map cotangents go
-   to the worker (fdtd_coef, after that adjoint) while its CPU time plus this thread's waits
-   stay below this thread's (a[30] = -1; 0: never, 1: always), else they stay in the
-   adjoint's own passes. a[31] (light): no pass reads a state but the recomputation (the
-   adjoint leaves every map cotangent to fdtd_coef, which needs no E_old): the worker
-   recomputes into a ring of two states, keeping the curl sums only, and this thread sums the
-   last segment's map cotangents. stats (a[28]): this thread's adjoint CPU seconds, the
-   worker's CPU seconds, this thread's wait (wall seconds), the segments whose map cotangents
-   the worker summed. */
+/* a: see NativeRun._run_leaves. Recompute and reverse each leaf segment, last first. a[27]
+   (schedule) 0: in turn, into one buffer, each adjoint summing its map cotangents. 1: with
+   a[32] (thread), a worker thread recomputes segment i + 1 into the other buffer (with its E
+   curl sums) while this thread runs segment i's adjoint; each segment's map cotangents go to
+   the worker (fdtd_coef, after that adjoint) while its CPU time plus this thread's waits stay
+   below this thread's (a[30] = -1; 0: never, 1: always), else they stay in the adjoint's own
+   passes; without a[32] the same work runs in turn here. a[31] (light): no pass reads a
+   state but the recomputation (the adjoint leaves every map cotangent to fdtd_coef, which
+   needs no E_old): the recomputation goes to a ring of two states, keeping the curl sums
+   only, and this thread sums the last segment's map cotangents. stats (a[28]): this thread's
+   adjoint CPU seconds, the worker's CPU seconds, this thread's wait (wall seconds), the
+   segments whose map cotangents fdtd_coef summed (but the light last one). */
 void fdtd_leaves(const ptrdiff_t* a) {
   leaves_t L;
   memset(&L, 0, sizeof L);
@@ -345,14 +356,14 @@ void fdtd_leaves(const ptrdiff_t* a) {
   L.p = a[17]; L.item = a[18]; L.n_inj = a[19]; L.n_probe = a[20];
   L.values = a[21]; L.gtraces = a[22]; L.gvalues = a[23];
   L.scratch = (const ptrdiff_t*)a[24]; L.n_scratch = a[25]; L.scratch_bytes = a[26];
-  const int pipeline = (int)a[27];
+  const int schedule = (int)a[27];
   double* stats = (double*)a[28];
   L.on_worker = (char*)a[29];
   const ptrdiff_t share = a[30];  /* -1: balance by CPU time; 0, 1: never, always */
   L.light = (int)a[31];
   const int maps = L.tb_chain != 0;
   double waited = 0.0, shared = 0.0;
-  if (!pipeline) {
+  if (!schedule) {
     for (ptrdiff_t i = 0; i < L.nseg; ++i) {
       recompute(&L, i, 0, 0);
       adjoint(&L, i, 0, 0);
@@ -1079,10 +1090,12 @@ class NativeRun:
     def _run_leaves(self, rev, order, bufs, stores, accs, schedule, thread, light):
         """Recompute and reverse the leaf segments ``order`` (``[(start state, k0, steps)]``,
         last first) in one call of ``fdtd_leaves`` (``rev``: the ``_Reverse``, its
-        cotangent buffers and parity; ``bufs``: the two segment buffers, one when not
-        ``pipeline``; ``stores``, ``accs``: per buffer the E cotangents and curl sums that
-        ``fdtd_coef`` reads, or None). The argument arrays of the three drivers are built
-        once, for the first segment: the C loop rewrites what changes per segment."""
+        cotangent buffers and parity; ``bufs``: the two segment buffers, or one (no
+        ``thread``), or the ring of two states (``light``); ``stores``, ``accs``: per buffer
+        the E cotangents and curl sums that ``fdtd_coef`` reads, or None; ``schedule``: the
+        pipelined order, on a worker pthread with ``thread``, else in turn). The argument
+        arrays of the three drivers are built once, for the first segment: the C loop rewrites
+        what changes per segment. ``reverse_stats`` keeps the call's split of the work."""
         ctx, (start, k0, n) = rev.ctx, order[0]
         maps = stores[0] is not None
         traces = native.address(rev._traces(max(m for _s, _k, m in order)))
@@ -1321,7 +1334,9 @@ class _Reverse:
         ``fdtd_leaves`` call (``NativeRun._run_leaves``). With ``pipeline``, its worker thread
         recomputes segment ``s - 1`` into a second buffer while segment ``s``'s adjoint runs,
         and sums the coefficient maps' cotangents of segment ``s + 1`` from the E cotangents
-        the adjoint stored and the curl sums the recomputation saved (``fdtd_coef``)."""
+        the adjoint stored and the curl sums the recomputation saved (``fdtd_coef``). With
+        ``light_reverse``, the recomputation goes to a ring of two states (only its curl sums
+        are read), on either thread count (one: the same schedule in turn)."""
         longest = max(n for _s, _k, n in segments)
         order = list(reversed(segments))
         if _leaves_driver() is None:  # (no pthreads: the same loop here)

@@ -136,13 +136,14 @@ def test_leaves_driver_paths_agree(monkeypatch, lossless):
         got[share] = grad(2)
         (last,) = stats
         assert last["segments"] > 2 and last["light"] == lossless
+        assert last["worker_cpu_s"] > 0  # (the worker pthread ran)
         shared = last["coef_on_worker"]
         if lossless or share == 1:
             assert shared == last["segments"] - 1
         elif share == 0:
             assert shared == 0
     got["one thread"] = grad(1)  # (lossless: the light schedule, without the thread)
-    assert stats[-1]["light"] == lossless
+    assert stats[-1]["light"] == lossless and stats[-1]["worker_cpu_s"] == 0
     monkeypatch.setitem(native_run._DRIVERS, "leaves", None)
     stats.clear()
     for threads in (1, 2):

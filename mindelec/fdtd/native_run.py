@@ -324,6 +324,23 @@ static void* worker(void* arg) {
   return 0;
 }
 
+/* the light schedule's worker: segment i's curl sums, then (once this segment's adjoint has
+   run) its map cotangents */
+static void* light_worker(void* arg) {
+  leaves_t* L = (leaves_t*)arg;
+  for (ptrdiff_t i = 0; i < L->nseg; ++i) {
+    double t0 = cpu_now();
+    recompute(L, i, (int)(i % 2), 1);
+    L->spent[1] += cpu_now() - t0;
+    await(L, &L->go, i + 1);
+    t0 = cpu_now();
+    coef(L, i, (int)(i % 2));
+    L->spent[1] += cpu_now() - t0;
+    post(L, &L->done, i + 1);
+  }
+  return 0;
+}
+
 static double wall_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -339,9 +356,9 @@ static double wall_now(void) {
    passes; without a[32] the same work runs in turn here. a[31] (light): no pass reads a
    state but the recomputation (the adjoint leaves every map cotangent to fdtd_coef, which
    needs no E_old): the recomputation goes to a ring of two states, keeping the curl sums
-   only, and this thread sums the last segment's map cotangents. stats (a[28]): this thread's
-   adjoint CPU seconds, the worker's CPU seconds, this thread's wait (wall seconds), the
-   segments whose map cotangents fdtd_coef summed (but the light last one). */
+   only, and runs ahead on the worker (see below). stats (a[28]): this thread's adjoint CPU
+   seconds, the worker's CPU seconds, this thread's wait (wall seconds), the segments whose
+   map cotangents fdtd_coef summed. */
 void fdtd_leaves(const ptrdiff_t* a) {
   leaves_t L;
   memset(&L, 0, sizeof L);
@@ -368,6 +385,32 @@ void fdtd_leaves(const ptrdiff_t* a) {
       recompute(&L, i, 0, 0);
       adjoint(&L, i, 0, 0);
     }
+  } else if (L.light) {
+    /* the adjoint chain reads no state, so it never waits for a recomputation: the worker
+       recomputes segment i (its curl sums), then sums its map cotangents once this thread
+       has run its adjoint; this thread waits only to reuse the rows of segment i - 2 */
+    pthread_mutex_init(&L.mu, 0);
+    pthread_cond_init(&L.cv, 0);
+    pthread_t th;
+    const int threaded = a[32] && L.nseg > 1 && pthread_create(&th, 0, light_worker, &L) == 0;
+    for (ptrdiff_t i = 0; i < L.nseg; ++i) {
+      const int b = (int)(i % 2);
+      if (threaded && i >= 2) {
+        const double w0 = wall_now();
+        await(&L, &L.done, i - 1);
+        waited += wall_now() - w0;
+      }
+      if (!threaded) recompute(&L, i, b, 1);  /* (the same work in turn) */
+      const double t0 = cpu_now();
+      adjoint(&L, i, b, 1);
+      L.spent[0] += cpu_now() - t0;
+      if (threaded) post(&L, &L.go, i + 1);
+      else coef(&L, i, b);
+    }
+    if (threaded) pthread_join(th, 0);
+    shared = (double)L.nseg;
+    pthread_cond_destroy(&L.cv);
+    pthread_mutex_destroy(&L.mu);
   } else {
     pthread_mutex_init(&L.mu, 0);
     pthread_cond_init(&L.cv, 0);
@@ -377,23 +420,22 @@ void fdtd_leaves(const ptrdiff_t* a) {
     for (ptrdiff_t i = 0; i < L.nseg; ++i) {
       /* (the last segment's: nothing is left to overlap them with) */
       L.on_worker[i] = maps && i + 1 < L.nseg
-                       && (L.light || (share < 0 ? L.spent[1] + waited <= L.spent[0] : share));
+                       && (share < 0 ? L.spent[1] + waited <= L.spent[0] : share);
       shared += L.on_worker[i];
       if (threaded) post(&L, &L.go, i + 1);
       const double t0 = cpu_now();
-      adjoint(&L, i, (int)(i % 2), L.on_worker[i] || (maps && L.light));
+      adjoint(&L, i, (int)(i % 2), L.on_worker[i]);
       L.spent[0] += cpu_now() - t0;
       if (threaded) {
         const double w0 = wall_now();
         await(&L, &L.done, i + 1);
         waited += wall_now() - w0;
-      } else {  /* no thread: the same work in turn (one buffer each will do) */
+      } else {  /* no thread: the same work in turn */
         if (L.on_worker[i]) coef(&L, i, (int)(i % 2));
         if (i + 1 < L.nseg) recompute(&L, i + 1, (int)((i + 1) % 2), 1);
       }
     }
     if (threaded) pthread_join(th, 0);
-    if (maps && L.light) coef(&L, L.nseg - 1, (int)((L.nseg - 1) % 2));  /* (the last's) */
     pthread_cond_destroy(&L.cv);
     pthread_mutex_destroy(&L.mu);
   }

@@ -257,15 +257,26 @@ static void post(leaves_t* L, volatile ptrdiff_t* slot, ptrdiff_t value) {
   pthread_mutex_unlock(&L->mu);
 }
 
-/* until *slot >= value: spin a while (the other thread is usually microseconds away), then
-   yield, then sleep on the condition variable (a loaded machine) */
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* until *slot >= value: spin (the other thread is usually microseconds away; a pause each
+   turn, a yield every 256) for at most 100 us, as core's thread pool does, then sleep on the
+   condition variable (a loaded machine) */
 static void await(leaves_t* L, volatile ptrdiff_t* slot, ptrdiff_t value) {
-  for (int s = 0; s < 20000; ++s) {
+  const double start = wall_now();
+  for (unsigned s = 1;; ++s) {
     if (__atomic_load_n(slot, __ATOMIC_ACQUIRE) >= value) return;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
-    if (s >= 10000) sched_yield();
+    if (s % 256 == 0) {
+      if (wall_now() - start > 1e-4) break;
+      sched_yield();
+    }
   }
   pthread_mutex_lock(&L->mu);
   while (__atomic_load_n(slot, __ATOMIC_ACQUIRE) < value) pthread_cond_wait(&L->cv, &L->mu);
@@ -339,12 +350,6 @@ static void* light_worker(void* arg) {
     post(L, &L->done, i + 1);
   }
   return 0;
-}
-
-static double wall_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
 /* a: see NativeRun._run_leaves. Recompute and reverse each leaf segment, last first. a[27]

@@ -25,52 +25,57 @@ the machine's, then 1):
 
 Columns: seconds per call, the ratio to the forward row, the peak of ``tracemalloc`` during one
 call (numpy's buffers and our engine's objects: the working memory of the call), the states the
-reverse pass holds (``NativeRun.reverse_carries``: segment starts, segment buffers and, with
-two threads, the second buffer and the E cotangent and curl-sum rows, in states) and that
+reverse pass holds (``NativeRun.reverse_carries``: segment starts, segment buffers or the
+recomputation's ring of two states, and the E cotangent and curl-sum rows, in states) and that
 number times one state (fields and CPML psi terms).
 
 Design and cost model. The native loop's forward is the two half-step kernels per step in one
-C loop (100 x 100, float32: ~5.7 us per step, against ~60 us per step for the scan, whose
-per-step Python around the kernels dominated). The gradient: the forward sweep storing the
-segment starts (1x), then per segment, last first, its recomputation (1x over the run) and its
-adjoint chain: per step two elementwise passes, E then H, each with the other half step's
-stencil pass fused in (the E one reads the H scratch its previous step left; the H one the E
-scratch of this step): ~9-10 us per step, 1.6-1.8x the forward; plus the material maps'
-cotangents. On one thread that is about 1 + 1 + 1.7 + 0.2 = ~4x. With two threads and a grid
-too small for the kernels to split its rows among them (from 2048 cells to 2 x 32768 / row
-length rows), a worker thread recomputes segment s - 1 (saving its E curl sums) and then sums
-segment s's ``Cb``/``Ca`` map cotangents (g * curl, g * E_old: one elementwise pass over rows
-of E cotangents the chain wrote) while the calling thread runs segment s's adjoint chain (the C
-loops release the GIL): the gradient costs forward + adjoint chain, ~2.8x, the forward row
-being unable to use the second core (one kernel per half step, too small to split). That holds
-about two more segments of states (the sqrt row: 184 states instead of 91; a ``budget B``
-pipelines only when that fits in B, so budget 192 does and budget 64 does not). Measured on the
-loaded 2-core machine (load average 7-9 from other sessions' jobs) with ``--clock thread`` (the
-calling thread's CPU time; with the worker's share the lighter one, this is the wall time on
-two free cores; the wall clock itself was meaningless under that load: 6-7x for the pipelined
-rows, the worker waiting for a core), 2000 steps, seconds (x forward):
+C loop (100 x 100, float32: ~5.6 us per step, against ~60 us per step for the scan, whose
+per-step Python around the kernels dominated). The gradient (uniform checkpointing, the
+two-level case of Griewank & Walther's revolve): the forward sweep storing the segment starts
+(1x), then per segment, last first, its recomputation (1x over the run) and its adjoint chain:
+per step two elementwise passes, E then H, each with the other half step's stencil pass fused in
+(~7.8 us per step without the map's cotangent, 1.4x the forward), plus the eps map's cotangent
+``g_Cb += g * curl`` (one pass over the E cotangents the chain stored and the curl sums the
+recomputation saved, ~1.1 us per step). The leaf segments run as one C call (``fdtd_leaves``).
+Here eps_r is the only map (``Cb``; ``Ca`` = 1, lossless), so no pass but the recomputation
+reads a state: the recomputation goes to a ring of two states, keeping only its curl sums
+(94 states for the sqrt row instead of 163). With two threads and a grid too small for the
+kernels to split its rows among them (from 2048 cells to 2 x 32768 / row length rows), a worker
+pthread recomputes segment s and sums its map cotangents once the calling thread has run that
+segment's chain: the calling thread runs the chains back to back, so the gradient costs forward
++ chain, ~2.5x, the forward row being unable to use the second core (one kernel per half
+step, too small to split). One thread runs the same work in turn, ~3.7x. Measured on the 2-core
+machine (load average ~1, our own jobs; the host's other tenants made single processes slow, see
+below), wall clock, 2000 steps, seconds (x forward), the native columns of the code before this
+change (a Python worker thread with two hand-offs per segment, two segment buffers) beside:
 
-    row              scan, before (cpu, 1 thr)  native, 2 threads  native, 1 thread
-    forward          0.117 (1.00)              0.012 (1.00)       0.011 (1.00)
-    store all        0.317 (2.67)              0.051 (4.38)       0.051 (4.54)
-    sqrt (default)   0.478 (4.10)              0.032 (2.78)       0.050 (4.45)
-    every 100        0.473 (4.06)              0.038 (3.26)       0.057 (5.07)
-    budget 192       -                         0.032 (2.77)       0.048 (4.31)
-    budget 64        0.591 (5.07)              0.056 (4.82)       0.062 (5.49)
-    budget 32        0.738 (6.34)              0.067 (5.79)       0.073 (6.55)
+    row              scan, before    native, 2 thr    native, 1 thr   before: 2 thr   1 thr
+                     (cpu, 1 thr)
+    forward          0.117 (1.00)    0.012 (1.00)     0.012 (1.00)    0.012 (1.00)  (1.00)
+    store all        0.317 (2.67)    0.052 (4.53)     0.055 (4.54)    -             -
+    sqrt (default)   0.478 (4.10)    0.029 (2.54)     0.045 (3.71)    0.036 (3.05)  (3.90)
+    every 100        0.473 (4.06)    0.031 (2.65)     0.048 (3.94)    0.041 (3.47)  (4.22)
+    budget 192       -               0.031 (2.65)     0.051 (4.19)    0.037 (3.11)  (3.89)
+    budget 64        0.591 (5.07)    0.046 (4.00)     0.064 (5.27)    0.059 (4.99)  (5.03)
+    budget 32        0.738 (6.34)    0.064 (5.50)     0.075 (6.16)    0.070 (5.98)  (6.14)
 
-(``python -m bench.fdtd_gradient --clock thread --repeat 9``, and ``--scan-loop --clock cpu
---threads 1 --no-store-all``; the store-all scan row is the session's first run.) Repeated
-runs of the sqrt row at two threads gave 2.8-3.2x under that load (the calling thread:
-forward sweep 11.5 ms, adjoint chain ~20 ms, the rest ~0.5 ms; the worker ~20 ms), and the
-one-thread rows vary as much (sqrt 3.9-4.5x). Store-all is now the slowest of the cheap rows:
-its 290 MiB of states go through memory (the checkpointed rows stay in the cache). Budget 64
-and 32 use three and four levels, whose middle-level sweeps run on the calling thread. At
-256 x 256 the kernels split rows between the two threads instead (no pipelining): forward
-0.046 s, sqrt 0.237 s (5.2x); one thread 0.065 s, 0.379 s (5.8x) (``--n 256 --repeat 3
---no-store-all --clock thread``): the adjoint's arrays no longer fit the core's cache.
-Gradients: every row equals store-all to float32 round-off (the column); the tests compare the
-native reverse pass with the scan's in float64 (``tests/mindelec/fdtd/test_native_run.py``).
+(``python -m bench.fdtd_gradient --repeat 9``; the code before: ``--no-store-all --repeat 9``;
+the scan column ``--scan-loop --clock cpu --threads 1 --no-store-all``, an earlier session's.
+Other runs of the same command read sqrt 2.40-2.56x, budget 64 3.46-3.65x and budget 32
+4.67-4.94x at two threads, one thread sqrt 3.68-3.76x.) Five processes of ``python -m
+bench.fdtd_gradient --threads 2,1``, the sqrt row, alternating with the code before: two
+threads 2.31 / 2.55 / 2.61x (min / median / max; before 2.82 / 2.90 / 5.30x), one thread
+3.54 / 3.78 / 3.98x (before 3.38 / 3.85 / 3.95x). Now and then the host leaves the machine
+about one core for seconds: the two-thread rows then read ~4x (each thread's CPU time doubles
+or more), the forward row (one thread) does not move. Budget 64 and 32 use three levels (41 and 29 states), whose
+middle-level sweeps run on the calling thread. Store-all is the slowest of the cheap rows: its
+290 MiB of states go through memory. At 256 x 256 the kernels split rows between the two
+threads instead (the same schedule in turn, no worker): forward 0.031 s, sqrt 0.192 s (6.2x,
+74 states); one thread 0.060 s, 0.346 s (5.7x) (``--n 256 --repeat 3 --no-store-all``): the
+adjoint's arrays no longer fit the core's cache. Gradients: every row equals store-all to
+float32 round-off (the column); the tests compare the native reverse pass with the scan's in
+float64, on both thread counts and every schedule (``tests/mindelec/fdtd/test_native_run.py``).
 
     python -m bench.fdtd_gradient                      # 100 x 100, 2000 steps
     python -m bench.fdtd_gradient --steps 500 --repeat 1

@@ -225,8 +225,8 @@ typedef void (*drv_fn)(const ptrdiff_t*);
 
 /* argument slots the segments change (see fdtd_forward, fdtd_backward, fdtd_coef) */
 enum { F_S0 = 10, F_BUF = 11, F_NSLOTS = 12, F_STEPS = 15, F_VALUES = 16, F_ACC = 30, F_N = 32 };
-enum { B_BUF = 12, B_CARRY = 13, B_STEPS = 15, B_P = 24, B_GT = 25, B_GV = 28, B_GOUT = 35, B_S0 = 39,
-       B_N = 40 };
+enum { B_BUF = 12, B_CARRY = 13, B_STEPS = 15, B_P = 24, B_GT = 25, B_GV = 28, B_GOUT = 35,
+       B_S0 = 39, B_N = 40 };
 enum { C_S0 = 0, C_BUF = 1, C_CARRY = 2, C_STEPS = 3, C_STORE = 4, C_ACC = 5, C_N = 11 };
 
 typedef struct {

@@ -36,6 +36,7 @@ def on_gpu():
 def build_on_both(build):
     """``(cpu_cell, gpu_cell)``: ``build()`` on each device, the GPU cell's parameters set to
     the CPU cell's values (the two devices' random streams differ)."""
+    core.set_device("CPU")
     cpu = build()
     with on_gpu():
         gpu = build()

@@ -73,7 +73,9 @@ def test_fdtd_3d_float32_fields_match_cpu():
         trace_gpu = loss(core.tensor(eps))[1].asnumpy()
     scale = abs(trace_cpu).max()
     assert scale > 0
-    np.testing.assert_allclose(trace_gpu, trace_cpu, atol=2e-5 * scale)
+    # float32 rounding differs (the GPU contracts multiply-adds): 80 steps leave ~1e-4 of
+    # the peak (measured on an H100: 5.6e-5)
+    np.testing.assert_allclose(trace_gpu, trace_cpu, atol=3e-4 * scale)
 
 
 # ---- mindflow neural operators ------------------------------------------------------------------
@@ -116,15 +118,11 @@ def test_operator_trainer_jit_steps_on_gpu_match_cpu():
     a = rng.standard_normal((16, 16, 16, 1)).astype(np.float32)
     u = np.cumsum(a, axis=1) / 4
     losses = {}
-    for device in ("CPU", "GPU"):
+    # the same weights on both devices (each device has its own random stream)
+    nets = dict(zip(("CPU", "GPU"), build_on_both(_fno2d(core.float32)), strict=True))
+    for device, net in nets.items():
         core.set_device(device)
         try:
-            core.set_seed(0)
-            cpu_net = _fno2d(core.float32)()
-            net = cpu_net
-            if device == "GPU":
-                _, net = build_on_both(_fno2d(core.float32))
-                core.set_device("GPU")
             trainer = OperatorTrainer(
                 net,
                 PairSource(a[:12], u[:12], n_spatial=2),
@@ -200,29 +198,26 @@ def test_pinn_solver_jit_steps_match_cpu():
         core.set_seed(3)
         return _poisson_setup()
 
+    # the CPU's points and weights for both: the sampler's seed and the initial weights come
+    # from the current device's random stream
+    _data, train, net, weights, constraints = setup()
+    batch = [b.asnumpy() for b in next(iter(train.create_tuple_iterator(num_epochs=1)))]
+    values = [p.asnumpy() for p in (*net.get_parameters(), *weights.get_parameters())]
     losses = {}
-    cpu_setup = setup()
     for device in ("CPU", "GPU"):
-        if device == "GPU":
-            core.set_device("GPU")
-            gpu_setup = setup()
-            for p, q in zip(
-                cpu_setup[2].get_parameters(), gpu_setup[2].get_parameters(), strict=True
-            ):
-                q.set_data(core.Tensor(p.asnumpy()))
-            for p, q in zip(
-                cpu_setup[3].get_parameters(), gpu_setup[3].get_parameters(), strict=True
-            ):
-                q.set_data(core.Tensor(p.asnumpy()))
-            _data, train, net, weights, constraints = gpu_setup
-        else:
-            _data, train, net, weights, constraints = cpu_setup
+        core.set_device(device)
         try:
+            _data, _train, net, weights, constraints = setup()
+            for p, value in zip(
+                (*net.get_parameters(), *weights.get_parameters()), values, strict=True
+            ):
+                p.set_data(core.Tensor(value))
             opt = nn.Adam(net.trainable_params() + weights.trainable_params(), learning_rate=1e-2)
             solver = Solver(net, opt, mode="PINNs", train_constraints=constraints,
                             mtl_weighted_cell=weights, jit=True)  # fmt: skip
-            batch = next(iter(train.create_tuple_iterator(num_epochs=1)))
-            losses[device] = [float(solver.train_step(*batch)) for _ in range(3)]
+            tensors = [core.Tensor(b) for b in batch]
+            assert tensors[0].device == device
+            losses[device] = [float(solver.train_step(*tensors)) for _ in range(3)]
         finally:
             core.set_device("CPU")
     np.testing.assert_allclose(losses["GPU"], losses["CPU"], rtol=1e-9)

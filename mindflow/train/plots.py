@@ -72,7 +72,13 @@ def plot_sample(true, pred, path, unsteady=True, t_in=1, channel=0, max_frames=4
             ax.set_title(f"frame {t_in + k}" if unsteady else "output")
         axes[0][0].legend()
     elif true.ndim == 3:  # 2-D: truth / prediction / error images per frame
-        fig, axes = plt.subplots(3, len(frames), figsize=(3.0 * len(frames), 8.4), squeeze=False)
+        if len(frames) == 1:  # one output (pairs): truth, prediction and error side by side
+            fig, grid = plt.subplots(1, 3, figsize=(10.0, 3.0), squeeze=False)
+            axes = [[grid[0][i]] for i in range(3)]
+        else:  # a column per frame
+            fig, axes = plt.subplots(
+                3, len(frames), figsize=(3.0 * len(frames), 8.4), squeeze=False
+            )
         for j, k in enumerate(frames):
             lo, hi = true[..., k].min(), true[..., k].max()
             for i, (img, name) in enumerate(

@@ -68,14 +68,14 @@ bench.fdtd_gradient --threads 2,1``, the sqrt row, alternating with the code bef
 2.31 / 2.55 / 2.61x (min / median / max; before 2.82 / 2.90 / 5.30x), one thread 3.54 / 3.78 /
 3.98x (before 3.38 / 3.85 / 3.95x). Now and then the host leaves the machine about one core for
 seconds: the two-thread rows then read ~4x (each thread's CPU time doubles or more), the forward
-row (one thread) does not move. Budget 64 and 32 use three levels (41 and 29 states), whose
-middle-level sweeps run on the calling thread. Store-all is the slowest of the cheap rows: its
-290 MiB of states go through memory. At 256 x 256 the kernels split rows between the two threads
-instead (the same schedule in turn, no worker): forward 0.031 s, sqrt 0.192 s (6.2x, 74 states);
-one thread 0.060 s, 0.346 s (5.7x) (``--n 256 --repeat 3 --no-store-all``): the adjoint's arrays
-no longer fit the core's cache. Gradients: every row equals store-all to float32 round-off (the
-column); the tests compare the native reverse pass with the scan's in float64, on both thread
-counts and every schedule (``tests/mindelec/fdtd/test_native_run.py``).
+row (one thread) does not move. Budget 64 and 32 use three and four levels (41 and 29 states),
+whose middle-level sweeps run on the calling thread. Store-all is the slowest of the cheap rows:
+its 290 MiB of states go through memory. At 256 x 256 the kernels split rows between the two
+threads instead (the same schedule in turn, no worker): forward 0.031 s, sqrt 0.192 s (6.2x, 74
+states); one thread 0.060 s, 0.346 s (5.7x) (``--n 256 --repeat 3 --no-store-all``): the
+adjoint's arrays no longer fit the core's cache. Gradients: every row equals store-all to
+float32 round-off (the column); the tests compare the native reverse pass with the scan's in
+float64, on both thread counts and every schedule (``tests/mindelec/fdtd/test_native_run.py``).
 
     python -m bench.fdtd_gradient                      # 100 x 100, 2000 steps
     python -m bench.fdtd_gradient --steps 500 --repeat 1

@@ -40,20 +40,22 @@ memory below fits it): ``fdtd_leaves`` starts a worker pthread that recomputes s
 (saving the E curl sums of each step, ``save_acc``) and then sums the E maps' cotangents of
 segment ``s + 1`` (``g * curl``, ``g * E_old``: one elementwise pass, ``fdtd_coef``) while the
 calling thread runs segment ``s``'s adjoint chain without them; the two hand over through a
-spin-then-sleep flag per segment. The reverse pass then costs about the chain alone. Where the
-maps whose cotangents are wanted are all E ``Cb`` maps (``light_reverse``: an eps_r design of a
-lossless medium), no pass reads a recomputed state but for its curl sums: the chain reads none,
-``fdtd_coef`` only ``g`` and the curl sums. The worker then recomputes into a ring of two states,
-so the reverse pass holds the segment starts, two states and two segments of E cotangent and
-curl-sum rows (100x100 TMz, 2000 steps: 94 states; one thread runs the same schedule in turn,
-one segment of rows: 71 states, against 91 for recompute-then-adjoint). Otherwise the worker
-fills a second segment buffer, and which thread sums a segment's map cotangents is chosen as
-the work goes, from the CPU time each thread has spent (the chain computes them more cheaply,
-the curls being at hand); holding two leaf segments changes the memory-optimal segment length:
-the default two-level policy's ``N / L + L`` states (least at ``L = sqrt(N)``) become
-``N / L + 2 L``, least at ``L = sqrt(N / 2)``, so that case's default uses it
-(``leaf_policy``). Without POSIX threads (``fdtd_leaves`` does not build) the segments are
-looped over in Python on one thread.
+spin-then-sleep flag per segment. The reverse pass then costs about the chain alone. Where every
+H coefficient is a number (no mu_r, sigma_m or PMC-masked map: ``light_reverse``; an eps_r or
+eps_r and sigma design), no pass reads a recomputed state but for its curl sums and E
+components: the chain reads none, ``fdtd_coef`` only ``g``, the curl sums and, for ``Ca`` maps,
+``E_old``. The worker then recomputes into a ring of two states, saving those rows, so the
+reverse pass holds the segment starts, two states and two segments of E cotangent, curl-sum (and
+E_old) rows (100x100 TMz eps_r design, 2000 steps: 94 states; one thread runs the same schedule
+in turn, one segment of rows: 71 states, against 91 for recompute-then-adjoint); and, the chain
+waiting on no recomputation, the worker recomputes segment s while the chain runs it. Otherwise
+the worker fills a second segment buffer, and which thread sums a segment's map cotangents is
+chosen as the work goes, from the CPU time each thread has spent (the chain computes them more
+cheaply, the curls being at hand); holding two leaf segments changes the memory-optimal segment
+length: the default two-level policy's ``N / L + L`` states (least at ``L = sqrt(N)``) become
+``N / L + 2 L``, least at ``L = sqrt(N / 2)``, so that case's default uses it (``leaf_policy``).
+Without POSIX threads (``fdtd_leaves`` does not build) the segments are looped over in Python on
+one thread.
 
 Both values are bound to composites with ``core.ops.kernel_call`` (the reference is the same loop
 written with ``yee.update_h``/``update_e`` in a ``core.ops.scan``; its VJP the adjoint's
@@ -112,10 +114,12 @@ void fdtd_forward(const ptrdiff_t* a) {
   T* save = (T*)a[26]; ptrdiff_t every = a[27], n_save = a[28];
   T* final = (T*)a[29];
   T* acc = (T*)a[30]; ptrdiff_t acc_len = a[31];  /* the E kernel's curl sums, per step */
+  T* eold = (T*)a[32];  /* the E components of each step's old state, acc_len per step */
   if (save && n_save > 0) memcpy(save, s0, (size_t)carry * sizeof(T));
   const T* cur = s0;
   for (ptrdiff_t k = 0; k < steps; ++k) {
     const ptrdiff_t m1 = k + 1;
+    if (eold) memcpy(eold + k * acc_len, cur + size_h, (size_t)acc_len * sizeof(T));
     T* next = (save && m1 % every == 0 && m1 / every < n_save)
                   ? save + (m1 / every) * carry
                   : buf + (m1 % nslots) * carry;
@@ -196,12 +200,13 @@ void fdtd_coef(const ptrdiff_t* a) {
   const T* store = (const T*)a[4]; const T* accs = (const T*)a[5]; ptrdiff_t len = a[6];
   T* out = (T*)a[7];
   const ptrdiff_t* comps = (const ptrdiff_t*)a[8]; ptrdiff_t n_comp = a[9], cells = a[10];
+  const T* eold = (const T*)a[11];  /* E_old rows (fdtd_forward's), or 0: read the states */
   for (ptrdiff_t k = 0; k < steps; ++k) {
     const T* state = k ? buf + k * carry : s0;
     for (ptrdiff_t o = 0; o < n_comp; ++o) {
       const T* restrict g = store + k * len + o * cells;
       const T* restrict acc = accs + k * len + o * cells;
-      const T* restrict old = state + comps[3 * o];
+      const T* restrict old = eold ? eold + k * len + o * cells : state + comps[3 * o];
       if (comps[3 * o + 2] >= 0) {
         T* restrict d = out + comps[3 * o + 2];
         for (ptrdiff_t i = 0; i < cells; ++i) d[i] += g[i] * acc[i];
@@ -224,16 +229,18 @@ _LEAVES = r"""
 typedef void (*drv_fn)(const ptrdiff_t*);
 
 /* argument slots the segments change (see fdtd_forward, fdtd_backward, fdtd_coef) */
-enum { F_S0 = 10, F_BUF = 11, F_NSLOTS = 12, F_STEPS = 15, F_VALUES = 16, F_ACC = 30, F_N = 32 };
+enum { F_S0 = 10, F_BUF = 11, F_NSLOTS = 12, F_STEPS = 15, F_VALUES = 16, F_ACC = 30,
+       F_EOLD = 32, F_N = 33 };
 enum { B_BUF = 12, B_CARRY = 13, B_STEPS = 15, B_P = 24, B_GT = 25, B_GV = 28, B_GOUT = 35,
        B_S0 = 39, B_N = 40 };
-enum { C_S0 = 0, C_BUF = 1, C_CARRY = 2, C_STEPS = 3, C_STORE = 4, C_ACC = 5, C_N = 11 };
+enum { C_S0 = 0, C_BUF = 1, C_CARRY = 2, C_STEPS = 3, C_STORE = 4, C_ACC = 5, C_EOLD = 11,
+       C_N = 12 };
 
 typedef struct {
   drv_fn fwd, bwd, coef;
   const ptrdiff_t *tf, *tb_chain, *tb_both, *tc;  /* argument templates */
   ptrdiff_t nseg; const ptrdiff_t *start, *k0, *n;  /* the segments, last first */
-  ptrdiff_t buf[2], store[2], acc[2];
+  ptrdiff_t buf[2], store[2], acc[2], eold[2];
   ptrdiff_t p, item, n_inj, n_probe, values, gtraces, gvalues;
   int light;  /* the adjoint and fdtd_coef read no state: recompute into a ring of 2 */
   const ptrdiff_t* scratch; ptrdiff_t n_scratch, scratch_bytes;
@@ -290,6 +297,7 @@ static void recompute(leaves_t* L, ptrdiff_t i, int b, int with_acc) {
   a[F_STEPS] = L->n[i];
   a[F_VALUES] = L->n_inj ? L->values + L->k0[i] * L->n_inj * L->item : 0;
   a[F_ACC] = with_acc ? L->acc[b] : 0;
+  a[F_EOLD] = with_acc ? L->eold[b] : 0;
   L->fwd(a);
 }
 
@@ -311,7 +319,7 @@ static void coef(leaves_t* L, ptrdiff_t i, int b) {
   ptrdiff_t a[C_N];
   memcpy(a, L->tc, sizeof a);
   a[C_S0] = L->start[i]; a[C_BUF] = L->buf[b]; a[C_STEPS] = L->n[i];
-  a[C_STORE] = L->store[b]; a[C_ACC] = L->acc[b];
+  a[C_STORE] = L->store[b]; a[C_ACC] = L->acc[b]; a[C_EOLD] = L->eold[b];
   if (L->light) { a[C_BUF] = L->start[i]; a[C_CARRY] = 0; }
   L->coef(a);
 }
@@ -360,7 +368,8 @@ static void* light_worker(void* arg) {
    below this thread's (a[30] = -1; 0: never, 1: always), else they stay in the adjoint's own
    passes; without a[32] the same work runs in turn here. a[31] (light): no pass reads a
    state but the recomputation (the adjoint leaves every map cotangent to fdtd_coef, which
-   needs no E_old): the recomputation goes to a ring of two states, keeping the curl sums
+   reads E_old from the rows a[33], a[34] the recomputation copies, when a Ca map needs
+   them): the recomputation goes to a ring of two states, keeping the curl sums (and E_old)
    only, and runs ahead on the worker (see below). stats (a[28]): this thread's adjoint CPU
    seconds, the worker's CPU seconds, this thread's wait (wall seconds), the segments whose
    map cotangents fdtd_coef summed. */
@@ -373,7 +382,7 @@ void fdtd_leaves(const ptrdiff_t* a) {
   L.nseg = a[7]; L.start = (const ptrdiff_t*)a[8]; L.k0 = (const ptrdiff_t*)a[9];
   L.n = (const ptrdiff_t*)a[10];
   for (int b = 0; b < 2; ++b) {
-    L.buf[b] = a[11 + b]; L.store[b] = a[13 + b]; L.acc[b] = a[15 + b];
+    L.buf[b] = a[11 + b]; L.store[b] = a[13 + b]; L.acc[b] = a[15 + b]; L.eold[b] = a[33 + b];
   }
   L.p = a[17]; L.item = a[18]; L.n_inj = a[19]; L.n_probe = a[20];
   L.values = a[21]; L.gtraces = a[22]; L.gvalues = a[23];
@@ -841,8 +850,8 @@ class NativeRun:
             plan = policy.plan(length)
         # the E cotangents and the E curl sums: a segment of each, two when pipelining
         rows = sum(sh[1] for sh in self.store_shapes(1) if sh is not None) / self.carry
-        if self.light_reverse() and length < steps:
-            stored += 2 + (1 + pipeline) * 2 * length * rows
+        if self.light_reverse() and length < steps:  # (and the E_old rows, for Ca maps)
+            stored += 2 + (1 + pipeline) * (2 + self.reads_e_old()) * length * rows
         elif pipeline:
             stored += 2 * (length + 1) + 2 * 2 * length * rows
         else:
@@ -1019,8 +1028,9 @@ class NativeRun:
         ctx["fwd"](native.address(args))
 
     def _forward_args(
-        self, ctx, s0, buf, nslots, k0, steps, values, t_addr, threads, save, final, acc
-    ):
+        self, ctx, s0, buf, nslots, k0, steps, values, t_addr, threads, save, final, acc,
+        eold=None,
+    ):  # fmt: skip
         """``fdtd_forward``'s argument array (see ``_run_forward``)."""
         fh, th, dh, ndh, nh = ctx["fh"]
         fe, te, de, nde, ne = ctx["fe" if acc is None else "fe_acc"]
@@ -1039,6 +1049,7 @@ class NativeRun:
                 0 if final is None else native.address(final),
                 0 if acc is None else native.address(acc),
                 0 if acc is None else acc.shape[1],
+                0 if eold is None else native.address(eold),
             ],
             dtype=np.intp,
         )  # fmt: skip
@@ -1084,15 +1095,19 @@ class NativeRun:
         )  # fmt: skip
 
     def light_reverse(self):
-        """True when the pipelined reverse pass needs no recomputed state but the E curl sums:
-        every coefficient is a number except E ``Cb`` maps (at least one). The adjoint chain
-        then reads no state, and ``fdtd_coef`` only ``g`` and the curl sums (``gB += g *
-        curl``; a ``Ca`` map's ``gA += g * E_old`` would need the states)."""
-        kinds = {**self.ph.coef_kinds, **self.pe.coef_kinds}
-        maps = [c for c, kind in kinds.items() if kind != "number"]
-        return bool(maps) and all(
-            kinds[c] == "map" and c.startswith("cb_") and c in self.pe.coef_kinds for c in maps
-        )
+        """True when the reverse pass needs nothing of a recomputed state but the E curl sums
+        and E components: every H coefficient is a number, and every E coefficient a number
+        or a map (at least one map). The adjoint chain then reads no state, and ``fdtd_coef``
+        only ``g``, the curl sums (``gB += g * curl``) and, for ``Ca`` maps, the old E
+        components (``gA += g * E_old``), which the recomputation saves as rows."""
+        if any(kind != "number" for kind in self.ph.coef_kinds.values()):
+            return False
+        kinds = self.pe.coef_kinds.values()
+        return all(k in ("number", "map") for k in kinds) and any(k == "map" for k in kinds)
+
+    def reads_e_old(self):
+        """True when a ``Ca`` map's cotangent needs the old E components (``fdtd_coef``)."""
+        return any(kind == "map" and c.startswith("ca_") for c, kind in self.pe.coef_kinds.items())
 
     def store_shapes(self, steps):
         """Shapes of the cotangent stores of ``steps`` steps: ``(E or None, H or None)`` (a
@@ -1120,7 +1135,7 @@ class NativeRun:
         from the recomputation), summed into ``out`` (the E adjoint's layout)."""
         ctx["coef"](native.address(self._coef_args(s0, buf, steps, store, acc, out)))
 
-    def _coef_args(self, s0, buf, steps, store, acc, out):
+    def _coef_args(self, s0, buf, steps, store, acc, out, eold=None):
         """``fdtd_coef``'s argument array (see ``_run_coef``)."""
         comps = self.__dict__.get("_coef_rows")
         if comps is None:
@@ -1130,16 +1145,18 @@ class NativeRun:
                 native.address(s0), native.address(buf), self.carry, steps,
                 native.address(store), native.address(acc), store.shape[1],
                 native.address(out), native.address(comps), len(self.pe.terms), self.cells,
+                0 if eold is None else native.address(eold),
             ],
             dtype=np.intp,
         )  # fmt: skip
 
-    def _run_leaves(self, rev, order, bufs, stores, accs, schedule, thread, light):
+    def _run_leaves(self, rev, order, bufs, stores, accs, eolds, schedule, thread, light):
         """Recompute and reverse the leaf segments ``order`` (``[(start state, k0, steps)]``,
         last first) in one call of ``fdtd_leaves`` (``rev``: the ``_Reverse``, its
         cotangent buffers and parity; ``bufs``: the two segment buffers, or one (no
         ``thread``), or the ring of two states (``light``); ``stores``, ``accs``: per buffer
-        the E cotangents and curl sums that ``fdtd_coef`` reads, or None; ``schedule``: the
+        the E cotangents and curl sums that ``fdtd_coef`` reads, or None, and the E_old rows
+        (``light`` with ``Ca`` maps; else None); ``schedule``: the
         pipelined order, on a worker pthread with ``thread``, else in turn). The argument
         arrays of the three drivers are built once, for the first segment: the C loop rewrites
         what changes per segment. ``reverse_stats`` keeps the call's split of the work."""
@@ -1148,12 +1165,14 @@ class NativeRun:
         traces = native.address(rev._traces(max(m for _s, _k, m in order)))
         tf = self._forward_args(
             ctx, start, bufs[0], n + 1, k0, n, rev.values, traces, rev.threads, None, None,
-            accs[0],
+            accs[0], eolds[0],
         )  # fmt: skip
         common = (ctx, start, bufs[0], k0, n, rev.bufs, rev.p, rev.gtraces, rev.gvalues)
         tb_both = self._backward_args(*common, rev.threads, None)
         tb_chain = self._backward_args(*common, rev.threads, stores[0]) if maps else None
-        tc = self._coef_args(start, bufs[0], n, stores[0], accs[0], rev.acc[0]) if maps else None
+        tc = None
+        if maps:
+            tc = self._coef_args(start, bufs[0], n, stores[0], accs[0], rev.acc[0], eolds[0])
         starts = _index_array([native.address(s) for s, _k, _n in order])
         k0s = _index_array([k for _s, k, _n in order])
         lengths = _index_array([m for _s, _k, m in order])
@@ -1176,7 +1195,7 @@ class NativeRun:
                 addr(rev.values) if self.n_inj else 0, addr(rev.gtraces), addr(rev.gvalues),
                 addr(scratch), len(scratch), self.cells * rev.dtype.itemsize,
                 int(schedule), addr(stats), addr(on_worker), _SHARE_COEF, int(light),
-                int(thread),
+                int(thread), addr(eolds[0]), addr(eolds[1]),
             ],
             dtype=np.intp,
         )  # fmt: skip
@@ -1399,9 +1418,13 @@ class _Reverse:
         else:
             bufs = [self._buffer(b, longest) for b in range(1 + thread)]
         shape = self.run.store_shapes(longest)[0]
-        stores = accs = [None, None]
-        if (thread or light) and shape is not None:
-            # per buffer (one will do without the thread): the adjoint's g, the curl sums
-            stores = [np.empty(shape, dtype=self.dtype) for _ in range(1 + thread)] * (2 - thread)
-            accs = [np.empty(shape, dtype=self.dtype) for _ in range(1 + thread)] * (2 - thread)
-        self.run._run_leaves(self, order, bufs, stores, accs, thread or light, thread, light)
+        stores = accs = eolds = [None, None]
+
+        def rows():  # per buffer (one will do without the thread)
+            return [np.empty(shape, dtype=self.dtype) for _ in range(1 + thread)] * (2 - thread)
+
+        if (thread or light) and shape is not None:  # the adjoint's g, the curl sums
+            stores, accs = rows(), rows()
+        if light and self.run.reads_e_old():  # and E_old (a Ca map)
+            eolds = rows()
+        self.run._run_leaves(self, order, bufs, stores, accs, eolds, thread or light, thread, light)

@@ -103,10 +103,11 @@ LIGHT_3D = ((8, 7, 9), None, {"x": fdtd.CPML(2), "y": fdtd.Periodic(), "z": fdtd
 @pytest.mark.parametrize(
     ("case", "lossless", "light"),
     [
-        (CASES[1], False, False),
         (CASES[0], True, True),
         (CASES[1], True, True),
+        (CASES[1], False, True),
         (CASES[2], True, False),
+        (CASES[2], False, False),
         (LIGHT_3D, True, True),
     ],
 )
@@ -114,9 +115,10 @@ def test_leaves_driver_paths_agree(monkeypatch, case, lossless, light):
     # the one-call reverse of the leaf segments (fdtd_leaves): on two threads with the maps'
     # cotangents always on the worker, never, or balanced, and on one thread, against the
     # loop over segments in Python (the fallback without POSIX threads), float64 to round-off.
-    # Lossless (sigma the number 0: Ca = 1, Cb the one map), the pipeline is the light one:
-    # the worker recomputes into a ring of two states, keeping the curl sums only (1D, TMz,
-    # 3D: three E components; not the TEz case: its PMC wall masks Db, an H map then).
+    # With no H map, the schedule is the light one: the worker recomputes into a ring of two
+    # states, keeping the curl sums (Cb maps) and, lossy (a sigma map: Ca a map too), the old
+    # E components (1D, TMz, 3D: three E components; not the TEz case: its PMC wall masks Db,
+    # an H map then, so the chain reads states from two segment buffers).
     shape, mode, boundaries = case
     _, loss = _problem(shape, mode, boundaries)
     eps, sigma, amp = _inputs(shape)
@@ -279,24 +281,35 @@ def test_reverse_memory_accounting_and_budget():
     rows = 2 * 45 * 16 * 16 / run.carry
     assert run.reverse_carries(2000, None, False) == pytest.approx(45 + 2 + rows)
     assert run.reverse_carries(2000, None, True) == pytest.approx(45 + 2 + 2 * rows)
-    # with a sigma map (Ca a map too: its cotangent needs E_old), two segment buffers, so
+
+    def sim(**materials):
+        maps = {
+            k: core.tensor(np.full((16, 16), v), dtype=core.float32) for k, v in materials.items()
+        }
+        return fdtd.Simulation(
+            grid,
+            fdtd.Materials(**maps),
+            fdtd.CPML(3),
+            sources=[fdtd.PointSource("ez", (8, 8), Gaussian(1.2e10))],
+            monitors=[fdtd.PointProbe("ez", (9, 9))],
+        )._native_run
+
+    # a sigma map makes Ca a map too, whose cotangent needs E_old: a third row per step
+    lossy = sim(sigma=0.1)
+    assert lossy.light_reverse() and lossy.reads_e_old()
+    assert lossy.reverse_carries(2000, None, True) == pytest.approx(45 + 2 + 3 * rows)
+    # a mu_r map (an H map, Db): the chain reads the states, so two segment buffers, and
     # N / L + 2 L states least at L = sqrt(N / 2) = 32: 63 starts + 2 x 33 states + the rows
-    lossy = fdtd.Simulation(
-        grid,
-        fdtd.Materials(sigma=core.tensor(np.full((16, 16), 0.1), dtype=core.float32)),
-        fdtd.CPML(3),
-        sources=[fdtd.PointSource("ez", (8, 8), Gaussian(1.2e10))],
-        monitors=[fdtd.PointProbe("ez", (9, 9))],
-    )._native_run
-    assert not lossy.light_reverse()
-    assert lossy.reverse_carries(2000, None, False) == 45 + 46  # one segment buffer
-    assert lossy.leaf_policy(2000, None, True) == ops.CheckpointPolicy(every=32)
-    assert lossy.leaf_policy(2000, None, False) == ops.CheckpointPolicy()
+    magnetic = sim(mu_r=1.5)
+    assert not magnetic.light_reverse()
+    assert magnetic.reverse_carries(2000, None, False) == 45 + 46  # one segment buffer
+    assert magnetic.leaf_policy(2000, None, True) == ops.CheckpointPolicy(every=32)
+    assert magnetic.leaf_policy(2000, None, False) == ops.CheckpointPolicy()
     for given in (8, ops.CheckpointPolicy(budget=192), False):
-        assert lossy.leaf_policy(2000, given, True) == as_policy(given)
-    piped = lossy.reverse_carries(2000, None, True)
+        assert magnetic.leaf_policy(2000, given, True) == as_policy(given)
+    piped = magnetic.reverse_carries(2000, None, True)
     assert piped == pytest.approx(63 + 2 * 33 + 4 * 32 * 16 * 16 / run.carry)
-    assert piped < lossy.reverse_carries(2000, ops.CheckpointPolicy(every=45), True)
+    assert piped < magnetic.reverse_carries(2000, ops.CheckpointPolicy(every=45), True)
     assert run.reverse_carries(100, False) == 101
     for budget in (24, 64):
         # "about" the budget: the leaf buffer also holds a copy of its segment's start

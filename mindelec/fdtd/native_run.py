@@ -862,7 +862,8 @@ class NativeRun:
         """``(pipeline, kernel threads)``: recompute on a second thread when there are two, the
         kernels cannot split this grid's rows among them (``native_yee``'s grain) and the grid
         has at least ``PIPELINE_MIN_CELLS`` cells (below, a segment's work is too small for the
-        two hand-overs between threads it costs, tens of microseconds)."""
+        worker's start and hand-overs; set when they cost tens of microseconds, from Python), and
+        ``fdtd_leaves`` builds."""
         threads = native.num_threads()
         shape3 = self.ph.shape3
         rows, grain = shape3[0] * shape3[1], (32768 + shape3[2] - 1) // shape3[2]

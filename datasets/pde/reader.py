@@ -330,6 +330,9 @@ class PDEBenchSource:
         coords: also return the coordinate arrays as extra columns.
         dtype: cast every column to this dtype (e.g. ``np.float32``); default the file's.
         indices: the samples to expose, in this order (a train/test split); default all.
+        in_memory: read the exposed samples once, here, and serve them from memory (no HDF5
+            call per sample: a data set that fits in RAM, where the per-sample reads and
+            their lock would hold back a fast training step).
     """
 
     def __init__(
@@ -339,6 +342,7 @@ class PDEBenchSource:
         coords: bool = False,
         dtype: Any = None,
         indices: Sequence[int] | None = None,
+        in_memory: bool = False,
     ):
         self.path = Path(path)
         self.dtype = None if dtype is None else np.dtype(dtype)
@@ -363,6 +367,9 @@ class PDEBenchSource:
                 )
             self.indices = idx % n
         self.layout = f.layout
+        self._memory = None
+        if in_memory:
+            self._memory = [self._read(i) for i in range(len(self))]
 
     @property
     def column_names(self) -> list[str]:
@@ -387,7 +394,14 @@ class PDEBenchSource:
             raise TypeError(f"{self.path}: index must be an int, got {type(i).__name__}")
         if not -n <= i < n:
             raise IndexError(f"{self.path}: index {int(i)} out of range for {n} samples")
+        if self._memory is not None:
+            return self._memory[i]
+        return self._read(i)
+
+    def _read(self, i: int) -> tuple[np.ndarray, ...]:
+        """Sample ``i`` (of the exposed ones, ``0 <= i < len``) from the file."""
         f = self._open()
+        n = f.num_samples
         j = int(self.indices[i]) if self.indices is not None else int(i) % n
         sample = f.sample(j, self.fields)
         cols = [sample[k] for k in self.fields]

@@ -45,7 +45,9 @@ class TrajectorySource:
 
     # -- constructors ----------------------------------------------------------------------
     @classmethod
-    def from_pdebench(cls, path, fields=None, indices=None, time_indices=None, dtype=np.float32):
+    def from_pdebench(
+        cls, path, fields=None, indices=None, time_indices=None, dtype=np.float32, in_memory=False
+    ):
         """Trajectories from a PDEBench-layout file (``single`` or ``cfd``), read lazily.
 
         Args:
@@ -56,6 +58,7 @@ class TrajectorySource:
             time_indices: the frames to keep (e.g. ``[0, -1]`` for Burgers' ``u0 -> u(T)``,
                 ``range(0, 20)``); default all.
             dtype: the dtype returned (default float32).
+            in_memory: read the split once and serve it from memory (``PDEBenchSource``).
 
         Raises:
             ValueError: a field is not ``[T, *spatial]`` or ``[T, *spatial, C]``.
@@ -72,7 +75,7 @@ class TrajectorySource:
                 "need the 'single' or 'cfd' layout (use PairSource for input -> output data)"
             )
         n_spatial = sum(c in coords for c in _SPACE_COORDS)
-        src = PDEBenchSource(path, fields=names, indices=indices, dtype=dtype)
+        src = PDEBenchSource(path, fields=names, indices=indices, dtype=dtype, in_memory=in_memory)
         first = shapes[src.fields[0]]
         spatial = first[1 : 1 + n_spatial]
         for name in src.fields:
@@ -280,12 +283,13 @@ class PairSource:
         self.column_names = ["inputs", "labels"]
 
     @classmethod
-    def from_pdebench(cls, path, indices=None, dtype=np.float32):
+    def from_pdebench(cls, path, indices=None, dtype=np.float32, in_memory=False):
         """Pairs ``nu [*spatial, 1] -> tensor [*spatial, 1]`` from a PDEBench ``darcy`` file
         (coefficient -> solution), read lazily one sample at a time.
 
         Args:
             path: the file. indices: the samples to expose (a split). dtype: as returned.
+            in_memory: read the split once and serve it from memory (``PDEBenchSource``).
         """
         path = os.fspath(path)
         with open_pdebench(path) as f:
@@ -295,7 +299,9 @@ class PairSource:
                 f"PairSource.from_pdebench: {path} has layout {layout!r}, expected 'darcy' "
                 "(use TrajectorySource for time-dependent data)"
             )
-        src = PDEBenchSource(path, fields=["nu", "tensor"], indices=indices, dtype=dtype)
+        src = PDEBenchSource(
+            path, fields=["nu", "tensor"], indices=indices, dtype=dtype, in_memory=in_memory
+        )
 
         def read(i):
             nu, u = src[i]  # [*spatial], [1, *spatial]

@@ -525,6 +525,26 @@ def test_source_random_access_columns_and_pickling(tmp_path):
     src2.close()
 
 
+def test_source_in_memory_serves_the_split_without_the_file(tmp_path):
+    path = tmp_path / "d.h5"
+    data = _darcy(n=5)
+    write_pdebench(path, "darcy", data)
+    kw = {"fields": ["tensor", "nu"], "coords": True, "dtype": np.float32, "indices": [3, 1]}
+    lazy = PDEBenchSource(path, **kw)
+    held = PDEBenchSource(path, in_memory=True, **kw)
+    want = [lazy[i] for i in range(2)]
+    lazy.close()
+    held.close()
+    path.unlink()  # every read below comes from memory
+    assert len(held) == 2
+    for i in (0, 1, -1):
+        for a, b in zip(held[i], want[i], strict=True):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(held[0][1], data["nu"][3].astype(np.float32))
+    with pytest.raises(IndexError, match="index 2 out of range for 2 samples"):
+        held[2]
+
+
 @pytest.mark.skipif(
     not hasattr(datasets, "GeneratorDataset"), reason="datasets.GeneratorDataset not built yet"
 )

@@ -156,8 +156,9 @@ def main(
     folder = pathlib.Path(data) if data else HERE / "darcy_out"
 
     path = darcy_file(folder, n_train + n_test, resolution, solve_resolution, seed, verbose)
-    train = PairSource.from_pdebench(path, indices=range(n_train))
-    test = PairSource.from_pdebench(path, indices=range(n_train, n_train + n_test))
+    # 1200 samples at s = 85 are 69 MB: held in memory, no HDF5 read per training sample
+    train = PairSource.from_pdebench(path, indices=range(n_train), in_memory=True)
+    test = PairSource.from_pdebench(path, indices=range(n_train, n_train + n_test), in_memory=True)
 
     core.set_seed(0)
     net = build_model(model, config, resolution, modes, width, t.get("unet_depth"))

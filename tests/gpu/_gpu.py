@@ -1,26 +1,14 @@
 """Shared GPU test helpers: the skip marker, a device context and weight copying."""
 
 import contextlib
-import importlib.util
 
 import pytest
 
 import core
-from core import backend as B
 
-
-def gpu_available():
-    """True where cupy imports and CUDA reports a GPU."""
-    if importlib.util.find_spec("cupy") is None:
-        return False
-    try:
-        B.get_backend("GPU")
-    except RuntimeError:
-        return False
-    return True
-
-
-needs_gpu = pytest.mark.skipif(not gpu_available(), reason="needs cupy and a CUDA GPU")
+needs_gpu = pytest.mark.skipif(
+    "GPU" not in core.available_devices(), reason="needs cupy and a CUDA GPU"
+)
 
 
 @contextlib.contextmanager

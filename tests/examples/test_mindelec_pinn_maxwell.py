@@ -6,20 +6,20 @@ mismatched field counts)."""
 
 import copy
 import importlib
-import json
 import math
 import pathlib
 import sys
 
 import numpy as np
 import pytest
+import yaml
 
 import core
 from core import ops
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "mindelec" / "pinn" / "time_domain_maxwell"
-CONFIG = json.loads((EXAMPLE / "config.json").read_text())
+CONFIG = yaml.safe_load((EXAMPLE / "config.yaml").read_text())
 
 
 @pytest.fixture

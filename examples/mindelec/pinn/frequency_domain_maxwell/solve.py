@@ -25,12 +25,12 @@ steps for the complex one's Adam phase). Writes ``<out>/helmholtz_<case>.png`` (
 
 import argparse
 import copy
-import json
 import pathlib
 import sys
 import time
 
 import numpy as np
+import yaml
 
 import core
 from core import nn
@@ -39,15 +39,15 @@ HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import helmholtz as hz  # noqa: E402
 
-CONFIG = HERE / "config.json"
+CONFIG = HERE / "config.yaml"
 CASES = ("real", "complex")
 
 
 def load_config(case, config_file=CONFIG, tiny=False, overrides=None):
-    """The case's section of the JSON config (plus the sampling section for ``real``), with the
+    """The case's section of the YAML config (plus the sampling section for ``real``), with the
     ``tiny`` entries merged in when ``tiny`` and ``overrides`` (non-None values) last."""
     with open(config_file) as fh:
-        raw = json.load(fh)
+        raw = yaml.safe_load(fh)
     if case == "real":
         cfg = copy.deepcopy(raw["helmholtz_2d_config"])
         cfg.update(copy.deepcopy(raw["rectangle_sampling_config"]))

@@ -1,10 +1,10 @@
 """Incremental learning of 2-D TE Maxwell by a meta-auto-decoder PINN (MindElec's ``mad.py``).
 
 ``--mode pretrain``: one ``MultiScaleFCCell`` with a 16-number latent code per scenario is
-trained on the nine ``(eps_r, mu_r) in {1, 3, 5}^2`` problems at once (``config/pretrain.json``);
+trained on the nine ``(eps_r, mu_r) in {1, 3, 5}^2`` problems at once (``config/pretrain.yaml``);
 the network, codes and loss weights go to ``<ckpt>/pretrain_maxwell_frq1e9.ckpt.h5``.
 
-``--mode reconstruct``: the new scenario ``eps_r = mu_r = 2`` (``config/reconstruct.json``):
+``--mode reconstruct``: the new scenario ``eps_r = mu_r = 2`` (``config/reconstruct.yaml``):
 the pre-trained network with a fresh zero code, fine-tuned (the code and, with
 ``finetune_model``, the network; MindElec's two options); the error is the relative L2 of
 ``Ex, Ey, Hz`` against ``fdtd_reference`` (our ``mindelec.fdtd`` run, CPML, 1 mm cells) on
@@ -30,12 +30,12 @@ MindElec's ``MultiStepLR``. Budgets: ``train_epoch`` x ``epoch_steps`` steps of
 from __future__ import annotations
 
 import argparse
-import json
 import pathlib
 import sys
 import time
 
 import numpy as np
+import yaml
 
 import core
 from core import nn
@@ -64,11 +64,11 @@ TINY = {
 
 
 def load_config(mode, tiny=False, overrides=None, config_dir=HERE / "config"):
-    """``config/pretrain.json`` or ``config/reconstruct.json`` (MindElec's keys), ``TINY``
+    """``config/pretrain.yaml`` or ``config/reconstruct.yaml`` (MindElec's keys), ``TINY``
     merged in when ``tiny``, then ``overrides`` (non-None values)."""
-    name = "pretrain.json" if mode == "pretrain" else "reconstruct.json"
+    name = "pretrain.yaml" if mode == "pretrain" else "reconstruct.yaml"
     with open(pathlib.Path(config_dir) / name) as fh:
-        config = json.load(fh)
+        config = yaml.safe_load(fh)
     if tiny:
         config.update(TINY)
     config.update({k: v for k, v in (overrides or {}).items() if v is not None})
@@ -508,6 +508,9 @@ def parse_args(argv=None):
     parser.add_argument("--pretrain_lr", type=float, default=None)
     parser.add_argument("--pretrain_milestones", type=int, nargs="*", default=None)
     parser.add_argument(
+        "--pretrain_batch_size", type=int, default=None, help="points per scenario and column"
+    )
+    parser.add_argument(
         "--reconstruct_time_budget", type=float, default=None, help="reconstruct seconds"
     )
     parser.add_argument("--reconstruct_epochs", type=int, default=None)
@@ -536,6 +539,7 @@ if __name__ == "__main__":
             "load_ckpt_path": args.load_ckpt_path,
             "lr": args.pretrain_lr,
             "milestones": args.pretrain_milestones,
+            "train_batch_size": args.pretrain_batch_size,
         },
         reconstruct_overrides={
             "train_epoch": args.reconstruct_epochs,

@@ -3,7 +3,7 @@
 2D TE fields (Ex, Ey, Hz) on ``[0, 1]^2 x [0, 4 ns]`` from a Gaussian-pulse point source
 (f0 = 1 GHz at (0.4975, 0.4975), smoothed over a disc of radius 0.01), Mur's second-order
 absorbing boundary in the loss, MindElec's multi-scale sine network (4 scales x 7 layers x 64)
-and MTL adaptive loss weights (``src/maxwell.py``, ``config.json``). The result is compared
+and MTL adaptive loss weights (``src/maxwell.py``, ``config.yaml``). The result is compared
 with our own FDTD run of the same problem (``src/reference.py``: 1000 x 1000 Yee cells and a
 CPML outside the square) at 41 times on a 101 x 101 grid; the relative L2 error of each field
 is printed and written to ``<out>/results.json`` with the plots.
@@ -26,6 +26,7 @@ import sys
 import time
 
 import numpy as np
+import yaml
 
 HERE = pathlib.Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
@@ -67,9 +68,10 @@ TINY = {
 }
 
 
-def load_config(path=HERE / "config.json"):
+def load_config(path=HERE / "config.yaml"):
+    """The case's settings (MindElec's ``config.json`` keys, in YAML)."""
     with open(path) as f:
-        return json.load(f)
+        return yaml.safe_load(f)
 
 
 class TimeBudget(Callback):

@@ -1,5 +1,6 @@
 """train process (MindElec's ``time_domain_maxwell/train.py`` with its imports changed to our
-packages: ``mindspore`` -> ``core``, ``mindelec`` -> ``mindelec``).
+packages: ``mindspore`` -> ``core``, ``mindelec`` -> ``mindelec``; its ``config.json`` is
+``config.yaml`` here, the same keys and values).
 
 What MindSpore has and the engine does not need is noted where it was: float16 sub-networks
 (``to_float``: training here is float32), ``DynamicLossScaleManager`` (no loss scaling in
@@ -10,13 +11,13 @@ plots and a ``--tiny`` mode; this one is the port, run tiny by the tests through
 ``train(config)``.
 """
 
-import json
 import math
 import os
 import sys
 import time
 
 import numpy as np
+import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -44,8 +45,8 @@ from mindelec.solver import EvalCallback, LossAndTimeMonitor, Solver
 
 def load_config():
     """load config"""
-    with open(os.path.join(os.path.dirname(__file__), "config.json")) as f:
-        config = json.load(f)
+    with open(os.path.join(os.path.dirname(__file__), "config.yaml")) as f:
+        config = yaml.safe_load(f)
     return config
 
 

@@ -52,7 +52,7 @@ class Maxwell2DMur(Problem):
 
     Args:
         model: the network ``[N, 3] -> [N, 3]`` (x, y, t) -> (Ex, Ey, Hz) scaled.
-        config: the case's ``config.json`` dict (``src_pos``, ``src_radius``, ``src_frq``,
+        config: the case's ``config.yaml`` dict (``src_pos``, ``src_radius``, ``src_frq``,
             ``coord_min``, ``coord_max``, ``input_scale``, ``output_scale``).
         domain_name, bc_name, ic_name: the column holding this sub-dataset's points.
         bc_normal: accepted (MindElec's), unused.

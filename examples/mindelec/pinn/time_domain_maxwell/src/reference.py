@@ -71,7 +71,7 @@ def _bilinear(values, coords, points):
 
 
 def maxwell_reference(config, cells=500, npml=20, n_times=41, n_points=101, courant=0.95):
-    """Run the FDTD reference of ``config`` (MindElec's ``config.json`` keys ``coord_min``,
+    """Run the FDTD reference of ``config`` (MindElec's ``config.yaml`` keys ``coord_min``,
     ``coord_max``, ``src_pos``, ``src_frq``, ``src_radius``, ``range_t``).
 
     Args:

@@ -145,6 +145,23 @@ def test_tiny_training_run(example, tmp_path):
     assert again["losses"][0] < losses[0]
 
 
+def test_long_runs_save_a_checkpoint_every_eval_period(example, tmp_path, monkeypatch):
+    """A run stopped before its end can be continued: the network and MTL weights are written
+    every ``eval_every`` epochs, not only at the end."""
+    _, script, _ = example
+    saved, real_save = [], core.save_checkpoint
+
+    def spy(cells, path, *args, **kwargs):
+        saved.append((len(saved), pathlib.Path(path).name, len(cells)))
+        return real_save(cells, path, *args, **kwargs)
+
+    monkeypatch.setattr(core, "save_checkpoint", spy)
+    script.main(tiny=True, out_dir=tmp_path, plots=False, eval_every=1)
+    # epochs 1, 2, 3 periodically, then the final save
+    assert [name for _, name, _ in saved] == ["maxwell_pinn.ckpt.h5"] * (script.TINY["epochs"] + 1)
+    assert all(n == 2 for _, _, n in saved)  # network and MTL weights
+
+
 def test_ported_train_script_runs_tiny(example, tmp_path):
     _src, _, train = example
     from src.sampling_config import (

@@ -511,6 +511,12 @@ def parse_args(argv=None):
         "--pretrain_batch_size", type=int, default=None, help="points per scenario and column"
     )
     parser.add_argument(
+        "--amp_factor",
+        type=float,
+        default=None,
+        help="both phases: the multi-scale amplification (config: MindElec's 2)",
+    )
+    parser.add_argument(
         "--reconstruct_time_budget", type=float, default=None, help="reconstruct seconds"
     )
     parser.add_argument("--reconstruct_epochs", type=int, default=None)
@@ -540,10 +546,12 @@ if __name__ == "__main__":
             "lr": args.pretrain_lr,
             "milestones": args.pretrain_milestones,
             "train_batch_size": args.pretrain_batch_size,
+            "amp_factor": args.amp_factor,
         },
         reconstruct_overrides={
             "train_epoch": args.reconstruct_epochs,
             "finetune_model": finetune,
             "time_budget": args.reconstruct_time_budget,
+            "amp_factor": args.amp_factor,
         },
     )

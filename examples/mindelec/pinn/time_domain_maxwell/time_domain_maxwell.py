@@ -89,6 +89,18 @@ class TimeBudget(Callback):
             run_context.request_stop()
 
 
+class SaveEvery(Callback):
+    """Write the network and the MTL weights to ``path`` every ``every`` epochs (atomically,
+    overwriting), so a long run that is stopped can be continued with ``--load-ckpt``."""
+
+    def __init__(self, cells, path, every):
+        self.cells, self.path, self.every = cells, str(path), int(every)
+
+    def epoch_end(self, run_context):
+        if self.every > 0 and run_context.original_args().cur_epoch_num % self.every == 0:
+            core.save_checkpoint(self.cells, self.path)
+
+
 def build(config, points, batch_size, layers, neurons, num_scales, seed=123456):
     """Dataset, network, MTL cell, constraints for ``config``; returns a dict."""
     core.set_seed(seed)
@@ -222,6 +234,8 @@ def main(
     monitor = LossAndTimeMonitor(steps_per_epoch, per_print_times=1)
     evaluator = EvalCallback(model, inputs[sub], label[sub], scale, eval_every, 32768, names)
     budget = TimeBudget(time_budget)
+    ckpt = out / "maxwell_pinn.ckpt.h5"
+    saver = SaveEvery([model, mtl], ckpt, eval_every)
     print(
         f"training: {epochs} epochs x {steps_per_epoch} steps, 5 sub-datasets x {batch_size} "
         f"points per step, network {num_scales} x {layers} x {neurons}, jit={jit}, "
@@ -229,9 +243,8 @@ def main(
         flush=True,
     )
     t_train = time.perf_counter()
-    losses = solver.train(epochs, parts["train"], callbacks=[monitor, evaluator, budget])
+    losses = solver.train(epochs, parts["train"], callbacks=[monitor, evaluator, budget, saver])
     train_s = time.perf_counter() - t_train
-    ckpt = out / "maxwell_pinn.ckpt.h5"
     core.save_checkpoint([model, mtl], str(ckpt))
 
     full = EvalCallback(model, inputs, label, scale, 1, 32768, names)
@@ -282,7 +295,9 @@ if __name__ == "__main__":
     parser.add_argument("--points", type=int, default=65536)
     parser.add_argument("--batch-size", type=int, default=1024)
     parser.add_argument("--ref-cells", type=int, default=1000)
-    parser.add_argument("--eval-every", type=int, default=10)
+    parser.add_argument(
+        "--eval-every", type=int, default=10, help="epochs between evaluations and checkpoints"
+    )
     parser.add_argument("--time-budget", type=float, default=None, help="seconds of training")
     parser.add_argument("--no-jit", action="store_true")
     parser.add_argument("--out-dir", default=None)

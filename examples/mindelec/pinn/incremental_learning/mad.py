@@ -521,6 +521,9 @@ def parse_args(argv=None):
     )
     parser.add_argument("--reconstruct_epochs", type=int, default=None)
     parser.add_argument(
+        "--reconstruct_batch_size", type=int, default=None, help="points per column and step"
+    )
+    parser.add_argument(
         "--finetune_model",
         type=int,
         default=None,
@@ -553,5 +556,6 @@ if __name__ == "__main__":
             "finetune_model": finetune,
             "time_budget": args.reconstruct_time_budget,
             "amp_factor": args.amp_factor,
+            "train_batch_size": args.reconstruct_batch_size,
         },
     )

@@ -20,7 +20,8 @@ mean square of the codes. Each Adam step (fresh random points, forward with thre
 input derivatives, backward, update) is one ``core.jit`` call. The learning rate follows
 MindElec's ``MultiStepLR``. Budgets: ``train_epoch`` x ``epoch_steps`` steps of
 ``train_batch_size`` points per scenario and column; MindElec's values are in the configs'
-``Comment_budget``.
+header comments. ``--amp_factor``, ``--pretrain_batch_size`` and ``--reconstruct_batch_size``
+override the configs (the README's runs use them).
 
     python examples/mindelec/pinn/incremental_learning/mad.py --mode pretrain
     python examples/mindelec/pinn/incremental_learning/mad.py --mode reconstruct

@@ -268,7 +268,7 @@ def main(
         "lr": base_lr,
         "load_ckpt": str(load_ckpt) if load_ckpt else None,
         "train_seconds": train_s,
-        "ms_per_step": monitor.step_times,
+        "seconds_per_step": monitor.step_times,  # mean of each epoch
         "losses": losses,
         "eval_history": evaluator.history,
         "reference": {"cells": ref_cells, "times": ref_times, "points": ref_points},

@@ -140,9 +140,25 @@ def test_tiny_training_run(example, tmp_path):
     assert (tmp_path / f"reference_cells{script.TINY['ref_cells']}.h5").exists()
     # continuing from the saved network and MTL weights starts where the first run ended
     again = script.main(
-        tiny=True, out_dir=tmp_path, plots=False, load_ckpt=tmp_path / "maxwell_pinn.ckpt.h5"
+        tiny=True,
+        out_dir=tmp_path,
+        plots=False,
+        load_ckpt=tmp_path / "maxwell_pinn.ckpt.h5",
+        milestones=[1],
     )
     assert again["losses"][0] < losses[0]
+    assert again["milestones"] == [1]
+
+
+@pytest.mark.parametrize("milestones", [[2, 1], [0], [3]])
+def test_milestones_outside_the_run_are_errors(example, tmp_path, milestones):
+    _, script, _ = example
+    assert script.TINY["epochs"] == 3
+    with pytest.raises(
+        ValueError, match=r"milestones .* must be increasing epochs inside \(0, 3\)"
+    ):
+        script.main(tiny=True, out_dir=tmp_path, milestones=milestones)
+    assert not list(tmp_path.iterdir())  # rejected before anything is written
 
 
 def test_long_runs_save_a_checkpoint_every_eval_period(example, tmp_path, monkeypatch):

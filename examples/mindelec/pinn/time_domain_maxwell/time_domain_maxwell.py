@@ -14,7 +14,8 @@ is printed and written to ``<out>/results.json`` with the plots.
 Full-run knobs (the CPU cannot run MindElec's 6000 epochs x 8 steps of 5 x 8192 points):
 ``--batch-size`` points per sub-dataset per step, ``--points`` sampled per sub-dataset,
 ``--epochs``; the learning-rate milestones are MindElec's (2000, 4000, 5000 of 6000 epochs)
-scaled to ``--epochs``; ``--time-budget`` (s) stops training early and still evaluates.
+scaled to ``--epochs`` unless ``--milestones`` names the epochs; ``--time-budget`` (s) stops
+training early and still evaluates.
 """
 
 import argparse
@@ -178,6 +179,7 @@ def main(
     plots=True,
     load_ckpt=None,
     lr=None,
+    milestones=None,
 ):
     """Train and evaluate; returns ``{"l2": {ex, ey, hz}, "losses": [...], ...}``."""
     config = dict(load_config() if config is None else config)
@@ -189,6 +191,14 @@ def main(
     layers = config["layers"] if layers is None else layers
     neurons = config["neurons"] if neurons is None else neurons
     num_scales = config["num_scales"] if num_scales is None else num_scales
+    if milestones is None:  # MindElec's epochs, scaled to this run's length
+        milestones = [
+            max(1, round(epochs * m / config["train_epoch"])) for m in config["milestones"]
+        ]
+    elif list(milestones) != sorted(milestones) or not all(0 < m < epochs for m in milestones):
+        raise ValueError(
+            f"milestones {list(milestones)} must be increasing epochs inside (0, {epochs})"
+        )
     name = "time_domain_maxwell_tiny_out" if tiny else "time_domain_maxwell_out"
     out = pathlib.Path(out_dir) if out_dir else HERE / name
     out.mkdir(parents=True, exist_ok=True)
@@ -205,7 +215,6 @@ def main(
     parts = build(config, points, batch_size, layers, neurons, num_scales)
     model, mtl, dataset = parts["model"], parts["mtl"], parts["dataset"]
     steps_per_epoch = len(dataset)
-    milestones = [max(1, round(epochs * m / config["train_epoch"])) for m in config["milestones"]]
     if load_ckpt:  # continue a run (MindElec's load_ckpt): network and MTL weights
         param_dict = core.load_checkpoint(str(load_ckpt))
         core.load_param_into_net(model, param_dict)
@@ -266,6 +275,7 @@ def main(
         "network": [num_scales, layers, neurons],
         "jit": jit,
         "lr": base_lr,
+        "milestones": list(milestones),
         "load_ckpt": str(load_ckpt) if load_ckpt else None,
         "train_seconds": train_s,
         "seconds_per_step": monitor.step_times,  # mean of each epoch
@@ -303,6 +313,13 @@ if __name__ == "__main__":
     parser.add_argument("--out-dir", default=None)
     parser.add_argument("--load-ckpt", default=None, help="continue from a saved checkpoint")
     parser.add_argument("--lr", type=float, default=None, help="initial rate (config: 0.002)")
+    parser.add_argument(
+        "--milestones",
+        type=int,
+        nargs="+",
+        default=None,
+        help="epochs where the rate drops by lr_gamma (default: MindElec's, scaled to --epochs)",
+    )
     a = parser.parse_args()
     main(
         tiny=a.tiny,
@@ -316,4 +333,5 @@ if __name__ == "__main__":
         out_dir=a.out_dir,
         load_ckpt=a.load_ckpt,
         lr=a.lr,
+        milestones=a.milestones,
     )

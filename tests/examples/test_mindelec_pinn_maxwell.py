@@ -197,6 +197,48 @@ def test_ported_train_script_runs_tiny(example, tmp_path):
     assert list((tmp_path / "ckpt").glob("ckpt_maxwell_frq1e9-*.ckpt.h5"))
 
 
+def test_a_wider_src_sampling_disc_moves_points_into_the_ring(example):
+    """``src_sampling_radius`` widens the disc of the ``src`` sub-dataset (and only the
+    sampling): its points fill the wider disc, the ``no_src`` points stay outside it."""
+    src, _, _ = example
+    from src.sampling_config import no_src_sampling_config, scaled, src_sampling_config
+
+    center = np.asarray(CONFIG["src_pos"])
+
+    def radii(config):
+        ds = src.create_random_dataset(
+            config, scaled(src_sampling_config, 4000), scaled(no_src_sampling_config, 4000)
+        )
+        ds.create_dataset(batch_size=4000, shuffle=False, prebatched_data=True)
+        out = {}
+        for sub in ds.all_datasets:
+            pts = np.asarray(sub.data[0]).reshape(-1, 3)
+            out[sub.name] = np.linalg.norm(pts[:, :2] - center, axis=1)
+        return out
+
+    mindelec = radii(CONFIG)
+    assert mindelec["src_domain"].max() <= CONFIG["src_radius"] * (1 + 1e-6)
+    wide = radii(dict(CONFIG, src_sampling_radius=0.03))
+    r_src, r_rest = wide["src_domain"], wide["no_src_domain"]
+    assert r_src.max() <= 0.03 * (1 + 1e-6) and r_rest.min() >= 0.03 * (1 - 1e-6)
+    # uniform in the disc: the inner disc of the source holds (0.01 / 0.03)^2 of the points
+    inner = np.mean(r_src <= CONFIG["src_radius"])
+    assert abs(inner - 1 / 9) < 0.03
+    assert src.src_sampling_radius(CONFIG) == CONFIG["src_radius"]
+
+
+@pytest.mark.parametrize(
+    "radius, match", [(0.005, "must be >= src_radius=0.01"), (0.6, "crosses the domain")]
+)
+def test_a_bad_src_sampling_radius_is_an_error(example, tmp_path, radius, match):
+    src, script, _ = example
+    with pytest.raises(ValueError, match=rf"src_sampling_radius={radius} .*{match}"):
+        src.create_random_dataset(dict(CONFIG, src_sampling_radius=radius))
+    with pytest.raises(ValueError, match=match):
+        script.main(tiny=True, out_dir=tmp_path, src_sampling_radius=radius)
+    assert not list(tmp_path.iterdir())
+
+
 def test_source_outside_the_domain_is_an_error(example):
     src, _, _ = example
     bad = dict(CONFIG, src_pos=[1.2, 0.5])

@@ -15,7 +15,8 @@ Full-run knobs (the CPU cannot run MindElec's 6000 epochs x 8 steps of 5 x 8192 
 ``--batch-size`` points per sub-dataset per step, ``--points`` sampled per sub-dataset,
 ``--epochs``; the learning-rate milestones are MindElec's (2000, 4000, 5000 of 6000 epochs)
 scaled to ``--epochs`` unless ``--milestones`` names the epochs; ``--time-budget`` (s) stops
-training early and still evaluates.
+training early and still evaluates; ``--src-sampling-radius`` widens the disc that the ``src``
+sub-dataset samples (see ``src/dataset.py``).
 """
 
 import argparse
@@ -40,6 +41,7 @@ from src import (  # noqa: E402
     create_random_dataset,
     load_or_make_reference,
 )
+from src import src_sampling_radius as check_sampling_radius  # noqa: E402
 from src.sampling_config import (  # noqa: E402
     bc_sampling_config,
     no_src_sampling_config,
@@ -180,9 +182,13 @@ def main(
     load_ckpt=None,
     lr=None,
     milestones=None,
+    src_sampling_radius=None,
 ):
     """Train and evaluate; returns ``{"l2": {ex, ey, hz}, "losses": [...], ...}``."""
     config = dict(load_config() if config is None else config)
+    if src_sampling_radius is not None:
+        config["src_sampling_radius"] = src_sampling_radius
+        check_sampling_radius(config)  # before anything is written
     if tiny:
         epochs, points, batch_size = TINY["epochs"], TINY["points"], TINY["batch_size"]
         layers, neurons, num_scales = TINY["layers"], TINY["neurons"], TINY["num_scales"]
@@ -276,6 +282,7 @@ def main(
         "jit": jit,
         "lr": base_lr,
         "milestones": list(milestones),
+        "src_sampling_radius": config.get("src_sampling_radius", config["src_radius"]),
         "load_ckpt": str(load_ckpt) if load_ckpt else None,
         "train_seconds": train_s,
         "seconds_per_step": monitor.step_times,  # mean of each epoch
@@ -320,6 +327,12 @@ if __name__ == "__main__":
         default=None,
         help="epochs where the rate drops by lr_gamma (default: MindElec's, scaled to --epochs)",
     )
+    parser.add_argument(
+        "--src-sampling-radius",
+        type=float,
+        default=None,
+        help="radius of the src sampling disc (default: src_radius, MindElec's split)",
+    )
     a = parser.parse_args()
     main(
         tiny=a.tiny,
@@ -334,4 +347,5 @@ if __name__ == "__main__":
         load_ckpt=a.load_ckpt,
         lr=a.lr,
         milestones=a.milestones,
+        src_sampling_radius=a.src_sampling_radius,
     )

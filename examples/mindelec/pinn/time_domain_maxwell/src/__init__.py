@@ -1,6 +1,11 @@
 """The time-domain Maxwell case's modules (MindElec's ``src`` package)."""
 
-from .dataset import check_source_sampling, create_random_dataset, get_test_data
+from .dataset import (
+    check_source_sampling,
+    create_random_dataset,
+    get_test_data,
+    src_sampling_radius,
+)
 from .lr_scheduler import MultiStepLR
 from .maxwell import Maxwell2DMur, check_source
 from .reference import load_or_make_reference, maxwell_reference, self_convergence
@@ -15,4 +20,5 @@ __all__ = [
     "load_or_make_reference",
     "maxwell_reference",
     "self_convergence",
+    "src_sampling_radius",
 ]

@@ -51,6 +51,8 @@ __all__ = [
 HCCL_WORLD_COMM_GROUP = "hccl_world_group"
 NCCL_WORLD_COMM_GROUP = "nccl_world_group"
 MCCL_WORLD_COMM_GROUP = "mccl_world_group"
+# seconds between printing an uncaught exception and MPI_Abort (see ``_excepthook``)
+ABORT_GRACE_S = 0.5
 _WORLD_NAMES = (HCCL_WORLD_COMM_GROUP, NCCL_WORLD_COMM_GROUP, MCCL_WORLD_COMM_GROUP, "world")
 
 # environment variables MPI launchers set: (size variable, rank variable)
@@ -111,6 +113,9 @@ def _excepthook(kind, value, tb):
     sys.stderr.flush()
     sys.stdout.flush()
     if _State.world is not None and _State.world.Get_size() > 1:
+        # mpiexec's proxy forwards our output from a pipe; MPI_Abort kills it at once, and on
+        # a loaded machine the message above was lost with it (seen in CI): give it a moment
+        time.sleep(ABORT_GRACE_S)
         _State.world.Abort(1)
 
 

@@ -23,7 +23,7 @@ from mindelec.geometry import (
     create_config_from_edict,
 )
 
-from .maxwell import check_source
+from .maxwell import check_source, disc_inside
 from .sampling_config import bc_sampling_config, no_src_sampling_config, src_sampling_config
 
 __all__ = [
@@ -81,16 +81,16 @@ def src_sampling_radius(config):
     if wide is None:
         return radius
     wide = float(wide)
-    lo, hi, pos = config["coord_min"], config["coord_max"], config["src_pos"]
     if not wide >= radius:
         raise ValueError(
             f"src_sampling_radius={wide} must be >= src_radius={radius}: the source disc "
             "must lie in the src sampling region"
         )
-    if not all(lo[i] + wide <= pos[i] <= hi[i] - wide for i in range(len(pos))):
+    if not disc_inside(config, wide):
         raise ValueError(
-            f"src_sampling_radius={wide} around src_pos={list(pos)} crosses the domain "
-            f"[{list(lo)}, {list(hi)}]: the sampling disc must fit in the domain"
+            f"src_sampling_radius={wide} around src_pos={list(config['src_pos'])} crosses the "
+            f"domain [{list(config['coord_min'])}, {list(config['coord_max'])}]: the sampling "
+            "disc must fit in the domain"
         )
     return wide
 

@@ -27,7 +27,13 @@ from core import ops
 from mindelec.common import EPS, LIGHT_SPEED, MU, PI
 from mindelec.solver import Problem
 
-__all__ = ["Maxwell2DMur", "check_source"]
+__all__ = ["Maxwell2DMur", "check_source", "disc_inside"]
+
+
+def disc_inside(config, radius):
+    """Whether the disc of ``radius`` around ``src_pos`` lies in ``[coord_min, coord_max]``."""
+    pos, lo, hi = config["src_pos"], config["coord_min"], config["coord_max"]
+    return all(lo[i] + radius <= pos[i] <= hi[i] - radius for i in range(len(pos)))
 
 
 def check_source(config):
@@ -39,8 +45,7 @@ def check_source(config):
         raise ValueError(f"src_pos {pos} must have {len(lo)} coordinates like coord_min {lo}")
     if not radius > 0:
         raise ValueError(f"src_radius must be > 0, got {radius}")
-    inside = all(lo[i] + radius <= pos[i] <= hi[i] - radius for i in range(len(pos)))
-    if not inside:
+    if not disc_inside(config, radius):
         raise ValueError(
             f"the source at src_pos={list(pos)} with src_radius={radius} is not inside the "
             f"domain [{list(lo)}, {list(hi)}]: its disc must fit in the domain"

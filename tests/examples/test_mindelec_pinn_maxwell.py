@@ -138,16 +138,21 @@ def test_tiny_training_run(example, tmp_path):
     for name in res["plots"]:
         assert (tmp_path / name).stat().st_size > 0
     assert (tmp_path / f"reference_cells{script.TINY['ref_cells']}.h5").exists()
-    # continuing from the saved network and MTL weights starts where the first run ended
+    assert res["late_time_start"] is None and res["late_time_fraction"] is None
+    # continuing from the saved network and MTL weights starts where the first run ended (here
+    # with late-weighted times, which the results record)
     again = script.main(
         tiny=True,
         out_dir=tmp_path,
         plots=False,
         load_ckpt=tmp_path / "maxwell_pinn.ckpt.h5",
         milestones=[1],
+        late_time_start=3e-9,
+        late_time_fraction=0.25,
     )
     assert again["losses"][0] < losses[0]
     assert again["milestones"] == [1]
+    assert again["late_time_start"] == 3e-9 and again["late_time_fraction"] == 0.25
 
 
 @pytest.mark.parametrize("milestones", [[2, 1], [0], [3]])
@@ -236,6 +241,74 @@ def test_a_bad_src_sampling_radius_is_an_error(example, tmp_path, radius, match)
         src.create_random_dataset(dict(CONFIG, src_sampling_radius=radius))
     with pytest.raises(ValueError, match=match):
         script.main(tiny=True, out_dir=tmp_path, src_sampling_radius=radius)
+    assert not list(tmp_path.iterdir())
+
+
+def test_late_time_sampling_moves_the_stated_fraction_of_no_src_and_bc_times(example):
+    """``late_time_start``/``late_time_fraction`` give the ``no_src`` and ``bc`` times the
+    mixture density ``(1 - f) / T`` early plus ``f / (T - t_late)`` late; the ``src`` times stay
+    uniform, and without the keys every time is uniform (MindElec's)."""
+    src, _, _ = example
+    from src.sampling_config import (
+        bc_sampling_config,
+        no_src_sampling_config,
+        scaled,
+        src_sampling_config,
+    )
+
+    n, t_end = 20000, CONFIG["range_t"]
+
+    def late_share(config):
+        ds = src.create_random_dataset(
+            config,
+            *[
+                scaled(c, n)
+                for c in (src_sampling_config, no_src_sampling_config, bc_sampling_config)
+            ],
+        )
+        ds.create_dataset(batch_size=n, shuffle=False, prebatched_data=True)
+        out = {}
+        for sub in ds.all_datasets:
+            t = np.asarray(sub.data[0]).reshape(-1, 3)[:, 2]
+            if sub.name.endswith("IC"):
+                assert np.all(t == 0.0)
+                continue
+            assert t.min() >= 0.0 and t.max() <= t_end * (1 + 1e-6)
+            out[sub.name] = (np.mean(t >= 3e-9), np.mean(t < 1e-9))
+        return out
+
+    sigma = 3.0 / math.sqrt(n)  # three binomial standard deviations (p <= 0.5)
+    uniform = late_share(CONFIG)
+    for name in ("src_domain", "no_src_domain", "bc_BC"):
+        assert abs(uniform[name][0] - 0.25) < sigma and abs(uniform[name][1] - 0.25) < sigma
+    late = late_share(dict(CONFIG, late_time_start=3e-9, late_time_fraction=0.25))
+    assert abs(late["src_domain"][0] - 0.25) < sigma
+    for name in ("no_src_domain", "bc_BC"):
+        # after 3 ns: 0.75 * 1/4 of the uniform part plus all of the moved quarter
+        assert abs(late[name][0] - (0.75 * 0.25 + 0.25)) < sigma
+        assert abs(late[name][1] - 0.75 * 0.25) < sigma  # the first ns keeps its uniform share
+    # the warp is the identity at f = 0 and maps [0, T] onto itself, monotonically
+    t = np.linspace(0.0, t_end, 101)
+    same = src.LateWeightedTimeDomain("time", 0.0, t_end, 3e-9, 0.0)
+    np.testing.assert_allclose(same.warp(t), t, rtol=0, atol=1e-24)
+    warped = src.LateWeightedTimeDomain("time", 0.0, t_end, 3e-9, 0.25).warp(t)
+    assert warped[0] == 0.0 and np.isclose(warped[-1], t_end) and np.all(np.diff(warped) > 0)
+
+
+@pytest.mark.parametrize(
+    "start, fraction, match",
+    [
+        (5e-9, 0.25, r"late_time_start=5e-09 must lie inside the time interval"),
+        (3e-9, 1.0, r"late_time_fraction=1.0 must lie in \[0, 1\)"),
+        (3e-9, None, "give both or neither"),
+    ],
+)
+def test_bad_late_time_sampling_is_an_error(example, tmp_path, start, fraction, match):
+    src, script, _ = example
+    with pytest.raises(ValueError, match=match):
+        src.create_random_dataset(dict(CONFIG, late_time_start=start, late_time_fraction=fraction))
+    with pytest.raises(ValueError, match=match):
+        script.main(tiny=True, out_dir=tmp_path, late_time_start=start, late_time_fraction=fraction)
     assert not list(tmp_path.iterdir())
 
 

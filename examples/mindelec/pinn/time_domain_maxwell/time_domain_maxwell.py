@@ -16,7 +16,8 @@ Full-run knobs (the CPU cannot run MindElec's 6000 epochs x 8 steps of 5 x 8192 
 ``--epochs``; the learning-rate milestones are MindElec's (2000, 4000, 5000 of 6000 epochs)
 scaled to ``--epochs`` unless ``--milestones`` names the epochs; ``--time-budget`` (s) stops
 training early and still evaluates; ``--src-sampling-radius`` widens the disc that the ``src``
-sub-dataset samples (see ``src/dataset.py``).
+sub-dataset samples and ``--late-time-start``/``--late-time-fraction`` move a fraction of the
+``no_src`` and ``bc`` times late (see ``src/dataset.py``).
 """
 
 import argparse
@@ -39,6 +40,7 @@ from src import (  # noqa: E402
     MultiStepLR,
     check_source_sampling,
     create_random_dataset,
+    late_time_domain,
     load_or_make_reference,
 )
 from src import src_sampling_radius as check_sampling_radius  # noqa: E402
@@ -183,12 +185,20 @@ def main(
     lr=None,
     milestones=None,
     src_sampling_radius=None,
+    late_time_start=None,
+    late_time_fraction=None,
 ):
     """Train and evaluate; returns ``{"l2": {ex, ey, hz}, "losses": [...], ...}``."""
     config = dict(load_config() if config is None else config)
     if src_sampling_radius is not None:
         config["src_sampling_radius"] = src_sampling_radius
         check_sampling_radius(config)  # before anything is written
+    if late_time_start is not None or late_time_fraction is not None:
+        config["late_time_start"], config["late_time_fraction"] = (
+            late_time_start,
+            late_time_fraction,
+        )
+        late_time_domain(config)  # before anything is written
     if tiny:
         epochs, points, batch_size = TINY["epochs"], TINY["points"], TINY["batch_size"]
         layers, neurons, num_scales = TINY["layers"], TINY["neurons"], TINY["num_scales"]
@@ -283,6 +293,8 @@ def main(
         "lr": base_lr,
         "milestones": list(milestones),
         "src_sampling_radius": config.get("src_sampling_radius", config["src_radius"]),
+        "late_time_start": config.get("late_time_start"),
+        "late_time_fraction": config.get("late_time_fraction"),
         "load_ckpt": str(load_ckpt) if load_ckpt else None,
         "train_seconds": train_s,
         "seconds_per_step": monitor.step_times,  # mean of each epoch
@@ -333,6 +345,19 @@ if __name__ == "__main__":
         default=None,
         help="radius of the src sampling disc (default: src_radius, MindElec's split)",
     )
+    parser.add_argument(
+        "--late-time-start",
+        type=float,
+        default=None,
+        help="seconds after which --late-time-fraction of the no_src and bc times are moved",
+    )
+    parser.add_argument(
+        "--late-time-fraction",
+        type=float,
+        default=None,
+        help="fraction of the no_src and bc times drawn after --late-time-start (default: "
+        "none, uniform times as in MindElec)",
+    )
     a = parser.parse_args()
     main(
         tiny=a.tiny,
@@ -348,4 +373,6 @@ if __name__ == "__main__":
         lr=a.lr,
         milestones=a.milestones,
         src_sampling_radius=a.src_sampling_radius,
+        late_time_start=a.late_time_start,
+        late_time_fraction=a.late_time_fraction,
     )

@@ -84,10 +84,14 @@ class Mur(Boundary):
 
         E_b^{n+1} = E_{b1}^n + (c dt - d) / (c dt + d) (E_{b1}^{n+1} - E_b^n),
 
-    ``b1`` the node next to it inside; exact for normal incidence in 1D at ``c dt = d``
-    (-92 dB at ``c dt = 0.99 d``), but it reflects grazing waves: a 2D point source seen 12
-    cells from a Mur box wall gets -18 dB of echo where a 10-cell CPML gives -87 dB
-    (``tests/mindelec/fdtd/test_cpml.py``).
+    ``b1`` the node next to it inside; the box is ``n - 1`` cells long. The stored tangential H
+    row at ``n - 1/2``, half a cell outside the high wall, does not feed the interior; it
+    follows the same one-way wave equation (set after each H update from the row at
+    ``n - 3/2``), so it holds the outgoing wave. (Updated by the curl against the implicit zero
+    E at node ``n`` instead, it would integrate the static wake of a 2D pulse and drift.)
+    Exact for normal incidence in 1D at ``c dt = d`` (-92 dB at ``c dt = 0.99 d``), but it
+    reflects grazing waves: a 2D point source seen 12 cells from a Mur box wall gets -18 dB of
+    echo where a 10-cell CPML gives -87 dB (``tests/mindelec/fdtd/test_cpml.py``).
     """
 
     kind = "mur"
@@ -273,39 +277,46 @@ class Boundaries:
         """Whether any face is a Mur boundary."""
         return any(b.kind == "mur" for side in self.sides for b in side)
 
-    def apply_mur(self, new, old):
-        """Mur's update of the tangential E on every Mur face (see ``Mur``).
+    def apply_mur(self, new, old, kind="e"):
+        """Mur's update of the outermost tangential field on every Mur face (see ``Mur``):
+        ``kind="e"`` the tangential E of the low and high faces (after the E update),
+        ``kind="h"`` the tangential H row outside the high faces (after the H update).
 
         Args:
-            new: ``FieldState`` after the E update (``E^{n+1}``).
-            old: ``FieldState`` before it (``E^n``).
+            new: ``FieldState`` after the update (``E^{n+1}`` or ``H^{n+1/2}``).
+            old: ``FieldState`` before it (``E^n`` or ``H^{n-1/2}``).
+            kind: ``"e"`` or ``"h"``.
 
         Returns:
             ``new`` with the boundary nodes replaced.
         """
         grid = self.grid
+        components = grid.e_components if kind == "e" else grid.h_components
+        which = (0, 1) if kind == "e" else (1,)
         changes = {}
-        for name in grid.e_components:
+        for name in components:
             comp_axis = AXES.index(name[1])
             field = new.get(name)
             before = old.get(name)
-            for a, (low, high) in enumerate(self.sides):
+            changed = False
+            for a, sides in enumerate(self.sides):
                 if a == comp_axis:
-                    continue
+                    continue  # the normal component
                 n = grid.shape[a]
                 k = (C0 * grid.dt - grid.spacing[a]) / (C0 * grid.dt + grid.spacing[a])
-                for side, b in (("low", low), ("high", high)):
-                    if b.kind != "mur":
+                for side in which:
+                    if sides[side].kind != "mur":
                         continue
-                    edge, inner = (0, 1) if side == "low" else (n - 1, n - 2)
+                    edge, inner = (0, 1) if side == 0 else (n - 1, n - 2)
                     take = lambda x, i, a=a: x[_index(x.ndim, a, slice(i, i + 1))]  # noqa: E731
                     value = take(before, inner) + k * (take(field, inner) - take(before, edge))
                     rest = field[
-                        _index(field.ndim, a, slice(1, n) if side == "low" else slice(0, n - 1))
+                        _index(field.ndim, a, slice(1, n) if side == 0 else slice(0, n - 1))
                     ]
-                    parts = [value, rest] if side == "low" else [rest, value]
-                    field = ops.concatenate(parts, axis=a)
-            changes[name] = field
+                    field = ops.concatenate([value, rest] if side == 0 else [rest, value], axis=a)
+                    changed = True
+            if changed:
+                changes[name] = field
         return new.replace(**changes)
 
     def __repr__(self) -> str:

@@ -490,9 +490,7 @@ class DistributedSimulation:
                     dk = slab[f"pml_dk{kind}_x"][pidx : pidx + 1]
                     psi = new_psi[key]
                     psi_row = psi[pidx : pidx + 1] + a * d_delta
-                    new_psi[key] = ops.concatenate(
-                        [psi[:pidx], psi_row, psi[pidx + 1 :]], axis=0
-                    )
+                    new_psi[key] = ops.concatenate([psi[:pidx], psi_row, psi[pidx + 1 :]], axis=0)
                     term = term + (dk + a) * d_delta
                 term = term if sign > 0 else -term
                 dcurl = term if dcurl is None else dcurl + term
@@ -572,7 +570,10 @@ class DistributedSimulation:
         keeps them all: a rank dropping one would leave its neighbour waiting."""
         grid = self.local_grid
         slab = coeffs["slab"]
+        before_h = state
         state, halo_h = self._half_step("h", coeffs, state)
+        if self._mur is not None:  # the tangential H row outside the high faces (``Mur``)
+            state = self._mur.apply_mur(state, before_h, "h")
         for source in self.sources:
             if source is not None:
                 state = source.inject_h(state, step, grid)
@@ -585,8 +586,8 @@ class DistributedSimulation:
             state = state.replace(
                 **{c: state.get(c) - slab[f"cb_{c}"] * current[c] for c in current}
             )
-        if self._mur is not None:
-            state = self._mur.apply_mur(state, before)
+        if self._mur is not None:  # the tangential E on the faces
+            state = self._mur.apply_mur(state, before, "e")
         for source in self.sources:
             if source is not None:
                 state = source.inject(state, step, grid)

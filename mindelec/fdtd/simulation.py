@@ -259,7 +259,10 @@ class Simulation:
 
     def _step(self, coeffs, state, step):
         grid = self.grid
+        before_h = state
         state = self._half_step("h", coeffs, state)
+        if self.boundaries.has_mur:  # the tangential H row outside the high faces (``Mur``)
+            state = self.boundaries.apply_mur(state, before_h, "h")
         for source in self.sources:
             state = source.inject_h(state, step, grid)
         before = state
@@ -275,8 +278,8 @@ class Simulation:
             state = state.replace(
                 **{c: state.get(c) - coeffs[f"cb_{c}"] * current[c] for c in current}
             )
-        if self.boundaries.has_mur:
-            state = self.boundaries.apply_mur(state, before)
+        if self.boundaries.has_mur:  # the tangential E on the faces
+            state = self.boundaries.apply_mur(state, before, "e")
         for source in self.sources:
             if source not in self._fused:
                 state = source.inject(state, step, grid)

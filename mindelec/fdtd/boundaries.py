@@ -278,8 +278,8 @@ class Boundaries:
         return any(b.kind == "mur" for side in self.sides for b in side)
 
     def apply_mur(self, new, old, kind="e"):
-        """Mur's update of the outermost tangential field on every Mur face (see ``Mur``):
-        ``kind="e"`` the tangential E of the low and high faces (after the E update),
+        """Mur's one-way update on every Mur face (see ``Mur``): ``kind="e"`` the tangential
+        E of the low and high faces (after the E update),
         ``kind="h"`` the tangential H row outside the high faces (after the H update).
 
         Args:

@@ -194,10 +194,7 @@ def main(
         config["src_sampling_radius"] = src_sampling_radius
         check_sampling_radius(config)  # before anything is written
     if late_time_start is not None or late_time_fraction is not None:
-        config["late_time_start"], config["late_time_fraction"] = (
-            late_time_start,
-            late_time_fraction,
-        )
+        config.update(late_time_start=late_time_start, late_time_fraction=late_time_fraction)
         late_time_domain(config)  # before anything is written
     if tiny:
         epochs, points, batch_size = TINY["epochs"], TINY["points"], TINY["batch_size"]

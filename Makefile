@@ -1,6 +1,6 @@
 # make demo   - create .venv, install diffsci, run the tour: examples/quickstart.py, a Burgers data set, a shock tube,
 #               a Burgers PINN (a short budget: rel-L2 ~5e-2 in about a minute), an FDTD cavity's resonances, a
-#               protein fold (protenix predict; random weights, labelled meaningless, when no weights are found)
+#               protein fold (diffsci-protenix predict; random weights, labelled meaningless, when no weights are found)
 # make test   - create .venv, install diffsci with test extras, run the whole suite (the torch
 #               parity tests among it skip when torch is absent)
 # make test-parity - install torch==2.13.0 and PyTorch Protenix 2.0.0 (off the venv, in .ref/, so it never
@@ -9,15 +9,15 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml setup.py | cksum | cut -d' ' -f1)
 JOBS ?= 2
 
 .PHONY: demo test test-parity bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test,plot,distributed]'
+	$(BIN)/python -m pip install --quiet -e '.[test,distributed]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

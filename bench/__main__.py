@@ -66,8 +66,8 @@ def _versions():
         parts.append(f"torch threads {torch.get_num_threads()}")
     except ImportError:
         pass
-    import core
-    from core.backend import cc, threads
+    from diffsci import core
+    from diffsci.core.backend import cc, threads
 
     native = "thread pool" if cc.parallel() else "no C compiler"
     parts.append(

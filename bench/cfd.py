@@ -36,7 +36,7 @@ import time
 
 import numpy as np
 
-import core
+from diffsci import core
 
 __all__ = ["CASES", "main", "run_case"]
 
@@ -146,7 +146,7 @@ def _timed(fn, steps):
 
 def ours(case, shape, steps, jit, dtype=core.float64):
     """Seconds for ``steps`` steps of mindflow.cfd (eager or ``compiled_step``)."""
-    from mindflow.cfd import Simulator, cal_con_var
+    from diffsci.mindflow.cfd import Simulator, cal_con_var
 
     sim = Simulator(_config(case, shape))
     pri = initial_primitive(case, shape).reshape(5, *shape, *([1] * (3 - len(shape))))

@@ -47,7 +47,7 @@ def to_numpy(x):
 
 
 def _core_ops():
-    from core import ops
+    from diffsci.core import ops
 
     return ops
 
@@ -82,7 +82,7 @@ def layer_norm(x, normalized_shape, weight, bias, eps=1e-5):
 
 def adam_source():
     """'core.nn.Adam' when it exists, else 'bench fallback'."""
-    from core import nn
+    from diffsci.core import nn
 
     return "core.nn.Adam" if hasattr(nn, "Adam") else "bench fallback"
 
@@ -92,7 +92,7 @@ class _FallbackAdam:
     ``p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)``."""
 
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8):
-        import core
+        from diffsci import core
 
         self.parameters = list(params)
         self.lr, self.b1, self.b2, self.eps = learning_rate, beta1, beta2, eps
@@ -101,7 +101,7 @@ class _FallbackAdam:
         self.t = 0
 
     def __call__(self, grads):
-        from core import ops
+        from diffsci.core import ops
 
         self.t += 1
         bc1 = 1.0 - self.b1**self.t
@@ -115,7 +115,7 @@ class _FallbackAdam:
 
 def Adam(params, learning_rate=1e-3):
     """core.nn.Adam when it exists (the engine's own optimizer), else the bench fallback."""
-    from core import nn
+    from diffsci.core import nn
 
     if hasattr(nn, "Adam"):
         return nn.Adam(params, learning_rate=learning_rate)

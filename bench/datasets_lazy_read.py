@@ -63,7 +63,7 @@ def _rss_bytes() -> int:
 
 def write_file(path: str, n: int) -> None:
     """A ``single``-layout file with N samples, written block by block."""
-    from datasets.pde import PDEBenchWriter, make_card
+    from diffsci.datasets.pde import PDEBenchWriter, make_card
 
     x = (np.arange(NX) + 0.5) / NX
     t = np.linspace(0.0, 2.0, NT + 1)
@@ -89,7 +89,7 @@ def probe(path: str, samples: int, eager: bool) -> dict:
     """Measure in this (fresh) process; returns the row as a dict."""
     import tracemalloc
 
-    from datasets.pde import open_pdebench
+    from diffsci.datasets.pde import open_pdebench
 
     io0, rss0 = _proc_io(), _rss_bytes()
     tracemalloc.start()

@@ -61,7 +61,7 @@ def double_x(x, y):
 
 
 def ours_map_per_batch(src, batch):
-    import datasets
+    from diffsci import datasets
 
     return (
         datasets.GeneratorDataset(src, ["x", "y"], shuffle=True, seed=0).batch(batch).map(double_x)
@@ -69,7 +69,7 @@ def ours_map_per_batch(src, batch):
 
 
 def ours_map_per_sample(src, batch):
-    import datasets
+    from diffsci import datasets
 
     return (
         datasets.GeneratorDataset(src, ["x", "y"], shuffle=True, seed=0).map(double_x).batch(batch)
@@ -77,7 +77,7 @@ def ours_map_per_sample(src, batch):
 
 
 def ours_arrays(src, batch):
-    import datasets
+    from diffsci import datasets
 
     ds = datasets.NumpySlicesDataset((src.x, src.y), ["x", "y"], shuffle=True, seed=0)
     return ds.batch(batch).map(double_x)

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from datasets.geometry import Disk, Rectangle, Triangle
-from datasets.geometry.samplers import sample
+from diffsci.datasets.geometry import Disk, Rectangle, Triangle
+from diffsci.datasets.geometry.samplers import sample
 
 from .datasets_common import best_time, run_from_command_line
 

@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-import datasets
-from datasets.geometry import (
+from diffsci import datasets
+from diffsci.datasets.geometry import (
     Cone,
     Cuboid,
     Cylinder,

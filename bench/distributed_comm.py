@@ -1,6 +1,6 @@
 """Cost of core.communication against raw mpi4py, on N processes.
 
-    python -m core.launch -n 2 bench/distributed_comm.py [--tiny]
+    python -m diffsci.core.launch -n 2 bench/distributed_comm.py [--tiny]
 
 Rows: ``all_reduce`` (sum, float64) of 1 to 10^6 elements, timed as the median of repeated
 calls: raw ``mpi4py`` ``Allreduce`` on numpy buffers (the transport's floor), ours with the
@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-import core
-from core import communication as comm
-from core import nn
+from diffsci import core
+from diffsci.core import communication as comm
+from diffsci.core import nn
 
 
 def _median_time(fn, reps):

@@ -77,8 +77,8 @@ STEPS_FACTOR = {"ours": 1, "fdtd": 0.05, "gprMax": 1}
 
 
 def _simulation(cfg):
-    from mindelec import fdtd
-    from mindelec.fdtd.waveforms import Gaussian
+    from diffsci.mindelec import fdtd
+    from diffsci.mindelec.fdtd.waveforms import Gaussian
 
     n, c = cfg["n"], cfg["n"] // 2
     grid = fdtd.Grid((n, n, n), cfg["spacing"], dtype="float32")
@@ -287,7 +287,7 @@ def run_row(row, threads=None, tiny=False, steps=None, repeats=3):
     """One row in this process: ``{"wall": s, "cpu": s, "steps", "cells", "threads", ...}``
     (best of ``repeats`` timed runs after one warm-up; ``threads`` must be set before the
     first run: a fresh process, see :func:`run_case`)."""
-    import core
+    from diffsci import core
 
     cfg = dict(TINY if tiny else CASE)
     steps = max(1, round((steps or cfg["steps"]) * STEPS_FACTOR[row]))
@@ -407,7 +407,7 @@ def format_table(results, bandwidth, title=""):
 
 
 def _header(tiny):
-    import core
+    from diffsci import core
 
     cfg = TINY if tiny else CASE
     return (
@@ -453,7 +453,7 @@ def main(argv=None):
         row, threads, tiny, steps, repeats = json.loads(args._row)
         print(json.dumps(run_row(row, threads, tiny, steps, repeats)))
         return None
-    import core
+    from diffsci import core
 
     print(_header(args.tiny), flush=True)
     print(_breakdown(args.tiny), flush=True)

@@ -93,9 +93,9 @@ import tracemalloc
 
 import numpy as np
 
-import core
-from core import ops
-from mindelec import fdtd
+from diffsci import core
+from diffsci.core import ops
+from diffsci.mindelec import fdtd
 
 __all__ = ["CONFIGS", "carries_stored", "format_table", "main", "make_problem", "measure"]
 
@@ -177,7 +177,7 @@ def carry_bytes(setup) -> int:
 
 def carries_stored(checkpoint, steps) -> int:
     """How many carries a policy keeps for the reverse pass (the scan's plan, recursively)."""
-    from core.control.loops import as_policy
+    from diffsci.core.control.loops import as_policy
 
     plan = as_policy(checkpoint).plan(steps)
     if plan is None:

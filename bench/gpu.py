@@ -56,7 +56,7 @@ def copy_bandwidth(mib=1024, repeats=10):
 
 
 def fdtd_rows(repeats, sizes=(128, 256), steps=100):
-    import core
+    from diffsci import core
     from bench.fdtd import CASE, _simulation, bytes_per_cell
 
     bandwidth = copy_bandwidth()
@@ -79,7 +79,7 @@ def fdtd_rows(repeats, sizes=(128, 256), steps=100):
 
 
 def fno_rows(case, repeats):
-    import core
+    from diffsci import core
     from bench.operators import CASES, _ours
 
     rows = []
@@ -97,9 +97,9 @@ def fno_rows(case, repeats):
 
 
 def pairformer_rows(repeats, sizes=(256, 512)):
-    import core
-    from core import ops
-    from protenix.model.modules.pairformer import PairformerBlock
+    from diffsci import core
+    from diffsci.core import ops
+    from diffsci.protenix.model.modules.pairformer import PairformerBlock
 
     rows = []
     core.set_device("GPU")

@@ -111,7 +111,7 @@ class Row:
 
 def jit_available():
     """True once the lead's core.jit exists; workloads then add "ours jit" rows."""
-    import core
+    from diffsci import core
 
     return hasattr(core, "jit")
 

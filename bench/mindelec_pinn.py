@@ -30,7 +30,7 @@ import statistics
 import sys
 import time
 
-import core
+from diffsci import core
 
 __all__ = ["main", "run"]
 
@@ -52,8 +52,8 @@ def _example():
 
 
 def _ours(sizes, jit):
-    from core import nn
-    from mindelec.solver import Solver
+    from diffsci.core import nn
+    from diffsci.mindelec.solver import Solver
 
     ex = _example()
     config = ex.load_config()
@@ -99,7 +99,7 @@ def _torch_row(parts, batch, names, config, warmup, repeats):
     """The same step in PyTorch, from our initial weights."""
     import torch
 
-    from mindelec.common import EPS, LIGHT_SPEED, MU
+    from diffsci.mindelec.common import EPS, LIGHT_SPEED, MU
 
     torch.set_num_threads(core.get_num_threads())
     dt = torch.float32

@@ -24,8 +24,8 @@ def _data(cfg):
 
 
 def make_ours(cfg, data, jit=False):
-    import core
-    from core import ops
+    from diffsci import core
+    from diffsci.core import ops
 
     a, b = core.tensor(data["a"]), core.tensor(data["b"])
     fn = core.jit(ops.matmul) if jit else ops.matmul

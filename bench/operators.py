@@ -69,9 +69,9 @@ def _data(cfg):
 
 
 def _ours(cfg, jit):
-    import core
-    from core import nn
-    from mindflow.cell import FNO1D, FNO2D
+    from diffsci import core
+    from diffsci.core import nn
+    from diffsci.mindflow.cell import FNO1D, FNO2D
 
     core.set_seed(0)
     cls = FNO1D if len(cfg["grid"]) == 1 else FNO2D
@@ -146,7 +146,7 @@ def run_row(case, row, threads=None, steps=5, tiny=False, clock="wall"):
     ``threads`` must be set before the first step (a fresh process: see :func:`run_case`)."""
     import warnings
 
-    import core
+    from diffsci import core
 
     cfg = (TINY if tiny else CASES)[case]
     if threads:
@@ -235,8 +235,8 @@ def format_table(case, results, title=""):
 def _header():
     import scipy
 
-    import core
-    from core.backend import cc
+    from diffsci import core
+    from diffsci.core.backend import cc
 
     text = f"core threads (default) {core.get_num_threads()}, FFT: scipy.fft {scipy.__version__}"
     if cc.parallel():

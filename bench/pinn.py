@@ -49,7 +49,7 @@ import warnings
 
 import numpy as np
 
-import core
+from diffsci import core
 
 __all__ = [
     "PROBLEM",
@@ -112,7 +112,7 @@ def glorot_params(sizes, seed=1):
 def reference_grid():
     """The evaluation grid and the exact solution (``mindflow.verify.burgers_cole_hopf_grid``:
     256 x in [-1, 1] by 100 t in [0, 1]): points ``[25600, 2]`` (x, t) and u ``[25600, 1]``."""
-    from mindflow.verify import burgers_cole_hopf_grid
+    from diffsci.mindflow.verify import burgers_cole_hopf_grid
 
     x, t, u = burgers_cole_hopf_grid(256, 100)  # u [256, 100]
     xx, tt = np.meshgrid(x, t, indexing="ij")
@@ -120,7 +120,7 @@ def reference_grid():
 
 
 def _rel_l2(pred, ref):
-    from mindflow.verify import relative_l2
+    from diffsci.mindflow.verify import relative_l2
 
     return relative_l2(np.asarray(pred, dtype=np.float64).reshape(ref.shape), ref)
 
@@ -140,7 +140,7 @@ class OursPinn:
     label = "ours jit"
 
     def __init__(self, params, points, dtype=core.float32):
-        from core import nn, ops
+        from diffsci.core import nn, ops
 
         self.dtype = dtype
         layers = []
@@ -203,7 +203,7 @@ class OursPinn:
 
     def lbfgs_steps(self, n):
         """Up to ``n`` L-BFGS iterations (the optimizer keeps its history between calls)."""
-        from core import nn
+        from diffsci.core import nn
 
         if self.lbfgs is None:
             self.lbfgs = nn.LBFGS(

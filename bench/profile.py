@@ -62,8 +62,8 @@ class _TimedImpls:
         return wrapped
 
     def __enter__(self):
-        from core.autodiff import api, forward, reverse
-        from core.prims._define import ALL
+        from diffsci.core.autodiff import api, forward, reverse
+        from diffsci.core.prims._define import ALL
 
         self.saved = [(p, p.impl) for p in ALL]
         self.saved_vjp = dict(reverse.vjp_rules)
@@ -105,7 +105,7 @@ class _TimedImpls:
         return self
 
     def __exit__(self, *exc):
-        from core.autodiff import api, forward, reverse
+        from diffsci.core.autodiff import api, forward, reverse
 
         for p, impl in self.saved:
             p.impl = impl

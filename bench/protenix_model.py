@@ -51,11 +51,11 @@ TINY = {
 _OURS = r"""
 import json, resource, sys, time
 import numpy as np
-import core
+from diffsci import core
 args = json.loads(sys.argv[1])
 core.set_num_threads(args["threads"])
-from protenix.config import get_model_config
-from protenix.model.protenix import Protenix
+from diffsci.protenix.config import get_model_config
+from diffsci.protenix.model.protenix import Protenix
 feats = dict(np.load(args["features"]))
 cfg = get_model_config(args["model"], overrides=args["overrides"] or None)
 t = time.perf_counter()
@@ -85,8 +85,8 @@ from configs.configs_base import configs as configs_base
 from configs.configs_data import data_configs
 from configs.configs_inference import inference_configs
 from configs.configs_model_type import model_configs
-from protenix.config import parse_configs
-from protenix.model.protenix import Protenix
+from diffsci.protenix.config import parse_configs
+from diffsci.protenix.model.protenix import Protenix
 
 def update(d, u):
     for k, v in u.items():
@@ -125,7 +125,7 @@ def features(n_res, path):
     """Our featurizer's output for an ``n_res``-residue chain (single sequence), as an npz of
     its arrays (the empty constraint maps left out: both sides skip them when disabled)."""
     sys.path.insert(0, str(REPO))
-    from protenix.data import featurize
+    from diffsci.protenix.data import featurize
 
     seq = (SEQ * (n_res // len(SEQ) + 1))[:n_res]
     job = {"name": f"bench{n_res}", "sequences": [{"proteinChain": {"sequence": seq, "count": 1}}]}

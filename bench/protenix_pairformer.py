@@ -29,9 +29,9 @@ import tracemalloc
 
 import numpy as np
 
-import core
-from core import ops
-from protenix.model.modules.pairformer import PairformerBlock
+from diffsci import core
+from diffsci.core import ops
+from diffsci.protenix.model.modules.pairformer import PairformerBlock
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 REF = REPO / ".ref" / "protenix-2.0.0"
@@ -39,7 +39,7 @@ REF = REPO / ".ref" / "protenix-2.0.0"
 _TORCH = r"""
 import sys, time, torch
 torch.set_num_threads(1)
-from protenix.model.modules.pairformer import PairformerBlock
+from diffsci.protenix.model.modules.pairformer import PairformerBlock
 n, c_z, c_s = (int(a) for a in sys.argv[1:4])
 torch.manual_seed(0)
 b = PairformerBlock(n_heads=16, c_z=c_z, c_s=c_s).eval()
@@ -118,7 +118,7 @@ def torch_plain(n, c_z=128, c_s=384):
 
 def train_step(n, c_z, c_s, n_blocks):
     """[(label, loss, traced peak MiB, seconds)] of one training step, three recompute modes."""
-    from protenix.model.modules.pairformer import PairformerStack
+    from diffsci.protenix.model.modules.pairformer import PairformerStack
 
     rng = np.random.default_rng(0)
     s0 = core.tensor(rng.standard_normal((n, c_s), dtype=np.float32))

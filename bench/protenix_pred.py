@@ -15,7 +15,7 @@ PyTorch's ``protenix pred`` path in a fresh process from outside the repository
 (``bench/_protenix_pred_torch.py``: ``runner.batch_inference.get_default_runner``'s
 configuration, ``InferenceRunner``, then ``infer_predict``'s steps; the offline CCD of
 ``tests/protenix/fixtures/make_features.py``, no download, no MSA/template/ESM, fp32, triangle
-kernels "torch"); (4) ours, ``python -m protenix pred -i JOB.fasta -o OUT -s 101 -n MODEL -c 4
+kernels "torch"); (4) ours, ``python -m diffsci.protenix pred -i JOB.fasta -o OUT -s 101 -n MODEL -c 4
 -p 5 -e 5 --weights CKPT --msa none --no-plots -q --timings FILE``, in a fresh process. Then the
 table: wall and CPU seconds per stage, both sides, and the ratios ours / PyTorch, for each
 thread count (``--threads 1`` sets the BLAS/OpenMP variables, ``DIFFSCI_NUM_THREADS`` and
@@ -120,10 +120,10 @@ def make_checkpoint_torch(root, overrides=None):
 
 _OURS_CKPT = r"""
 import json, sys
-import core
-from protenix.cli.runner import _redraw_zero_weights
-from protenix.config import get_model_config
-from protenix.model.protenix import Protenix
+from diffsci import core
+from diffsci.protenix.cli.runner import _redraw_zero_weights
+from diffsci.protenix.config import get_model_config
+from diffsci.protenix.model.protenix import Protenix
 args = json.loads(sys.argv[1])
 core.random.set_seed(0)
 model = Protenix(get_model_config(args["model"], overrides=args["overrides"] or None))
@@ -165,7 +165,7 @@ def run_torch(root, js, out, threads, cycles, steps, samples, overrides=None):
 
 def run_ours(ckpt, fasta, out, threads, cycles, steps, samples, overrides=None):
     tfile = os.path.join(out, "timings.json")
-    cmd = [sys.executable, "-m", "protenix", "pred", "-i", fasta, "-o", out, "-s", str(SEED),
+    cmd = [sys.executable, "-m", "diffsci.protenix", "pred", "-i", fasta, "-o", out, "-s", str(SEED),
            "-n", MODEL, "-c", str(cycles), "-p", str(steps), "-e", str(samples),
            "--weights", ckpt, "--msa", "none", "--no-plots", "-q", "--timings", tfile]
     if overrides:

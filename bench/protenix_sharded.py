@@ -43,11 +43,11 @@ MIB = 2**20
 
 
 def worker(n, c_z, heads, pair_heads, out):
-    import core
-    from core import communication as comm
-    from core import ops
-    from protenix.distributed import sharded_pairformer_block
-    from protenix.model.modules.pairformer import PairformerBlock
+    from diffsci import core
+    from diffsci.core import communication as comm
+    from diffsci.core import ops
+    from diffsci.protenix.distributed import sharded_pairformer_block
+    from diffsci.protenix.model.modules.pairformer import PairformerBlock
 
     comm.init()
     rank, size = comm.get_rank(), comm.get_group_size()
@@ -85,7 +85,7 @@ def worker(n, c_z, heads, pair_heads, out):
 
 
 def measure(ranks, n, c_z, heads, pair_heads, timeout):
-    from core.launch import find_mpiexec
+    from diffsci.core.launch import find_mpiexec
 
     with tempfile.TemporaryDirectory() as tmp:
         out = pathlib.Path(tmp) / "row.json"

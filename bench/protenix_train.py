@@ -14,7 +14,7 @@ symmetric-permutation object and the label pipeline of its data loader).
 
 import argparse
 
-from protenix.train import bench as _bench
+from diffsci.protenix.train import bench as _bench
 
 
 def main(argv=None):

@@ -67,7 +67,7 @@ import tracemalloc
 
 import numpy as np
 
-import core
+from diffsci import core
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 REF = REPO / ".ref" / "protenix-2.0.0"
@@ -76,7 +76,7 @@ _TORCH_BLOCK = r"""
 import sys, time, torch
 n, c_z, c_s, threads = (int(a) for a in sys.argv[1:5])
 torch.set_num_threads(threads)
-from protenix.model.modules.pairformer import PairformerBlock
+from diffsci.protenix.model.modules.pairformer import PairformerBlock
 torch.manual_seed(0)
 b = PairformerBlock(n_heads=16, c_z=c_z, c_s=c_s).eval()
 s, z, m = torch.randn(n, c_s), torch.randn(n, n, c_z), torch.ones(n, n)
@@ -92,7 +92,7 @@ _TORCH_TRAIN = r"""
 import resource, sys, time, torch
 n, c_z, c_s, blocks, ckpt = (int(a) for a in sys.argv[1:6])
 torch.set_num_threads(1)
-from protenix.model.modules.pairformer import PairformerStack
+from diffsci.protenix.model.modules.pairformer import PairformerStack
 torch.manual_seed(0)
 st = PairformerStack(n_blocks=blocks, n_heads=4, c_z=c_z, c_s=c_s,
                      blocks_per_ckpt=ckpt if ckpt > 0 else None).train()
@@ -114,9 +114,9 @@ print(float(loss), grow, sec)
 _OURS_TRAIN = r"""
 import resource, sys, time
 import numpy as np
-import core
-from core import ops
-from protenix.model.modules.pairformer import PairformerStack
+from diffsci import core
+from diffsci.core import ops
+from diffsci.protenix.model.modules.pairformer import PairformerStack
 n, c_z, c_s, blocks, ckpt = (int(a) for a in sys.argv[1:6])
 core.set_num_threads(1)
 core.set_seed(0)
@@ -191,9 +191,9 @@ def block_rows(ns, c_z, c_s, thread_counts):
 def mini_trunk(n, n_msa=32, blocks=None, dtype="fp32", model="protenix_mini_default_v0.5.0",
                c_z=None):  # fmt: skip
     """Dict of timings/peaks of the variant's trunk (MSA module + Pairformer stack) on N tokens."""
-    from protenix.config import get_model_config
-    from protenix.model.modules.msa import MSAModule
-    from protenix.model.modules.pairformer import PairformerStack
+    from diffsci.protenix.config import get_model_config
+    from diffsci.protenix.model.modules.msa import MSAModule
+    from diffsci.protenix.model.modules.pairformer import PairformerStack
 
     cfg = get_model_config(model)
     mm, pf = dict(cfg["model"]["msa_module"]), dict(cfg["model"]["pairformer"])

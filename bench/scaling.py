@@ -50,9 +50,9 @@ NOMINAL = {"alpha": 2e-6, "beta": 10e9}  # s, bytes/s: a typical cluster interco
 def _cfd_setup(nx, ny):
     """The 2D Riemann problem (Lax & Liu configuration 3, examples/mindflow/cfd/riemann2d) on
     ``nx x ny`` cells: ``(config, make_state(mesh_info, material))``."""
-    import core
-    from mindflow import load_yaml_config
-    from mindflow.cfd.utils import cal_con_var
+    from diffsci import core
+    from diffsci.mindflow import load_yaml_config
+    from diffsci.mindflow.cfd.utils import cal_con_var
 
     config = load_yaml_config(ROOT / "examples" / "mindflow" / "cfd" / "riemann2d" /
                               "riemann2d.yaml")  # fmt: skip
@@ -74,14 +74,14 @@ def _cfd_setup(nx, ny):
 
 
 def _worker(kind, nx, ny, steps, reps):
-    import core
-    from core import communication as comm
+    from diffsci import core
+    from diffsci.core import communication as comm
 
     comm.init()
     rank, size = comm.get_rank(), comm.get_group_size()
     if kind == "cfd":
-        from mindflow.cfd.distributed import DistributedSimulator
-        from mindflow.cfd.utils import cal_pri_var
+        from diffsci.mindflow.cfd.distributed import DistributedSimulator
+        from diffsci.mindflow.cfd.utils import cal_pri_var
 
         config, make_state = _cfd_setup(nx, ny)
         sim = DistributedSimulator(config)
@@ -99,9 +99,9 @@ def _worker(kind, nx, ny, steps, reps):
             u.asnumpy()
             times.append(time.perf_counter() - t)
     else:
-        from mindelec import fdtd
-        from mindelec.fdtd.distributed import DistributedSimulation
-        from mindelec.fdtd.waveforms import Gaussian
+        from diffsci.mindelec import fdtd
+        from diffsci.mindelec.fdtd.distributed import DistributedSimulation
+        from diffsci.mindelec.fdtd.waveforms import Gaussian
 
         grid = fdtd.Grid((nx, ny), 1e-3, dtype="float64")
         sim = DistributedSimulation(
@@ -142,7 +142,7 @@ def _worker(kind, nx, ny, steps, reps):
 
 # ---- driver ---------------------------------------------------------------------------------
 def _launch(kind, ranks, nx, ny, steps, reps):
-    from core.launch import find_mpiexec
+    from diffsci.core.launch import find_mpiexec
 
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)

@@ -41,8 +41,8 @@ def _chain(x, c, n_ops, tanh, exp):
 
 
 def make_ours(cfg, data, jit=False):
-    import core
-    from core import ops
+    from diffsci import core
+    from diffsci.core import ops
 
     c = core.tensor(data["c"])
     x = core.tensor(data["x"])

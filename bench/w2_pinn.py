@@ -70,8 +70,8 @@ def _directions(n):
 
 
 def make_ours(cfg, data, mode="fwd", jit=False):
-    import core
-    from core import ops
+    from diffsci import core
+    from diffsci.core import ops
 
     params = [core.Parameter(p.copy(), name=f"p{i}") for i, p in enumerate(data["params"])]
     x = core.tensor(data["x"])

@@ -88,7 +88,7 @@ def _fno(params, x, cfg, F):
 
 class _OursF:
     def __init__(self):
-        from core import ops
+        from diffsci.core import ops
 
         self.ops = ops
         self.einsum, self.gelu = ops.einsum, ops.gelu
@@ -149,8 +149,8 @@ class _JaxF:
 
 
 def make_ours(cfg, data, jit=False):
-    import core
-    from core import ops
+    from diffsci import core
+    from diffsci.core import ops
 
     F = _OursF()
     params = [core.Parameter(p.copy(), name=f"p{i}") for i, p in enumerate(data["params"])]

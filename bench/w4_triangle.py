@@ -103,7 +103,7 @@ def _algorithm(cfg):
 
 class _OursF:
     def __init__(self):
-        from core import ops
+        from diffsci.core import ops
 
         self.ops = ops
         self.einsum, self.sigmoid = ops.einsum, ops.sigmoid
@@ -165,7 +165,7 @@ class _JaxF:
 
 
 def make_ours(cfg, data, jit=False):
-    import core
+    from diffsci import core
 
     F = _OursF()
     z = core.tensor(data["z"])

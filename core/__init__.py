@@ -1,6 +1,6 @@
 """diffsci core: tensors, primitives, autodiff of any order, vmap, backends.
 
-import core
+from diffsci import core
 x = core.tensor([[1.0, 2.0]])
 core.grad(lambda x: (x ** 2).sum())(x)
 """

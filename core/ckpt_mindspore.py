@@ -24,12 +24,12 @@ Encrypted files, MapTensor entries and groups (wire types 3/4) are reported as e
 """
 
 import os
-import tempfile
 from collections import OrderedDict
 
 import numpy as np
 
 from . import dtypes as _dt
+from .atomic import atomic_path
 
 __all__ = ["MalformedCheckpoint", "read_mindspore_checkpoint", "write_mindspore_checkpoint"]
 
@@ -120,21 +120,10 @@ def write_mindspore_checkpoint(path, entries):
         raise FileNotFoundError(
             f"save_checkpoint: directory {directory!r} of {path!r} does not exist"
         )
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for name, arr in entries:
-                for message in _value_messages(name, arr):
-                    f.write(message)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_path(path) as tmp, open(tmp, "wb") as f:
+        for name, arr in entries:
+            for message in _value_messages(name, arr):
+                f.write(message)
 
 
 # ---- wire format: reading -----------------------------------------------------------------------

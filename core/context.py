@@ -7,7 +7,7 @@ compiled graph per input signature, cached on the Cell or the function). ``PYNAT
 Other MindSpore context keys (``device_id``, ``save_graphs``, ``max_call_depth``...) are
 accepted and stored, with no effect: they tune MindSpore's own compiler and runtime.
 
-    import core as ms
+    import diffsci.core as ms
     ms.set_context(mode=ms.GRAPH_MODE, device_target="CPU")
 """
 

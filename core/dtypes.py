@@ -25,7 +25,7 @@ complex128 = np.dtype("complex128")
 default_float = float32
 default_int = int64
 
-# MindSpore's other spellings (``from core import dtype as mstype``: ``mstype.half`` ...).
+# MindSpore's other spellings (``from diffsci.core import dtype as mstype``: ``mstype.half`` ...).
 half = float16
 single = float32
 double = float64

@@ -1,4 +1,4 @@
-"""``python -m core.launch -n 4 script.py [args...]``: run a script on 4 MPI processes.
+"""``python -m diffsci.core.launch -n 4 script.py [args...]``: run a script on 4 MPI processes.
 
 A thin wrapper over ``mpiexec -n 4 python -m mpi4py script.py args...``: it finds ``mpiexec``
 next to this Python (the ``mpich`` wheel of the ``distributed`` extra puts it in the virtual
@@ -57,7 +57,7 @@ def build_command(nprocs, target, args, module=False, mpiexec=None, python=None)
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        prog="python -m core.launch", description="Run a script on N MPI processes."
+        prog="python -m diffsci.core.launch", description="Run a script on N MPI processes."
     )
     parser.add_argument("-n", "--nprocs", type=int, required=True, help="number of processes")
     parser.add_argument("-m", dest="module", action="store_true", help="run a module")

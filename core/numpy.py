@@ -1,6 +1,6 @@
 """``core.numpy``: MindSpore's ``mindspore.numpy`` (numpy's names and signatures over tensors).
 
-    from core import numpy as mnp
+    from diffsci.core import numpy as mnp
     x = mnp.linspace(0.0, 1.0, 5); gx, gy = mnp.meshgrid(x, x)
     r = mnp.sqrt(gx ** 2 + gy ** 2); mnp.where(r < 1.0, r, mnp.zeros_like(r))
 

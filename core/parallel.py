@@ -5,7 +5,7 @@ Only data parallelism is implemented: ``parallel_mode="data_parallel"`` (or
 ``nn.TrainOneStepCell`` all-reduce its gradients with an ``nn.DistributedGradReducer`` and makes
 ``core.save_checkpoint`` write on rank 0 alone (the parameters are replicated), atomically,
 while the other ranks wait for the file. The same script then runs on 1 process and on N
-(``python -m core.launch -n N script.py``); shard the data with the pipeline's
+(``python -m diffsci.core.launch -n N script.py``); shard the data with the pipeline's
 ``num_shards=get_group_size(), shard_id=get_rank()``.
 
     core.communication.init()
@@ -102,7 +102,7 @@ def set_auto_parallel_context(**kwargs):
             if int(value) != world:
                 raise ValueError(
                     f"set_auto_parallel_context: device_num={value} but the world has {world} "
-                    "processes (launch with python -m core.launch -n N)"
+                    "processes (launch with python -m diffsci.core.launch -n N)"
                 )
         elif key == "global_rank" and value is not None:
             if int(value) != _m.get_rank():

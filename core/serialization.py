@@ -17,12 +17,12 @@ checkpoint.
 """
 
 import os
-import tempfile
 from collections import OrderedDict
 
 import numpy as np
 
 from . import dtypes as _dt
+from .atomic import atomic_path
 from . import parallel as _parallel
 from . import tree as _tree
 from .ckpt_mindspore import (
@@ -206,32 +206,19 @@ def save_checkpoint(save_obj, ckpt_file_name, append_dict=None, format=None):
         raise FileNotFoundError(
             f"save_checkpoint: directory {directory!r} of {path!r} does not exist"
         )
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    os.close(fd)
-    try:
-        with h5py.File(tmp, "w", track_order=True) as f:
-            f.attrs["format"] = FORMAT
-            f.attrs["format_version"] = FORMAT_VERSION
-            group = f.create_group("parameters", track_order=True)
-            for name, value, requires_grad in entries:
-                arr = _to_numpy(name, value)
-                dtype_name = "bfloat16" if arr.dtype == _dt.bfloat16 else arr.dtype.name
-                if arr.dtype == _dt.bfloat16:
-                    arr = arr.view(np.uint16)
-                ds = group.create_dataset(_key(name), data=arr)
-                ds.attrs["name"] = name
-                ds.attrs["dtype"] = dtype_name
-                ds.attrs["requires_grad"] = bool(requires_grad)
-            f.flush()
-        with open(tmp, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.remove(tmp)
-        except OSError:
-            pass
-        raise
+    with atomic_path(path) as tmp, h5py.File(tmp, "w", track_order=True) as f:
+        f.attrs["format"] = FORMAT
+        f.attrs["format_version"] = FORMAT_VERSION
+        group = f.create_group("parameters", track_order=True)
+        for name, value, requires_grad in entries:
+            arr = _to_numpy(name, value)
+            dtype_name = "bfloat16" if arr.dtype == _dt.bfloat16 else arr.dtype.name
+            if arr.dtype == _dt.bfloat16:
+                arr = arr.view(np.uint16)
+            ds = group.create_dataset(_key(name), data=arr)
+            ds.attrs["name"] = name
+            ds.attrs["dtype"] = dtype_name
+            ds.attrs["requires_grad"] = bool(requires_grad)
 
 
 def _open_checkpoint(path):

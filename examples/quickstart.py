@@ -13,8 +13,8 @@ import tempfile
 
 import numpy as np
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 
 def build_net(seed):

@@ -1,11 +1,11 @@
 """mindflow: CFD and physics-informed networks on the core engine, with MindFlow's API.
 
-``from mindflow import cfd``; the PINN subpackages ``mindflow.cell``, ``mindflow.core``
+``from diffsci.mindflow import cfd``; the PINN subpackages ``mindflow.cell``, ``mindflow.core``
 (MindFlow's name: losses, schedules, batched derivatives), ``mindflow.pde``, ``mindflow.pinn``,
 ``mindflow.utils``, ``mindflow.geometry``, ``mindflow.data``. As in MindFlow, their public
-names are also reachable from the top level (``from mindflow import MTLWeightedLoss,
+names are also reachable from the top level (``from diffsci.mindflow import MTLWeightedLoss,
 load_yaml_config``); those subpackages are imported on first use (``mindflow.pde`` brings
-sympy), so ``import mindflow`` stays light.
+sympy), so ``from diffsci import mindflow`` stays light.
 """
 
 import importlib as _importlib

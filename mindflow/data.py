@@ -6,11 +6,11 @@ sub-datasets ``Equation``, ``BoundaryBC``, ``BoundaryIC``, ``ExistedDataset`` wi
 sub-datasets are merged and where it differs from MindFlow).
 """
 
-from datasets.geometry.dataset import CONSTRAINT_TYPES as CONSTRAINT_TYPES
-from datasets.geometry.dataset import BoundaryBC as BoundaryBC
-from datasets.geometry.dataset import BoundaryIC as BoundaryIC
-from datasets.geometry.dataset import Data as Data
-from datasets.geometry.dataset import Dataset as Dataset
-from datasets.geometry.dataset import Equation as Equation
-from datasets.geometry.dataset import ExistedDataConfig as ExistedDataConfig
-from datasets.geometry.dataset import ExistedDataset as ExistedDataset
+from diffsci.datasets.geometry.dataset import CONSTRAINT_TYPES as CONSTRAINT_TYPES
+from diffsci.datasets.geometry.dataset import BoundaryBC as BoundaryBC
+from diffsci.datasets.geometry.dataset import BoundaryIC as BoundaryIC
+from diffsci.datasets.geometry.dataset import Data as Data
+from diffsci.datasets.geometry.dataset import Dataset as Dataset
+from diffsci.datasets.geometry.dataset import Equation as Equation
+from diffsci.datasets.geometry.dataset import ExistedDataConfig as ExistedDataConfig
+from diffsci.datasets.geometry.dataset import ExistedDataset as ExistedDataset

@@ -1,4 +1,4 @@
-"""``python -m protenix <subcommand> ...``: the ``protenix`` command."""
+"""``python -m diffsci.protenix <subcommand> ...``: the ``diffsci-protenix`` command."""
 
 import sys
 

@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 def _mpiexec():
     if importlib.util.find_spec("mpi4py") is None:
         return None, "mpi4py is not installed (pip install -e '.[distributed]')"
-    from core.launch import find_mpiexec
+    from diffsci.core.launch import find_mpiexec
 
     try:
         return find_mpiexec(), None

@@ -1,9 +1,34 @@
+import importlib.machinery
 import importlib.util
+import pathlib
+import sys
 
 import numpy as np
 import pytest
 
-import core
+from diffsci import core
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+FOLDERS = ("core", "datasets", "mindflow", "mindelec", "protenix")
+
+
+class _BareImportGuard:
+    """The suite runs from the repository root, whose folders ``core/``, ``datasets/``... are
+    importable there as bare top-level names: such an import would load a second copy of a
+    diffsci package (two ``Tensor`` classes, two RNG states). Refuse it loudly instead."""
+
+    def find_spec(self, name, path=None, target=None):
+        if path is not None or name not in FOLDERS:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name)
+        if spec is not None and spec.origin and pathlib.Path(spec.origin).resolve().parents[1] == REPO:
+            raise ImportError(
+                f"bare 'import {name}' would load a second copy of diffsci.{name} from the "
+                f"repository root; import diffsci.{name}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _BareImportGuard())
 
 
 @pytest.fixture(autouse=True)

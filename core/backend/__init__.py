@@ -12,8 +12,8 @@ from .numpy_backend import NumpyBackend
 
 _FACTORIES = {
     "CPU": NumpyBackend,
-    "GPU": lambda: __import__("core.backend.cupy_backend", fromlist=["x"]).CupyBackend(),
-    "Ascend": lambda: __import__("core.backend.ascend_backend", fromlist=["x"]).AscendBackend(),
+    "GPU": lambda: __import__("diffsci.core.backend.cupy_backend", fromlist=["x"]).CupyBackend(),
+    "Ascend": lambda: __import__("diffsci.core.backend.ascend_backend", fromlist=["x"]).AscendBackend(),
 }
 _LOADED = {}
 _BY_ARRAY_TYPE = {}

@@ -1,11 +1,11 @@
 """``core.communication``: MindSpore's ``mindspore.communication`` over MPI (mpi4py).
 
-    import core
-    from core.communication import init, get_rank, get_group_size
+    from diffsci import core
+    from diffsci.core.communication import init, get_rank, get_group_size
     init()
     x = core.communication.all_reduce(core.tensor([float(get_rank())]))
 
-Launch with ``python -m core.launch -n 4 script.py`` or ``mpiexec -n 4 python script.py``;
+Launch with ``python -m diffsci.core.launch -n 4 script.py`` or ``mpiexec -n 4 python script.py``;
 a plain ``python script.py`` is a world of one (no MPI needed, collectives are the identity).
 """
 

@@ -4,7 +4,7 @@ Primitives (``core/prims/special.py``) where accuracy needs scipy's own evaluati
 of primitives everywhere else. All are differentiable to any order; where a function has a
 kink or an undefined derivative at a point of its domain, the convention is stated.
 
-    from core.ops import special
+    from diffsci.core.ops import special
     special.gammaln(x); special.digamma(x); special.polygamma(2, x); special.xlogy(p, q)
 """
 

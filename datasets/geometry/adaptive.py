@@ -23,7 +23,7 @@ seed)``; RAD spawns two generators from the seed, one for its candidates, one fo
 
 import numpy as np
 
-import core
+from diffsci import core
 
 from .samplers import make_rng
 

@@ -43,7 +43,7 @@ def make_rng(seed=None):
     if isinstance(seed, np.random.Generator):
         return seed
     if seed is None:
-        from core.random_state import eager_draw
+        from diffsci.core.random_state import eager_draw
 
         words = eager_draw("randint", (2,), np.int64, low=0, high=2**62)
         return np.random.default_rng([int(words[0]), int(words[1])])

@@ -7,7 +7,7 @@ dataset draws its seed from the operating system once, when it is created (shuff
 from run to run, as without a seed in MindSpore).
 """
 
-import core
+from diffsci import core
 
 _STATE = {"seed": None, "prefetch_size": 16, "num_parallel_workers": 1}
 

@@ -28,7 +28,7 @@ from collections import deque
 
 import numpy as np
 
-from core import Tensor
+from diffsci.core import Tensor
 
 from . import config
 from .prefetch import Inline, PipelineError, Prefetcher, WorkerPool, check_picklable

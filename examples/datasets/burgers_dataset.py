@@ -22,9 +22,9 @@ import time
 
 import numpy as np
 
-import datasets
-from datasets.pde import open_pdebench
-from datasets.pde.generators import cole_hopf_solution, solve_burgers
+from diffsci import datasets
+from diffsci.datasets.pde import open_pdebench
+from diffsci.datasets.pde.generators import cole_hopf_solution, solve_burgers
 
 
 def cole_hopf_error(resolution, nu=0.1, dt=1e-3, t_final=1.0):

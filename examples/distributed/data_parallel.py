@@ -1,7 +1,7 @@
 """Data-parallel training: the same script on 1 process or on N.
 
     python examples/distributed/data_parallel.py                  # one process
-    python -m core.launch -n 2 examples/distributed/data_parallel.py
+    python -m diffsci.core.launch -n 2 examples/distributed/data_parallel.py
     mpiexec -n 2 python examples/distributed/data_parallel.py    # the same
 
 A float64 MLP regresses ``y = sin(pi x0) x1`` with Adam. Each rank reads shard ``rank`` of the
@@ -20,10 +20,11 @@ import time
 
 import numpy as np
 
-import core
-import datasets
-from core import communication as comm
-from core import nn
+from diffsci import core
+from diffsci import datasets
+from diffsci.core import communication as comm
+from diffsci.core.atomic import atomic_write
+from diffsci.core import nn
 
 
 def make_data(n_samples, seed=0):
@@ -83,10 +84,7 @@ def main(
         for p in net.trainable_params():
             np.testing.assert_array_equal(loaded[p.name].asnumpy(), p.asnumpy())
     if out is not None and rank == 0:
-        tmp = f"{out}.tmp"
-        with open(tmp, "w") as fh:
-            json.dump(result, fh)
-        os.replace(tmp, out)
+        atomic_write(out, json.dumps(result))
     core.set_context(mode=core.PYNATIVE_MODE)
     core.reset_auto_parallel_context()
     if rank == 0:

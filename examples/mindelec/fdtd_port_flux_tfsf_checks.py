@@ -24,13 +24,13 @@ import time
 import numpy as np
 from scipy.special import hankel2
 
-from mindelec.fdtd import C0, CPML, EPS0, ETA0, MU0, PEC, PMC, Grid, Materials, Simulation
-from mindelec.fdtd.flux import FluxMonitor, dipole_power, line_source_power
-from mindelec.fdtd.lumped import CurrentSource, Resistor, VoltageSource, port_times
-from mindelec.fdtd.monitors import Monitor, PointProbe
-from mindelec.fdtd.sparams import SParameterSolver, reciprocity_error, s_from_time_signals
-from mindelec.fdtd.tfsf import LineSource, PlaneWave
-from mindelec.fdtd.waveforms import ContinuousWave, Gaussian, NormDGaussian
+from diffsci.mindelec.fdtd import C0, CPML, EPS0, ETA0, MU0, PEC, PMC, Grid, Materials, Simulation
+from diffsci.mindelec.fdtd.flux import FluxMonitor, dipole_power, line_source_power
+from diffsci.mindelec.fdtd.lumped import CurrentSource, Resistor, VoltageSource, port_times
+from diffsci.mindelec.fdtd.monitors import Monitor, PointProbe
+from diffsci.mindelec.fdtd.sparams import SParameterSolver, reciprocity_error, s_from_time_signals
+from diffsci.mindelec.fdtd.tfsf import LineSource, PlaneWave
+from diffsci.mindelec.fdtd.waveforms import ContinuousWave, Gaussian, NormDGaussian
 
 D = 1e-3
 FREQS = np.array([3e9, 5e9, 7.5e9, 10e9, 15e9])

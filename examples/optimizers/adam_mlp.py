@@ -11,8 +11,8 @@ import sys
 
 import numpy as np
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 
 def target(x):

@@ -11,8 +11,8 @@ start the fit, then strong-Wolfe L-BFGS (``opt.minimize(loss_fn)``) finishes it,
 
 import numpy as np
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 
 def build(seed):

@@ -12,9 +12,9 @@ import tempfile
 
 import numpy as np
 
-import core
-from core import nn
-from core.train import CheckpointCallback, LossMonitor, Model
+from diffsci import core
+from diffsci.core import nn
+from diffsci.core.train import CheckpointCallback, LossMonitor, Model
 
 
 def make_batches(n_batches, batch_size, seed):

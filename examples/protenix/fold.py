@@ -1,15 +1,15 @@
 """Fold a small protein (a3m input: HP35 with a toy alignment) and a two-chain complex (FASTA,
-GCN4 leucine zipper) with ``protenix predict``.
+GCN4 leucine zipper) with ``diffsci-protenix predict``.
 
     PYTHONPATH=. python examples/protenix/fold.py [--out OUT] [--weights PATH] [--tiny]
 
 It runs the command exactly as a user would::
 
-    protenix predict examples/protenix/hp35.a3m -o OUT --seeds 101 --samples 5
-    protenix predict examples/protenix/gcn4_dimer.fasta -o OUT --seeds 101 --samples 5
+    diffsci-protenix predict examples/protenix/hp35.a3m -o OUT --seeds 101 --samples 5
+    diffsci-protenix predict examples/protenix/gcn4_dimer.fasta -o OUT --seeds 101 --samples 5
 
 When no weights are found (``--weights``, ``$PROTENIX_WEIGHTS_DIR``, the user cache filled by
-``protenix download protenix_mini_default_v0.5.0``) or the network is not in this build, it
+``diffsci-protenix download protenix_mini_default_v0.5.0``) or the network is not in this build, it
 adds ``--random-weights``: the pipeline runs end to end and every file says the structures are
 MEANINGLESS. ``--tiny``: one sample, one recycle and step, no plots (the test runs this).
 """
@@ -21,9 +21,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 
-from protenix.cli import main as cli_main  # noqa: E402
-from protenix.cli import runner  # noqa: E402
-from protenix.model.weights import WeightsError  # noqa: E402
+from diffsci.protenix.cli import main as cli_main  # noqa: E402
+from diffsci.protenix.cli import runner  # noqa: E402
+from diffsci.protenix.model.weights import WeightsError  # noqa: E402
 
 MODEL = "protenix_mini_default_v0.5.0"
 

@@ -6,13 +6,13 @@ scaling ``InputScaleNet``; the layers are the same (inputs ``[..., in_channel]``
 ``[..., out_channel]``). ``dtype`` (float32 default, float64 for float64 training) is ours.
 """
 
-import core
-from core.nn.layers.fc import FCSequential as _FCSequential
-from core.nn.layers.fc import InputScale as _InputScale
-from core.nn.layers.fc import LinearBlock as LinearBlock
-from core.nn.layers.fc import MultiScaleFCSequential as _MultiScaleFCSequential
-from core.nn.layers.fc import ResBlock as ResBlock
-from core.nn.layers.pinn_activation import get_activation as get_activation
+from diffsci import core
+from diffsci.core.nn.layers.fc import FCSequential as _FCSequential
+from diffsci.core.nn.layers.fc import InputScale as _InputScale
+from diffsci.core.nn.layers.fc import LinearBlock as LinearBlock
+from diffsci.core.nn.layers.fc import MultiScaleFCSequential as _MultiScaleFCSequential
+from diffsci.core.nn.layers.fc import ResBlock as ResBlock
+from diffsci.core.nn.layers.pinn_activation import get_activation as get_activation
 
 __all__ = [
     "FCSequential",

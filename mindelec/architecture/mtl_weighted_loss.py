@@ -4,8 +4,8 @@ Cipolla, CVPR 2018, arXiv:1705.07115), ``core.nn.MTLWeightedLoss`` under MindEle
 ``L = sum_i L_i / (2 s_i^2) + log(s_i^2 + 1)``, ``s_i`` trainable, initialised to 1.
 """
 
-import core
-from core.nn import MTLWeightedLoss
+from diffsci import core
+from diffsci.core.nn import MTLWeightedLoss
 
 __all__ = ["MTLWeightedLossCell"]
 

@@ -5,8 +5,8 @@
 same shape as a precomputed per-step array (``core.nn.poly_lr``, shared with ``mindflow``).
 """
 
-from core import nn, ops
-from core.nn.poly_lr import get_poly_lr as get_poly_lr
+from diffsci.core import nn, ops
+from diffsci.core.nn.poly_lr import get_poly_lr as get_poly_lr
 
 __all__ = ["LearningRate", "get_poly_lr"]
 

@@ -7,7 +7,7 @@ with ``y`` the reference (label) and ``\\hat y`` the prediction.
 
 import numpy as np
 
-from core import Tensor
+from diffsci.core import Tensor
 
 __all__ = ["L2"]
 

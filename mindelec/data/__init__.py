@@ -4,12 +4,12 @@ They live in ``datasets.geometry.dataset`` (shared with ``mindflow.data``); see 
 for how sub-datasets are merged and named (``<geometry>_<domain|BC|IC>``, columns
 ``<sub-dataset>_points``)."""
 
-from datasets.geometry.dataset import BoundaryBC as BoundaryBC
-from datasets.geometry.dataset import BoundaryIC as BoundaryIC
-from datasets.geometry.dataset import Dataset as Dataset
-from datasets.geometry.dataset import Equation as Equation
-from datasets.geometry.dataset import ExistedDataConfig as ExistedDataConfig
-from datasets.geometry.dataset import ExistedDataset as ExistedDataset
+from diffsci.datasets.geometry.dataset import BoundaryBC as BoundaryBC
+from diffsci.datasets.geometry.dataset import BoundaryIC as BoundaryIC
+from diffsci.datasets.geometry.dataset import Dataset as Dataset
+from diffsci.datasets.geometry.dataset import Equation as Equation
+from diffsci.datasets.geometry.dataset import ExistedDataConfig as ExistedDataConfig
+from diffsci.datasets.geometry.dataset import ExistedDataset as ExistedDataset
 
 __all__ = [
     "BoundaryBC",

@@ -42,7 +42,7 @@ import math
 
 import numpy as np
 
-from core import ops
+from diffsci.core import ops
 
 from .constants import C0, EPS0
 from .grid import AXES

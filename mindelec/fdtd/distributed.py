@@ -1,8 +1,8 @@
 """Domain decomposition of the FDTD time loop over MPI ranks (``core.communication``).
 
-    from core import communication as comm
-    from mindelec import fdtd
-    from mindelec.fdtd.distributed import DistributedSimulation
+    from diffsci.core import communication as comm
+    from diffsci.mindelec import fdtd
+    from diffsci.mindelec.fdtd.distributed import DistributedSimulation
     comm.init()
     sim = DistributedSimulation(grid, materials, {"x": fdtd.CPML(10), "y": fdtd.CPML(10)},
                                 sources=[fdtd.PointSource("ez", (40, 30), pulse)],
@@ -101,9 +101,9 @@ import dataclasses
 
 import numpy as np
 
-import core
-from core import communication as comm
-from core import ops
+from diffsci import core
+from diffsci.core import communication as comm
+from diffsci.core import ops
 
 from .dft import DFTMonitor, DFTState, dft_init, dft_value
 from .dispersive import AUX_KEY
@@ -134,7 +134,7 @@ _HALO = "_halo_h"  # the E half step's ghost layer of H, shown to the monitors (
 def slab_bounds(n, size, rank, halo=1):
     """``(start, stop)`` of this rank's x cells; ``ValueError`` (same text on every rank) when
     ``size`` does not divide ``n`` or leaves slabs thinner than ``halo`` cells."""
-    from core.communication.decomposition import slab_bounds as _bounds
+    from diffsci.core.communication.decomposition import slab_bounds as _bounds
 
     return _bounds(n, size, rank, halo, "FDTD grid")
 

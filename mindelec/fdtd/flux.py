@@ -34,8 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .dft import _as_freqs, dft_init, dft_update, dft_value
 from .grid import AXES

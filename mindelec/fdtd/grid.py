@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-import core
+from diffsci import core
 
 from .constants import C0
 

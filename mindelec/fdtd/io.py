@@ -28,7 +28,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
-import core
+from diffsci import core
+from diffsci.core.atomic import atomic_path, new_file_mode
 
 __all__ = [
     "SnapshotWriter",
@@ -144,6 +145,7 @@ class SnapshotWriter:
         if self._file is not None:
             self._file.close()
             self._file = None
+            os.chmod(self._tmp, new_file_mode())  # mkstemp's 0600 -> what open() would give
             os.replace(self._tmp, self.path)
         return self.path
 
@@ -251,14 +253,8 @@ def write_vtk(path, fields: Mapping, spacing, origin=None) -> str:
     mesh = meshio.Mesh(points, cells, point_data={k: v.reshape(-1) for k, v in arrays.items()})
     path = os.fspath(path)
     suffix = os.path.splitext(path)[1]
-    tmp = _temp_beside(path, suffix)
-    try:
+    with atomic_path(path, suffix=suffix) as tmp:
         meshio.write(tmp, mesh)  # the format follows the suffix, which tmp shares
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
     return path
 
 
@@ -337,12 +333,6 @@ def field_movie(frames, path, spacing=None, fps: int = 10, title=None, cmap="RdB
 
     anim = FuncAnimation(fig, draw, frames=frames.shape[0], blit=False)
     path = os.fspath(path)
-    tmp = _temp_beside(path, ".gif")
-    try:
+    with atomic_path(path, suffix=".gif") as tmp:
         anim.save(tmp, writer=PillowWriter(fps=fps))
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
     return path

@@ -39,8 +39,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .grid import AXES
 from .monitors import Monitor

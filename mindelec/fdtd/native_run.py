@@ -70,10 +70,10 @@ import threading
 
 import numpy as np
 
-import core
-import core.native as native
-from core import ops
-from core.control.loops import CheckpointPolicy, as_policy
+from diffsci import core
+import diffsci.core.native as native
+from diffsci.core import ops
+from diffsci.core.control.loops import CheckpointPolicy, as_policy
 
 from .native_yee import _CTYPE
 

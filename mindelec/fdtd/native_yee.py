@@ -47,9 +47,9 @@ import threading
 
 import numpy as np
 
-import core
-import core.native as native
-from core import ops
+from diffsci import core
+import diffsci.core.native as native
+from diffsci.core import ops
 
 from .grid import AXES
 from .yee import psi_shapes

@@ -28,8 +28,8 @@ import math
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .boundaries import Boundaries
 from .dispersive import AUX_KEY, DispersiveUpdate

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 __all__ = ["PointSource", "Source", "e_time", "h_time"]
 

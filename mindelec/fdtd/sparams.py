@@ -31,8 +31,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .dft import RunningDFT
 

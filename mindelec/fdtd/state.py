@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
-import core
+from diffsci import core
 
 __all__ = ["FieldState"]
 

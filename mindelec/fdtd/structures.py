@@ -32,8 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .constants import EPS0
 from .grid import AXES

@@ -25,10 +25,11 @@ from __future__ import annotations
 import math
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
+
+from diffsci.core.atomic import atomic_write
 
 __all__ = ["TouchstoneData", "read_touchstone", "write_touchstone"]
 
@@ -148,18 +149,8 @@ def write_touchstone(
     text = "\n".join(lines) + "\n"
 
     path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".touchstone", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    text.encode("ascii")  # Touchstone is ASCII: fail here, before anything is written
+    atomic_write(path, text)
     return path
 
 

@@ -27,8 +27,8 @@ import warnings
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .constants import C0
 

@@ -31,8 +31,8 @@ import dataclasses
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .constants import EPS0, MU0
 from .grid import AXES

@@ -14,7 +14,7 @@ A sub-dataset named ``D`` is matched with the problem of ``pde_dict`` whose key 
 ``D`` less a ``_BC``/``_IC``/``_domain`` suffix (MindElec's rule).
 """
 
-from datasets.geometry.dataset import Dataset
+from diffsci.datasets.geometry.dataset import Dataset
 
 __all__ = ["Constraints"]
 

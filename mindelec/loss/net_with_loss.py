@@ -6,8 +6,8 @@ on its input column(s), ``Constraints`` gives the residual ``r_D = f_D(u, **colu
 ``MTLWeightedLossCell((L_D)_D)``, plus ``latent_reg * mean(z^2)`` with a latent vector.
 """
 
-import core
-from core import Parameter, Tensor, nn, ops
+from diffsci import core
+from diffsci.core import Parameter, Tensor, nn, ops
 
 from .constraints import Constraints
 from .losses import get_loss_metric

@@ -7,8 +7,8 @@ A PINN network maps a batch of points ``x [N, d]`` to ``u [N, m]`` row by row, s
 
 import inspect
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 __all__ = ["Grad", "Hessian", "Jacobian", "SecondOrderGrad"]
 

@@ -11,8 +11,8 @@ import time
 
 import numpy as np
 
-import core
-from core.train import Callback
+from diffsci import core
+from diffsci.core.train import Callback
 
 from ..common.metrics import L2
 

@@ -12,9 +12,9 @@ training here is in the network's dtype.
 
 import math
 
-import core
-from core import nn
-from core.train import CallbackParams, RunContext
+from diffsci import core
+from diffsci.core import nn
+from diffsci.core.train import CallbackParams, RunContext
 
 from ..loss.constraints import Constraints
 from ..loss.losses import get_loss_metric

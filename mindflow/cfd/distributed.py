@@ -1,14 +1,14 @@
 """Domain decomposition of the CFD solver over MPI ranks (``core.communication``).
 
-    from core import communication as comm
-    from mindflow.cfd.distributed import DistributedSimulator
+    from diffsci.core import communication as comm
+    from diffsci.mindflow.cfd.distributed import DistributedSimulator
     comm.init()
     dsim = DistributedSimulator(config)                  # the same config as Simulator's
     u = dsim.scatter(cal_con_var(pri_var_0, dsim.material))   # [5, nx / P, ny, nz] slab
     u = dsim.run(u)                                      # CFL time loop, global time step
     full = dsim.gather(u)                                # [5, nx, ny, nz] on every rank
 
-launched as ``mpiexec -n P python script.py`` (or ``python -m core.launch -n P script.py``);
+launched as ``mpiexec -n P python script.py`` (or ``python -m diffsci.core.launch -n P script.py``);
 a plain ``python script.py`` is a world of one and runs the serial solver.
 
 Decomposition: the first spatial axis (x) is cut into ``P`` equal slabs, rank ``r`` owning
@@ -38,10 +38,10 @@ import copy
 
 import numpy as np
 
-import core
-from core import communication as comm
-from core import ops
-from core.communication.decomposition import slab_bounds as slab_bounds
+from diffsci import core
+from diffsci.core import communication as comm
+from diffsci.core import ops
+from diffsci.core.communication.decomposition import slab_bounds as slab_bounds
 
 from .runtime import RunTime
 from .simulator import Simulator

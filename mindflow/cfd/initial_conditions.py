@@ -2,7 +2,7 @@
 
 import numpy as np
 
-import core
+from diffsci import core
 
 from .utils import cal_con_var
 

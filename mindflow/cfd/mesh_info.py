@@ -1,7 +1,7 @@
 """Mesh information container (MindFlow's ``MeshInfo``): a uniform Cartesian grid."""
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 __all__ = ["MeshInfo"]
 

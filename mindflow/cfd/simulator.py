@@ -2,8 +2,8 @@
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .boundary_conditions import BoundaryManager
 from .config import validate_config

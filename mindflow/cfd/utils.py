@@ -1,7 +1,7 @@
 """Conversions between primitive and conservative variables; YAML config loading
 (``load_yaml_config`` is ``mindflow.utils``'s, shared with the PINN examples)."""
 
-from core import ops
+from diffsci.core import ops
 
 from ..utils.load_config import load_yaml_config as load_yaml_config
 

@@ -2,9 +2,10 @@
 
 import os
 import stat
-import tempfile
 
 import numpy as np
+
+from diffsci.core.atomic import atomic_path
 
 __all__ = ["vis_1d", "vis_2d"]
 
@@ -17,17 +18,12 @@ def _save(fig, file_name, permission):
     """Write to a temp file in the same folder, then rename (never a half-written plot)."""
     import matplotlib.pyplot as plt
 
-    folder = os.path.dirname(os.path.abspath(file_name))
     suffix = os.path.splitext(file_name)[1] or ".png"
-    fd, tmp = tempfile.mkstemp(suffix=suffix, dir=folder)
-    os.close(fd)
     try:
-        fig.savefig(tmp)
-        os.replace(tmp, file_name)
+        with atomic_path(file_name, suffix=suffix) as tmp:
+            fig.savefig(tmp)
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.remove(tmp)
     os.chmod(file_name, permission)
 
 

@@ -5,7 +5,7 @@
 - ``batched_hessian(model)(x [N, d]) -> [m, d, N, d]``, ``H[i, k, n, j] = d2u_i/dx_k dx_j``.
 """
 
-from core.autodiff.batched import batched_hessian as batched_hessian
-from core.autodiff.batched import batched_jacobian as batched_jacobian
+from diffsci.core.autodiff.batched import batched_hessian as batched_hessian
+from diffsci.core.autodiff.batched import batched_jacobian as batched_jacobian
 
 __all__ = ["batched_hessian", "batched_jacobian"]

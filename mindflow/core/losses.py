@@ -3,10 +3,10 @@
 ``core.nn.MTLWeightedLoss``: loss weighting lives in ``core`` because ``mindelec`` needs it
 too)."""
 
-from core import Parameter, nn, ops
-from core.nn.loss import get_loss_metric as get_loss_metric
-from core.nn.loss_weighting import MTLWeightedLoss as MTLWeightedLoss
-from core.nn.loss_weighting import WeightedLossCell as WeightedLossCell
+from diffsci.core import Parameter, nn, ops
+from diffsci.core.nn.loss import get_loss_metric as get_loss_metric
+from diffsci.core.nn.loss_weighting import MTLWeightedLoss as MTLWeightedLoss
+from diffsci.core.nn.loss_weighting import WeightedLossCell as WeightedLossCell
 
 from ..utils.check_func import check_param_type, check_param_value
 

@@ -6,7 +6,7 @@ import bisect
 
 import numpy as np
 
-from core.nn.poly_lr import get_poly_lr as get_poly_lr
+from diffsci.core.nn.poly_lr import get_poly_lr as get_poly_lr
 
 from ..utils.check_func import check_lr_param, check_param_type
 

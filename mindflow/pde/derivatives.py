@@ -28,7 +28,7 @@ across points); a model that mixes rows gets sums of cross-point terms.
 
 import numpy as np
 
-import core
+from diffsci import core
 
 __all__ = ["DerivativePlan", "evaluate", "normal_component"]
 

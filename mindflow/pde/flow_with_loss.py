@@ -10,7 +10,7 @@ and compiled (``core.value_and_grad``, ``core.jit``) inside a training step, as 
 ``@jit_class`` versions are.
 """
 
-from core import nn, ops
+from diffsci.core import nn, ops
 
 from ..core import get_loss_metric
 from ..utils.check_func import check_param_type

@@ -6,7 +6,7 @@ import math
 
 from sympy import Function, Symbol, diff, symbols
 
-import core
+from diffsci import core
 
 from .sympy2core import evaluate_formulas, sympy_to_mindspore
 
@@ -15,7 +15,7 @@ __all__ = ["Burgers", "NavierStokes", "PDEWithLoss", "Poisson"]
 
 def _loss_from(loss_fn):
     if isinstance(loss_fn, str):
-        from mindflow.core import get_loss_metric  # MindFlow's subpackage, not the engine
+        from diffsci.mindflow.core import get_loss_metric  # MindFlow's subpackage, not the engine
 
         return get_loss_metric(loss_fn)
     if not callable(loss_fn):

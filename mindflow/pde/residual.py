@@ -5,7 +5,7 @@ that asks for the derivatives it needs by name, and returns tensors. Burgers' eq
 (Raissi et al. 2019, Sec. 3.1.1), ``u_t + u u_x - nu u_xx = 0``::
 
     import math
-    from mindflow.pde.residual import derivatives
+    from diffsci.mindflow.pde.residual import derivatives
 
     NU = 0.01 / math.pi
 
@@ -36,7 +36,7 @@ what is pending at first access; :meth:`Derivatives.request` queues keys so that
 computed together.
 """
 
-import core
+from diffsci import core
 
 from .derivatives import DerivativePlan, evaluate, normal_component
 

@@ -1,5 +1,5 @@
 """Training physics-informed networks: Adam then L-BFGS, loss weighting, hard constraints,
-adaptive resampling, diagnostics (``from mindflow.pinn import Trainer``)."""
+adaptive resampling, diagnostics (``from diffsci.mindflow.pinn import Trainer``)."""
 
 from .adaptive import Resampler as Resampler
 from .constraints import OutputTransform as OutputTransform

@@ -10,8 +10,8 @@ CMAME 403, 115671.
 
 import numpy as np
 
-import core
-from datasets.geometry import rad, rar
+from diffsci import core
+from diffsci.datasets.geometry import rad, rar
 
 __all__ = ["Resampler"]
 

@@ -12,7 +12,7 @@ condition at ``t = t0`` use ``d = t - t0``.
 
 import numpy as np
 
-import core
+from diffsci import core
 
 __all__ = ["OutputTransform", "ball_distance", "box_distance", "hard_constraint"]
 

@@ -7,7 +7,7 @@ next to the loss by :class:`mindflow.pinn.Trainer`) and where the residual conce
 
 import numpy as np
 
-import core
+from diffsci import core
 
 __all__ = ["plot_history", "plot_residual_map", "residual_map"]
 

@@ -22,8 +22,8 @@ import os
 
 import numpy as np
 
-import core
-from core import nn
+from diffsci import core
+from diffsci.core import nn
 
 from ..verify.errors import relative_l2
 from .diagnostics import plot_history

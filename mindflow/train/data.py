@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from datasets.pde import PDEBenchSource, open_pdebench
+from diffsci.datasets.pde import PDEBenchSource, open_pdebench
 
 __all__ = ["PairSource", "SpaceTimeSource", "TrajectorySource", "WindowSource"]
 

@@ -3,7 +3,7 @@ FNO paper's Darcy and Navier-Stokes (FNO-3D) scripts do (and MindFlow's ``fno3d`
 
 import numpy as np
 
-import core
+from diffsci import core
 
 __all__ = ["UnitGaussianNormalizer"]
 

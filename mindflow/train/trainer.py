@@ -30,10 +30,10 @@ import os
 
 import numpy as np
 
-import core
-from core import nn
-from datasets import GeneratorDataset
-from datasets import metrics as _metrics
+from diffsci import core
+from diffsci.core import nn
+from diffsci.datasets import GeneratorDataset
+from diffsci.datasets import metrics as _metrics
 
 from ..core import (
     RelativeRMSELoss,

@@ -1,2 +1,2 @@
 """The ``protenix`` command (``protenix <subcommand> ...``): :func:`protenix.cli.main.main`,
-also run by ``python -m protenix.cli``."""
+also run by ``python -m diffsci.protenix.cli``."""

@@ -1,4 +1,4 @@
-"""``python -m protenix.cli <subcommand> ...``."""
+"""``python -m diffsci.protenix.cli <subcommand> ...``."""
 
 import sys
 

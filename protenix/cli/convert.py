@@ -1,6 +1,6 @@
 """Convert a PyTorch Protenix checkpoint (``.pt``) to our HDF5 checkpoint, once.
 
-    protenix convert protenix_base_default_v1.0.0.pt base.h5 [--dtype fp32]
+    diffsci-protenix convert protenix_base_default_v1.0.0.pt base.h5 [--dtype fp32]
 
 The ``.pt`` file is read without torch and without running pickle code
 (:func:`protenix.model.weights.read_torch_checkpoint`); the state dict under ``"model"`` is
@@ -12,8 +12,8 @@ import sys
 
 import numpy as np
 
-from core import dtypes as _dt
-from core.serialization import save_checkpoint
+from diffsci.core import dtypes as _dt
+from diffsci.core.serialization import save_checkpoint
 
 from ..model.weights import UnsafeCheckpointError, WeightsError, read_state_dict
 
@@ -41,7 +41,7 @@ def convert(input_path, output_path, dtype="keep", prefix=None):
     output_path = output_name(output_path)
     state = read_state_dict(input_path, prefix=prefix)
     if not state:
-        raise WeightsError(f"protenix convert: {input_path!r} has no entries to write")
+        raise WeightsError(f"diffsci-protenix convert: {input_path!r} has no entries to write")
     if dtype != "keep":
         target = _DTYPES[dtype]
         state = {k: (v.astype(target) if _dt.is_floating(v.dtype) else v) for k, v in state.items()}
@@ -60,9 +60,9 @@ def run(args):
     try:
         state = convert(args.input, args.output, dtype=args.dtype, prefix=args.prefix)
     except (UnsafeCheckpointError, WeightsError, FileNotFoundError) as err:
-        print(f"protenix convert: {err}", file=sys.stderr)
+        print(f"diffsci-protenix convert: {err}", file=sys.stderr)
         return 1
     n = sum(int(np.prod(v.shape)) for v in state.values())
     out = output_name(args.output)
-    print(f"protenix convert: wrote {len(state)} tensors ({n} values) to {out}")
+    print(f"diffsci-protenix convert: wrote {len(state)} tensors ({n} values) to {out}")
     return 0

@@ -1,17 +1,17 @@
 """Download an official Protenix checkpoint into the user cache (or ``--dir``).
 
-    protenix download protenix_mini_default_v0.5.0 [--dir DIR] [--url BASE] [--sha256 HEX]
+    diffsci-protenix download protenix_mini_default_v0.5.0 [--dir DIR] [--url BASE] [--sha256 HEX]
 
 The file ``<model>.pt`` comes from ``BASE/<model>.pt`` (``--url``, else
 ``$PROTENIX_CHECKPOINT_URL``, else Protenix's own server) through ``datasets.download``:
 streamed, resumed after an interruption (``.part`` file), verified when ``--sha256`` is given,
-and renamed into place only when complete. ``protenix predict`` finds it there.
+and renamed into place only when complete. ``diffsci-protenix predict`` finds it there.
 """
 
 import os
 import sys
 
-from datasets.download import DownloadError, download
+from diffsci.datasets.download import DownloadError, download
 
 from ..config import model_names
 from . import runner
@@ -30,7 +30,7 @@ def add_arguments(p):
 
 def run(args):
     if args.model not in model_names():
-        print(f"protenix download: unknown model {args.model!r}; known: "
+        print(f"diffsci-protenix download: unknown model {args.model!r}; known: "
               f"{', '.join(model_names())}", file=sys.stderr)
         return 2
     base = (args.url or os.environ.get("PROTENIX_CHECKPOINT_URL")
@@ -40,7 +40,7 @@ def run(args):
     try:
         download(url, path, sha256=args.sha256, progress=not args.no_progress)
     except DownloadError as err:
-        print(f"protenix download: {url}: {err}", file=sys.stderr)
+        print(f"diffsci-protenix download: {url}: {err}", file=sys.stderr)
         return 1
-    print(f"protenix download: {args.model} -> {path}")
+    print(f"diffsci-protenix download: {args.model} -> {path}")
     return 0

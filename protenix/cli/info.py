@@ -1,6 +1,6 @@
 """Models, the weights found for each (and where they were looked for), and the devices.
 
-    protenix info [--weights PATH]
+    diffsci-protenix info [--weights PATH]
 """
 
 import os
@@ -18,7 +18,7 @@ def add_arguments(p):
 def _devices():
     out = ["CPU"]
     try:
-        from core.backend import get_backend
+        from diffsci.core.backend import get_backend
 
         get_backend("GPU")
         out.append("GPU")
@@ -43,7 +43,7 @@ def run(args):
     print(f"checkpoint URL: {os.environ.get('PROTENIX_CHECKPOINT_URL', runner.CHECKPOINT_URL)}")
     net = runner.network_available()
     print("network: " + ("protenix.model.protenix.Protenix" if net else
-                         "not in this build yet (protenix predict runs with --random-weights)"))
+                         "not in this build yet (diffsci-protenix predict runs with --random-weights)"))
     print("devices: " + ", ".join(_devices()))
     print(f"python: {sys.version.split()[0]}")
     return 0

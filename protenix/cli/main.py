@@ -2,7 +2,7 @@
 
 A subcommand module provides ``add_arguments(parser)`` and ``run(args) -> int``; adding one
 is one entry below (``ALIASES`` adds other names). Flag names follow Protenix's runner where it
-has them (``protenix pred -i IN -o OUT -s 101 -n MODEL -c 4 -p 5 -e 5``).
+has them (``diffsci-protenix pred -i IN -o OUT -s 101 -n MODEL -c 4 -p 5 -e 5``).
 """
 
 import argparse
@@ -16,18 +16,18 @@ SUBCOMMANDS = {
     "download": ("download", "download an official Protenix checkpoint (checksum, resume)"),
     "convert": ("convert", "convert a Protenix .pt checkpoint to our HDF5 checkpoint"),
 }
-# name -> other names (Protenix's ``protenix pred``)
+# name -> other names (Protenix's ``diffsci-protenix pred``)
 ALIASES = {"predict": ["pred"]}
 
 
 def build_parser():
     parser = argparse.ArgumentParser(
-        prog="protenix", description="Protenix (AlphaFold3-class model) on the diffsci core."
+        prog="diffsci-protenix", description="Protenix (AlphaFold3-class model) on the diffsci core."
     )
     sub = parser.add_subparsers(dest="command", metavar="<command>")
     sub.required = True
     for name, (module_name, help_text) in SUBCOMMANDS.items():
-        module = importlib.import_module(f"protenix.cli.{module_name}")
+        module = importlib.import_module(f"diffsci.protenix.cli.{module_name}")
         p = sub.add_parser(name, help=help_text, description=module.__doc__,
                            aliases=ALIASES.get(name, []),
                            formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -37,7 +37,7 @@ def build_parser():
 
 
 def main(argv=None):
-    """Entry point of the ``protenix`` console script; returns the exit status."""
+    """Entry point of the ``diffsci-protenix`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
     return args._run(args)
 

@@ -1,7 +1,7 @@
 """Predict structures: FASTA / a3m / Protenix JSON in, ranked mmCIF + confidence JSON + plots out.
 
-    protenix predict INPUT -o OUT [--model protenix_mini_default_v0.5.0] [--seeds 101,102] ...
-    protenix pred -i INPUT -o OUT -s 101 -n MODEL -c 4 -p 5 -e 5      (Protenix's flag names)
+    diffsci-protenix predict INPUT -o OUT [--model protenix_mini_default_v0.5.0] [--seeds 101,102] ...
+    diffsci-protenix pred -i INPUT -o OUT -s 101 -n MODEL -c 4 -p 5 -e 5      (Protenix's flag names)
 
 INPUT is a FASTA, a3m or Protenix JSON file, or a folder of them; every job and seed gives
 ``OUT/<name>/seed_<seed>/predictions/<name>_sample_<rank>.cif`` (rank 0 = best ranking score)
@@ -220,11 +220,11 @@ def run(args):
     run_t0, startup_cpu = time.perf_counter(), time.process_time()
     path = args.input or args.input_opt
     if args.input and args.input_opt and args.input != args.input_opt:
-        print(f"protenix predict: two inputs given ({args.input!r} and -i {args.input_opt!r})",
+        print(f"diffsci-protenix predict: two inputs given ({args.input!r} and -i {args.input_opt!r})",
               file=sys.stderr)
         return 2
     if not path:
-        print("protenix predict: no INPUT given (positional or -i/--input)", file=sys.stderr)
+        print("diffsci-protenix predict: no INPUT given (positional or -i/--input)", file=sys.stderr)
         return 2
     try:
         seeds = _seeds(args.seeds)
@@ -233,21 +233,21 @@ def run(args):
         config = (get_model_config(args.model, overrides=overrides) if overrides
                   else get_model_config(args.model))
     except (ValueError, KeyError) as err:
-        print(f"protenix predict: {err.args[0] if err.args else err}", file=sys.stderr)
+        print(f"diffsci-protenix predict: {err.args[0] if err.args else err}", file=sys.stderr)
         return 2
     if args.samples < 1:
-        print(f"protenix predict: --samples {args.samples}: need at least 1", file=sys.stderr)
+        print(f"diffsci-protenix predict: --samples {args.samples}: need at least 1", file=sys.stderr)
         return 2
     args.n_cycle = args.cycles if args.cycles is not None else int(config["model"]["N_cycle"])
     args.n_step = (args.steps if args.steps is not None
                    else int(config["sample_diffusion"]["N_step"]))
     if args.device == "GPU":
         try:
-            from core.backend import get_backend
+            from diffsci.core.backend import get_backend
 
             get_backend("GPU")
         except Exception as err:
-            print(f"protenix predict: --device GPU: no GPU backend here ({type(err).__name__}: "
+            print(f"diffsci-protenix predict: --device GPU: no GPU backend here ({type(err).__name__}: "
                   f"{str(err).splitlines()[0] if str(err) else ''}); use --device CPU",
                   file=sys.stderr)
             return 2
@@ -259,26 +259,26 @@ def run(args):
     def on_error(name, err):
         failed[name] = f"{type(err).__name__}: {err}"
         _write_error(out, name, failed[name])
-        print(f"protenix predict: {name}: {err}", file=sys.stderr)
+        print(f"diffsci-protenix predict: {name}: {err}", file=sys.stderr)
 
     kw = {} if args.max_tokens is None else {"max_tokens": args.max_tokens}
     try:
         jobs = load_jobs(path, on_error=on_error, **kw)
     except InputError as err:
-        print(f"protenix predict: {err}", file=sys.stderr)
+        print(f"diffsci-protenix predict: {err}", file=sys.stderr)
         return 1
     if not jobs and not failed:
-        print(f"protenix predict: no jobs in {path!r}", file=sys.stderr)
+        print(f"diffsci-protenix predict: no jobs in {path!r}", file=sys.stderr)
         return 1
 
     weights_path = None
     if args.random_weights:
-        print(f"protenix predict: WARNING: --random-weights: {MEANINGLESS}", file=sys.stderr)
+        print(f"diffsci-protenix predict: WARNING: --random-weights: {MEANINGLESS}", file=sys.stderr)
     else:
         try:
             weights_path = runner.find_weights(args.model, args.weights)
         except WeightsError as err:
-            print(f"protenix predict: {err}", file=sys.stderr)
+            print(f"diffsci-protenix predict: {err}", file=sys.stderr)
             for job in jobs:
                 _write_error(out, job["name"], f"WeightsError: {err}")
             return min(255, len(jobs) + len(failed))
@@ -325,7 +325,7 @@ def run(args):
             detail = "".join(traceback.format_exception(type(err), err, err.__traceback__))
             failed[name] = msg
             _write_error(out, name, msg + "\n\n" + detail)
-            print(f"protenix predict: {name} failed: {msg} (OUT/ERR/{name}.txt)",
+            print(f"diffsci-protenix predict: {name} failed: {msg} (OUT/ERR/{name}.txt)",
                   file=sys.stderr)
             continue
         err_file = os.path.join(out, "ERR", f"{name}.txt")
@@ -342,7 +342,7 @@ def run(args):
     if getattr(args, "timings", None):
         _write_timings(args.timings, stage_rows, startup_cpu, time.perf_counter() - run_t0)
     n_ok = len({r[0] for r in rows})
-    print(f"protenix predict: {n_ok} job(s) predicted, {len(skipped)} (job, seed) pair(s) "
+    print(f"diffsci-protenix predict: {n_ok} job(s) predicted, {len(skipped)} (job, seed) pair(s) "
           f"done already and skipped, {len(failed)} failed"
           + (f" ({', '.join(sorted(failed))}; see {os.path.join(out, 'ERR')})" if failed else ""))
     return min(255, len(failed))

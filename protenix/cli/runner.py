@@ -1,4 +1,4 @@
-"""The model side of ``protenix predict``: where the weights are found and the one function
+"""The model side of ``diffsci-protenix predict``: where the weights are found and the one function
 that calls the network (:func:`run_model`).
 
 Weights lookup (:func:`find_weights`), first hit wins:
@@ -7,7 +7,7 @@ Weights lookup (:func:`find_weights`), first hit wins:
    ``<model>.h5`` or ``<model>.pt``;
 2. ``$PROTENIX_WEIGHTS_DIR/<model>.{h5,pt}``;
 3. the user cache ``$XDG_CACHE_HOME/protenix/checkpoints`` (default
-   ``~/.cache/protenix/checkpoints``), where ``protenix download MODEL`` puts them.
+   ``~/.cache/protenix/checkpoints``), where ``diffsci-protenix download MODEL`` puts them.
 
 :func:`run_model` is the single seam between the command and the network
 (``protenix.model.protenix.Protenix``, built from the variant's config and kept for the next
@@ -73,7 +73,7 @@ def find_weights(model, weights=None):
         looked += "\n  $PROTENIX_WEIGHTS_DIR: (not set)"
     raise WeightsError(
         f"no weights found for model {model!r}; looked in:\n{looked}\n"
-        f"get them with `protenix download {model}` (into the user cache), pass --weights PATH, "
+        f"get them with `diffsci-protenix download {model}` (into the user cache), pass --weights PATH, "
         "or run a smoke test with --random-weights (meaningless structures)")
 
 
@@ -90,7 +90,7 @@ def resolve_chunk_size(requested, n_token, config):
     """The trunk chunk size for ``n_token`` tokens: an int or None (no chunking) as given, or
     for ``"auto"`` Protenix's dynamic rule (``infer_setting.chunk_size_thresholds``: the first
     threshold >= n_token gives the size, -1 meaning none; 32 above the largest)."""
-    from protenix.model.chunk import resolve_chunk_size as _resolve
+    from diffsci.protenix.model.chunk import resolve_chunk_size as _resolve
 
     if requested != "auto":
         return requested
@@ -101,7 +101,7 @@ def _redraw_zero_weights(model):
     """Protenix zero-initialises its output layers (adaLN-Zero gates, transitions' last layer,
     the PAE/PDE/pLDDT/resolved and distogram heads), which would make a random-weights run's
     confidences constant: every all-zero weight matrix is redrawn ~ N(0, 1/fan_in) (seeded)."""
-    import core
+    from diffsci import core
 
     rng = np.random.default_rng(RANDOM_WEIGHTS_SEED)
     for _, p in model.parameters_and_names():
@@ -122,7 +122,7 @@ def build_network(config, weights_path=None, random_weights=False):
     same draws as without skipping (the generator was left untouched)."""
     import json
 
-    import core
+    from diffsci import core
 
     from ..model.protenix import Protenix
     from ..model.weights import load_weights
@@ -181,7 +181,7 @@ def run_model(features, atoms, *, config, weights_path, random_weights, n_cycle,
     """
     import time
 
-    import core
+    from diffsci import core
 
     timings = {} if timings is None else timings
     chunk_size = resolve_chunk_size(chunk_size, len(features["asym_id"]), config)

@@ -2,9 +2,10 @@
 ``save_config``)."""
 
 import os
-import tempfile
 
 import yaml
+
+from diffsci.core.atomic import atomic_write
 
 from .config_dict import ConfigDict
 
@@ -22,13 +23,4 @@ def save_config(config, path):
     """Write ``config`` (a ConfigDict or a dict) as YAML; the file is replaced atomically."""
     if isinstance(config, ConfigDict):
         config = config.to_dict()
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w") as f:
-            yaml.safe_dump(config, f)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    atomic_write(path, yaml.safe_dump(config))

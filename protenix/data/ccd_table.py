@@ -1,6 +1,6 @@
 """Built-in CCD rows of the 20 standard amino acids + UNK (generated; do not edit).
 
-Made by ``python -m protenix.data.make_ccd_table`` from the Chemical Component
+Made by ``python -m diffsci.protenix.data.make_ccd_table`` from the Chemical Component
 Dictionary bundled with biotite 1.6.0. Per residue: ``one_letter_code``, ``type``
 and ``atoms``, the heavy atoms in CCD order as (name, element, formal charge,
 leaving-atom flag, ideal coordinates in Angstrom).

@@ -5,7 +5,7 @@ Protenix reads residue chemistry from the wwPDB Chemical Component Dictionary
 download we commit their rows, taken once from the CCD copy that biotite ships
 (``biotite.structure.info.get_ccd()``, the ``data`` extra)::
 
-    PYTHONPATH=. .venv/bin/python -m protenix.data.make_ccd_table
+    PYTHONPATH=. .venv/bin/python -m diffsci.protenix.data.make_ccd_table
 
 Kept per residue, in CCD ``_chem_comp_atom`` order: the heavy atoms (hydrogens dropped, as
 Protenix's ``get_component_atom_array(keep_hydrogens=False)``), with their element
@@ -56,7 +56,7 @@ def main():
     table, version = build_table()
     text = (
         '"""Built-in CCD rows of the 20 standard amino acids + UNK (generated; do not edit).\n\n'
-        "Made by ``python -m protenix.data.make_ccd_table`` from the Chemical Component\n"
+        "Made by ``python -m diffsci.protenix.data.make_ccd_table`` from the Chemical Component\n"
         f"Dictionary bundled with biotite {version}. Per residue: ``one_letter_code``, ``type``\n"
         "and ``atoms``, the heavy atoms in CCD order as (name, element, formal charge,\n"
         'leaving-atom flag, ideal coordinates in Angstrom).\n"""\n\n'

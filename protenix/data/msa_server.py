@@ -28,6 +28,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from diffsci.core.atomic import atomic_write
+
 __all__ = ["MSAServerClient", "MSAServerError", "add_server_msas", "split_result_a3m"]
 
 UNPAIRED_FILES = ("uniref.a3m", "bfd.mgnify30.metaeuk30.smag30.a3m")
@@ -179,10 +181,7 @@ class MSAServerClient:
             result[s] = blocks[FIRST_ID + i]
         if cache:
             os.makedirs(self.cache_dir, exist_ok=True)
-            tmp = cache + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(result, f)
-            os.replace(tmp, cache)
+            atomic_write(cache, json.dumps(result))
         return result
 
 

@@ -35,8 +35,8 @@ would need the same random mask on every rank.
 
 import itertools
 
-from core import communication as comm
-from core import ops
+from diffsci.core import communication as comm
+from diffsci.core import ops
 
 from ..model.triangular.layers import _linear
 from ..model.triangular.triangular import join_blocks, row_blocks

@@ -16,8 +16,8 @@ import itertools
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 __all__ = [
     "CoreRandom",

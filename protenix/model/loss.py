@@ -36,8 +36,8 @@ import logging
 
 import numpy as np
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 __all__ = [
     "BondLoss",

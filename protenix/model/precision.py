@@ -19,8 +19,8 @@ float32 tensor is kept (tests/protenix/test_bf16.py). :func:`autocast_disabled` 
 
 import functools
 
-import core
-from core import dtypes as _dt
+from diffsci import core
+from diffsci.core import dtypes as _dt
 
 __all__ = ["autocast_disabled", "cast_floats", "compute_dtype", "skip_amp_for_inference"]
 

@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from .chunk import get_dynamic_chunk_size
 from .generator import (

@@ -3,8 +3,8 @@ their atoms, average atom features into their tokens."""
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 __all__ = ["aggregate_atom_to_token", "broadcast_token_to_atom"]
 

@@ -34,10 +34,10 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from core import dtypes as _dt
-from core.serialization import load_checkpoint as _load_h5
-from core.serialization import load_param_into_net
-from core.tensor import Tensor
+from diffsci.core import dtypes as _dt
+from diffsci.core.serialization import load_checkpoint as _load_h5
+from diffsci.core.serialization import load_param_into_net
+from diffsci.core.tensor import Tensor
 
 __all__ = [
     "LoadResult",

@@ -15,6 +15,7 @@ marks a finished sample. With ``meaningless`` (random weights) every JSON carrie
 
 import json
 import os
+import sys
 
 import numpy as np
 
@@ -118,11 +119,18 @@ class DataDumper:
                         if k not in ("atom_coordinate", "atom_is_polymer")}
                 atomic_write(os.path.join(pred_dir, f"{name}_full_data_sample_{r}.json"),
                              json.dumps({**to_jsonable(full, 2), **warn}))
-        if self.plots:
-            self._plots(name, seed, rank, full_data, atoms)
         for i in range(n_s):
             atomic_write(self.summary_path(name, seed, int(rank[i])),
                          json.dumps({**to_jsonable(summary[i]), **warn}, indent=4))
+        # plots last: the structures and JSON above are the result, and a plot that fails
+        # (a broken matplotlib backend, a full disk) is reported without losing them
+        if self.plots:
+            try:
+                self._plots(name, seed, rank, full_data, atoms)
+            except Exception as err:  # reported: the result is already on disk
+                print(f"protenix outputs: the plots of {name} seed {seed} failed ({err!r}); "
+                      f"the structures and confidence JSON in {pred_dir} are complete",
+                      file=sys.stderr)
         return sorted(((int(rank[i]), i, summary[i]) for i in range(n_s)), key=lambda t: t[0])
 
     def _plots(self, name, seed, rank, full_data, atoms):

@@ -1,9 +1,9 @@
 """Plots of a prediction (matplotlib, Agg): pLDDT along the sequence for every sample and the
 PAE matrix, with chain boundaries marked (as ColabFold's ``*_plddt.png`` / ``*_pae.png``)."""
 
-import os
-
 import numpy as np
+
+from diffsci.core.atomic import atomic_path
 
 from .structure import MEANINGLESS
 
@@ -35,9 +35,8 @@ def _bounds(asym_id):
 
 
 def _save(fig, path):
-    tmp = os.fspath(path) + ".tmp.png"
-    fig.savefig(tmp, dpi=100)
-    os.replace(tmp, path)
+    with atomic_path(path, suffix=".png") as tmp:
+        fig.savefig(tmp, dpi=100)
 
 
 def plot_plddt(path, plddt, asym_id, chain_names=None, labels=None, title="", meaningless=False):

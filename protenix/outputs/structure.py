@@ -9,31 +9,21 @@ https://mmcif.wwpdb.org) that biopython's ``MMCIFParser`` and gemmi read.
 """
 
 import os
-import tempfile
 
 import numpy as np
+
+from diffsci.core.atomic import atomic_write as _atomic_write
 
 __all__ = ["atomic_write", "to_mmcif", "to_pdb", "write_mmcif", "write_pdb"]
 
 MEANINGLESS = "RANDOM WEIGHTS: this structure is meaningless (smoke test output)"
 
 
-def atomic_write(path, text, mode="w"):
-    """Write ``text`` to ``path`` through a temporary file in the same folder and
-    ``os.replace``: readers see the old file or the complete new one, never a part."""
-    path = os.fspath(path)
-    folder = os.path.dirname(path) or "."
-    os.makedirs(folder, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix="." + os.path.basename(path) + ".",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, mode) as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def atomic_write(path, text):
+    """Write ``text`` to ``path`` (its folder made if missing) through ``core.atomic``: readers
+    see the old file or the complete new one, never a part; the file gets the umask's mode."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    _atomic_write(path, text)
     return path
 
 

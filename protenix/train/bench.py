@@ -8,10 +8,10 @@ them alive. Protenix checkpoints the loss per chunk of ``diffusion_lddt_chunk_si
 memory above the inputs while the gradient runs (``tracemalloc``, which sees numpy's buffers);
 the time is the best of ``--repeat`` runs (wall clock).
 
-    python -m protenix.train.bench                 # N_atom 1024, N_sample 16
-    python -m protenix.train.bench --jit           # the same under core.jit
-    python -m protenix.train.bench --tiny          # seconds (what the tests run)
-    python -m protenix.train.bench --train         # a jitted training step, see below
+    python -m diffsci.protenix.train.bench                 # N_atom 1024, N_sample 16
+    python -m diffsci.protenix.train.bench --jit           # the same under core.jit
+    python -m diffsci.protenix.train.bench --tiny          # seconds (what the tests run)
+    python -m diffsci.protenix.train.bench --train         # a jitted training step, see below
 
 ``--train``: one jitted training step (:func:`protenix.train.make_train_step`: ProtenixLoss,
 value_and_grad, the optimizer) of a tiny Protenix (:func:`protenix.train.toy.tiny_config`,
@@ -27,8 +27,8 @@ import tracemalloc
 
 import numpy as np
 
-import core
-from protenix.model.loss import SmoothLDDTLoss, cdist
+from diffsci import core
+from diffsci.protenix.model.loss import SmoothLDDTLoss, cdist
 
 
 def example(n_atom, n_sample, seed=0):
@@ -96,9 +96,9 @@ def train_step_rows(residues, n_sample, c_z, n_blocks, repeat=1, c_token=16, n_s
     """Rows ``(recompute, peak MiB, seconds, loss of the measured step)`` of one jitted
     training step of a tiny Protenix (:func:`protenix.train.toy.tiny_config`) on an ideal helix
     of ``residues`` residues, recompute off then on; the same seeds, so the same draws."""
-    from core import nn
-    from protenix.model.loss import ProtenixLoss
-    from protenix.model.protenix import Protenix
+    from diffsci.core import nn
+    from diffsci.protenix.model.loss import ProtenixLoss
+    from diffsci.protenix.model.protenix import Protenix
 
     from .step_random import StepRandom
     from .toy import helix_example, tiny_config

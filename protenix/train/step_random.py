@@ -11,8 +11,8 @@ from a numpy generator; under ``core.jit`` they are fixed when the step is trace
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 __all__ = ["StepRandom"]
 

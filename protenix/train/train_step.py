@@ -16,7 +16,7 @@ The training-time draws themselves (AF3's noise-level sampler, Algorithm 19's au
 are ``protenix.model.generator``'s ``TrainingNoiseSampler`` and ``centre_random_augmentation``.
 """
 
-import core
+from diffsci import core
 
 __all__ = ["make_train_step"]
 

@@ -21,7 +21,7 @@ def test_bytes_per_cell_update_hand_count():
 
 
 def test_bytes_per_cell_counts_material_maps():
-    from mindelec import fdtd
+    from diffsci.mindelec import fdtd
 
     n = 12
     grid = fdtd.Grid((n, n, n), 1e-3, dtype="float32")

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-import core
+from diffsci import core
 from bench import pinn
 
 

@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 
-import core
+from diffsci import core
 
 ALL_DTYPES = [
     "float16",
@@ -112,7 +112,7 @@ def ref_conv_transpose(x, w, b=None, stride=1, pads=0, out_pad=0, dilation=1, gr
 def fake_device_tensor(monkeypatch, values):
     """``values`` as a float32 Tensor on device "FAKE": numpy arrays of a registered subclass,
     served by a copy of the numpy backend under another name (for the device-mixing checks)."""
-    from core import backend as B
+    from diffsci.core import backend as B
 
     class FakeArray(np.ndarray):
         pass

@@ -4,9 +4,9 @@ nesting, perturbation confusion, PINN-style losses, custom_vjp, and error messag
 import numpy as np
 import pytest
 
-import core
-from core import Parameter, ops
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import Parameter, ops
+from diffsci.core.testing import gradcheck
 
 from ._helpers import fake_device_tensor
 
@@ -212,8 +212,8 @@ def test_jacobians(jac):
 
 
 def test_jacobians_fall_back_to_a_loop_without_batching_rules(monkeypatch):
-    from core.prims import elementwise as E
-    from core.vmap import batch_rules
+    from diffsci.core.prims import elementwise as E
+    from diffsci.core.vmap import batch_rules
 
     monkeypatch.delitem(batch_rules, E.sin)
     for jac in (core.jacrev, core.jacfwd):
@@ -555,7 +555,7 @@ def test_symbolic_values_cannot_be_used_in_python_control_flow():
 
 # ---- the array path of the backward sweep (core.autodiff.reverse.array_vjps) --------------------
 def test_array_rules_give_the_same_gradients_as_the_tensor_rules(monkeypatch):
-    from core.autodiff import reverse
+    from diffsci.core.autodiff import reverse
 
     rng = np.random.default_rng(7)
     x = core.tensor(rng.standard_normal((6, 5)))
@@ -642,7 +642,7 @@ def test_setitem_on_a_tracer_that_earlier_ops_already_read():
 
 def _taped_grad(monkeypatch, unrolled, fn, *args):
     """grad of ``fn`` with VJPTrace.process's unrolled cases on or off; (grads, tape)."""
-    from core.autodiff import reverse
+    from diffsci.core.autodiff import reverse
 
     traces = []
     init = reverse.VJPTrace.__init__

@@ -6,9 +6,9 @@ import importlib.util
 import numpy as np
 import pytest
 
-import core
-from core import backend as B
-from core import ops
+from diffsci import core
+from diffsci.core import backend as B
+from diffsci.core import ops
 
 from ..gpu._gpu import needs_gpu
 from ._helpers import fake_device_tensor
@@ -143,7 +143,7 @@ def test_gpu_random_is_seeded():
 
 
 def test_get_seed_returns_the_last_set_seed(monkeypatch):
-    from core import backend
+    from diffsci.core import backend
 
     monkeypatch.setattr(backend, "_SEED", [None])  # as in a process that never seeded
     assert core.get_seed() is None

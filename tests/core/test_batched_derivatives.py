@@ -4,8 +4,8 @@ against central finite differences, torch.autograd, and a closed form; core.data
 import numpy as np
 import pytest
 
-import core
-from core import nn
+from diffsci import core
+from diffsci.core import nn
 
 RNG = np.random.default_rng(7)
 
@@ -157,7 +157,7 @@ def test_matches_torch_autograd():
 
 
 def test_data_sink_walks_the_batches_and_wraps_epochs():
-    from datasets import NumpySlicesDataset
+    from diffsci.datasets import NumpySlicesDataset
 
     data = np.arange(10, dtype=np.float64).reshape(5, 2)
     ds = NumpySlicesDataset({"a": data}, shuffle=False).batch(2, drop_remainder=True)  # 2/epoch

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from core.backend import cc
+from diffsci.core.backend import cc
 
 
 def _cases():

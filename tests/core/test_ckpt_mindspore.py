@@ -7,10 +7,10 @@ import os
 import numpy as np
 import pytest
 
-import core
-from core import nn
-from core.dtypes import bfloat16
-from core.serialization import CheckpointError
+from diffsci import core
+from diffsci.core import nn
+from diffsci.core.dtypes import bfloat16
+from diffsci.core.serialization import CheckpointError
 
 
 # ---- an independent minimal encoder: checkpoint.proto by hand ---------------------------------

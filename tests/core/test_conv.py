@@ -9,10 +9,10 @@ import scipy.signal
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.prims import conv as prims_conv
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.prims import conv as prims_conv
+from diffsci.core.testing import gradcheck
 
 from ._helpers import ref_conv, ref_conv_transpose
 

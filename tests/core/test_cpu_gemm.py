@@ -5,9 +5,9 @@ at one thread once it has run, and given back to large LAPACK calls. No timings 
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from core.backend import cc, cpu_gemm, threads
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.backend import cc, cpu_gemm, threads
 
 needs_pool = pytest.mark.skipif(not cc.parallel(), reason="no C compiler for the native kernels")
 RNG = np.random.default_rng(0)
@@ -83,7 +83,7 @@ def test_op_matmul_on_threads_and_blas_held(restore_threads):
     # a large LAPACK call gets the BLAS threads back for its duration only
     seen = []
     big = np.eye(1024) * 2.0
-    from core.backend.linalg import lapack_call
+    from diffsci.core.backend.linalg import lapack_call
 
     lapack_call("inv", lambda a: seen.append(set(threads.blas_threads())) or np.linalg.inv(a), big)
     assert seen == [{3}] and set(threads.blas_threads()) == {1}

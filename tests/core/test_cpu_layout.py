@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.backend import cc, cpu_layout
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.backend import cc, cpu_layout
 
 needs_cc = pytest.mark.skipif(not cc.available(), reason="no working C compiler on this machine")
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import Parameter, ops
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import Parameter, ops
+from diffsci.core.testing import gradcheck
 
 
 def T(a):

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core.evoformer import naive_attention
-from core.ops import evoformer_attention
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core.evoformer import naive_attention
+from diffsci.core.ops import evoformer_attention
+from diffsci.core.testing import gradcheck
 
 
 def numpy_reference(q, k, v, biases, mask, gate, inf=1e9):

@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.ops import fft
-from core.primitive import ShapedArray
-from core.prims import fft as prims_fft
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.ops import fft
+from diffsci.core.primitive import ShapedArray
+from diffsci.core.prims import fft as prims_fft
+from diffsci.core.testing import gradcheck
 
 from ._helpers import cnormal, normal
 

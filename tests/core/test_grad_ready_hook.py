@@ -3,9 +3,9 @@ complete (equal to what value_and_grad returns), and only by a user-level pass."
 
 import numpy as np
 
-import core
-from core import nn, ops
-from core.autodiff.reverse import grad_ready_hook
+from diffsci import core
+from diffsci.core import nn, ops
+from diffsci.core.autodiff.reverse import grad_ready_hook
 
 
 def _net(recompute=False):

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 
 def test_assign_add_writes_through_views():

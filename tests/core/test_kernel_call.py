@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 
 def reference(x, y):

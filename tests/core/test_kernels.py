@@ -9,10 +9,10 @@ ones that fall back), so a kernel added without its equivalence check fails
 import numpy as np
 import pytest
 
-from core import dtypes as _dt
-from core.backend import kernels
-from core.jit.fuse_softmax import softmax_add
-from core.prims._define import ALL
+from diffsci.core import dtypes as _dt
+from diffsci.core.backend import kernels
+from diffsci.core.jit.fuse_softmax import softmax_add
+from diffsci.core.prims._define import ALL
 
 PRIMS = {p.name: p for p in (*ALL, softmax_add)}  # softmax_add: made by a jit pass, not in ALL
 RNG = np.random.default_rng(0)

@@ -19,10 +19,11 @@ the old circle hid). A package's ``__init__`` that re-exports names for users (`
 ``core.ops``) sits on the top layer; code below imports the submodules, never the package.
 """
 
-import ast
 import pathlib
 
 import pytest
+
+from tests._imports import imports
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORE = ROOT / "core"
@@ -33,6 +34,7 @@ LAYERS = {
     "core.tree": 0,
     "core.backend": 0,
     "core.random_state": 0,
+    "core.atomic": 0,
     "core.tensor": 1,
     "core.primitive": 2,
     "core.prims": 3,
@@ -106,26 +108,16 @@ def imports_of(path):
     """(imported module, line) for every import in ``path``, resolved to core's modules."""
     name = _module_name(path)
     package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-    tree = ast.parse(path.read_text(), str(path))
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for alias in node.names:
-                if alias.name.split(".")[0] == "core":
-                    found.append((alias.name, node.lineno))
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)]
-                mod = ".".join(base + ([node.module] if node.module else []))
-            else:
-                mod = node.module or ""
-            if mod.split(".")[0] != "core":
-                continue
-            for alias in node.names:
-                sub = f"{mod}.{alias.name}"
-                # `from core.ops import elementwise` imports the submodule, not the package
-                found.append((sub if _exists(sub) else mod, node.lineno))
+    for line, module, names in imports(path, package):
+        if module.split(".")[0] != "core":
+            continue
+        if not names:
+            found.append((module, line))
+        for alias in names:
+            sub = f"{module}.{alias}"
+            # `from diffsci.core.ops import elementwise` imports the submodule, not the package
+            found.append((sub if _exists(sub) else module, line))
     return found
 
 

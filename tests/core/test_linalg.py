@@ -14,11 +14,11 @@ import scipy.linalg as sla
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.primitive import ShapedArray
-from core.prims import linalg as prims_linalg
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.primitive import ShapedArray
+from diffsci.core.prims import linalg as prims_linalg
+from diffsci.core.testing import gradcheck
 
 T = core.Tensor
 
@@ -989,7 +989,7 @@ def test_transpose_linear_matches_the_pullback():
     # core.rules._define.transpose_linear gives the VJPs of eig, svd, qr and pinv as the
     # transposes of their JVPs: for a linear map it must agree with the engine's pullback
     # (also for a map that conjugates), and give zeros for a map that ignores its input
-    from core.rules._define import transpose_linear
+    from diffsci.core.rules._define import transpose_linear
 
     rng = np.random.default_rng(11)
     a = T(rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4)))

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.ops import CheckpointPolicy
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.ops import CheckpointPolicy
+from diffsci.core.testing import gradcheck
 
 from .jit._helpers import assert_tree_close, peak_bytes
 

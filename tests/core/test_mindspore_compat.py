@@ -9,14 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-import core as ms
-from core import dtype as mstype
-from core import nn, ops
-from core import numpy as mnp
-from core.common.initializer import Constant, Normal, One, initializer
-from core.ops import operations as P
-from core.ops.primitive_classes import PRIMITIVE_CLASSES
+from diffsci import core
+import diffsci.core as ms
+from diffsci.core import dtype as mstype
+from diffsci.core import nn, ops
+from diffsci.core import numpy as mnp
+from diffsci.core.common.initializer import Constant, Normal, One, initializer
+from diffsci.core.ops import operations as P
+from diffsci.core.ops.primitive_classes import PRIMITIVE_CLASSES
 
 
 @pytest.fixture(autouse=True)

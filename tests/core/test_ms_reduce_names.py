@@ -2,8 +2,8 @@
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 
 def test_reduce_names_follow_mindspore_axis_convention():
@@ -17,8 +17,8 @@ def test_reduce_names_follow_mindspore_axis_convention():
 
 
 def test_common_module_paths():
-    import core.common.dtype as mstype
-    from core.common import Parameter, Tensor
+    import diffsci.core.common.dtype as mstype
+    from diffsci.core.common import Parameter, Tensor
 
     assert mstype.float32 == core.float32 and mstype.float64 == core.float64
     p = Parameter(core.tensor([1.0]), name="w")

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import scipy.special as sp
 
-from core import ops
-from core import tensor as T
-from core.backend import cc, cpu_kernels
-from core.prims import elementwise as E
+from diffsci.core import ops
+from diffsci.core import tensor as T
+from diffsci.core.backend import cc, cpu_kernels
+from diffsci.core.prims import elementwise as E
 
 needs_cc = pytest.mark.skipif(not cc.available(), reason="no working C compiler on this machine")
 
@@ -170,8 +170,8 @@ def test_native_softmax_rows_of_minus_infinity_and_nan_give_nan_like_numpy():
 
 
 def test_softmax_layer_norm_logistic_primitives_agree_on_native_and_numpy_paths():
-    from core.prims import normalize as prims_normalize
-    from core.prims import softmax as prims_softmax
+    from diffsci.core.prims import normalize as prims_normalize
+    from diffsci.core.prims import softmax as prims_softmax
 
     rng = np.random.default_rng(5)
     x = (rng.standard_normal((16, 4, 64)) * 3).astype(np.float32)

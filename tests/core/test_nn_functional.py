@@ -7,9 +7,9 @@ import scipy.special
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.testing import gradcheck
 
 
 def _rng(seed=0):
@@ -551,8 +551,8 @@ def test_against_torch():
 def test_softmax_of_a_large_input_runs_block_by_block_and_matches_scipy(native):
     # more rows than one cache block holds: the native row pass, or (no compiler) the blocked
     # numpy kernel of the CPU backend
-    from core.backend import cc
-    from core.backend.cpu_impls import nn as cpu_nn
+    from diffsci.core.backend import cc
+    from diffsci.core.backend.cpu_impls import nn as cpu_nn
 
     rng = np.random.default_rng(7)
     x = rng.standard_normal((3, 700, 256)).astype(np.float32) * 4
@@ -644,11 +644,11 @@ def test_layer_norm_promotes_mixed_dtypes_and_normalizes_complex_input():
 
 def test_primitives_declared_fresh_return_new_arrays_and_jit_reuses_them():
     # the lowering records say these results never alias an input: jit may write into them
-    from core.jit.fuse_softmax import softmax_add
-    from core.jit.lowering import lowering_of
-    from core.prims import conv as prims_conv
-    from core.prims import normalize as prims_normalize
-    from core.prims import softmax as prims_softmax
+    from diffsci.core.jit.fuse_softmax import softmax_add
+    from diffsci.core.jit.lowering import lowering_of
+    from diffsci.core.prims import conv as prims_conv
+    from diffsci.core.prims import normalize as prims_normalize
+    from diffsci.core.prims import softmax as prims_softmax
 
     rng = _rng(14)
     x, small = rng.standard_normal((300, 64)), rng.standard_normal((3, 4))

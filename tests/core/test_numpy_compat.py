@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import numpy as mnp
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import numpy as mnp
+from diffsci.core.testing import gradcheck
 
 
 def _t(a):

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 import scipy.special as sps
 
-import core
-from core import ops
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.testing import gradcheck
 
 from ._helpers import ALL_DTYPES, away_from_zero, normal, positive, unit
 

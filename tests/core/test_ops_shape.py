@@ -5,9 +5,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.testing import gradcheck
 
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((2, 3, 4))

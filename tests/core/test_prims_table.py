@@ -14,22 +14,22 @@ import scipy.special as sps
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.autodiff.forward import jvp_rules
-from core.autodiff.reverse import vjp_rules
-from core.jit.lowering import lowerings
-from core.primitive import ShapedArray
-from core.prims import ALL
-from core.prims import decomp as prims_decomp
-from core.prims import elementwise as prims_elementwise
-from core.prims import indexing as prims_indexing
-from core.prims import linalg as prims_linalg
-from core.prims import reduction as prims_reduction
-from core.prims import shape as prims_shape
-from core.prims import special as prims_special
-from core.testing import gradcheck
-from core.vmap import batch_rules
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.autodiff.forward import jvp_rules
+from diffsci.core.autodiff.reverse import vjp_rules
+from diffsci.core.jit.lowering import lowerings
+from diffsci.core.primitive import ShapedArray
+from diffsci.core.prims import ALL
+from diffsci.core.prims import decomp as prims_decomp
+from diffsci.core.prims import elementwise as prims_elementwise
+from diffsci.core.prims import indexing as prims_indexing
+from diffsci.core.prims import linalg as prims_linalg
+from diffsci.core.prims import reduction as prims_reduction
+from diffsci.core.prims import shape as prims_shape
+from diffsci.core.prims import special as prims_special
+from diffsci.core.testing import gradcheck
+from diffsci.core.vmap import batch_rules
 
 from ._helpers import away_from_zero, cnormal, normal, positive
 
@@ -1145,9 +1145,9 @@ def test_lowering_templates_compute_the_reference(prim, rec, dtype):
     """numexpr and (with a compiler) native C evaluate each template to the reference value."""
     import numexpr
 
-    from core.backend import cc
-    from core.backend.cpu_fusion import NativeFused
-    from core.jit.fusion import FusedKernel
+    from diffsci.core.backend import cc
+    from diffsci.core.backend.cpu_fusion import NativeFused
+    from diffsci.core.jit.fusion import FusedKernel
 
     arrays, params = _real_case(prim)
     arrays = _as(dtype, arrays)

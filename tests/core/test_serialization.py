@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import core
-from core import Parameter, nn, ops
-from core.serialization import CheckpointError
+from diffsci import core
+from diffsci.core import Parameter, nn, ops
+from diffsci.core.serialization import CheckpointError
 
 
 class MLP(nn.Cell):

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.prims import sort as prims_sort
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.prims import sort as prims_sort
+from diffsci.core.testing import gradcheck
 
 
 def _t(a):

@@ -11,10 +11,10 @@ import scipy.special as sps
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.ops import special
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.ops import special
+from diffsci.core.testing import gradcheck
 
 from ._helpers import away_from_zero, normal, positive
 

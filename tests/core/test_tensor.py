@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.testing import gradcheck
 
 from ._helpers import ALL_DTYPES
 
@@ -345,8 +345,8 @@ def test_getitem_gradient(index):
 
 @pytest.mark.parametrize("index", INDICES, ids=range(len(INDICES)))
 def test_result_shape_rule_matches_numpy(index):
-    from core.ops.indexing import _parse_index
-    from core.prims.indexing import result_shape
+    from diffsci.core.ops.indexing import _parse_index
+    from diffsci.core.prims.indexing import result_shape
 
     template, arrays = _parse_index(core.Tensor(XI), index)
     assert result_shape(XI.shape, [tuple(a.shape) for a in arrays], template) == XI[index].shape

@@ -17,9 +17,9 @@ import scipy.special
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.backend import cc, cpu_kernels, cpu_layout, threads
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.backend import cc, cpu_kernels, cpu_layout, threads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIG = 2 * cc.PARALLEL_GRAIN + 4099  # splits into >= 2 chunks; not a multiple of the alignment
@@ -68,7 +68,7 @@ def test_default_env_var_and_bad_values(restore_threads, monkeypatch):
         core.set_num_threads(2.0)
     # set before the first import, the variable also sizes BLAS
     out = _run_python(
-        "import core; from core.backend import threads\n"
+        "from diffsci import core; from diffsci.core.backend import threads\n"
         "print(core.get_num_threads(), set(threads.blas_threads()))",
         env={"DIFFSCI_NUM_THREADS": "3"},
     )
@@ -244,7 +244,7 @@ def test_jit_arithmetic_on_threads_equals_numpy(restore_threads):
         np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-5 * np.abs(want).max())
     x, y = (rng.standard_normal((3, 40000)).astype(np.float32) for _ in range(2))
     out = np.empty_like(x)
-    from core.backend import numpy_backend
+    from diffsci.core.backend import numpy_backend
 
     run = numpy_backend.NumpyBackend().ufunc_kernel("subtract", x.shape, x.dtype)
     core.set_num_threads(3)
@@ -279,8 +279,8 @@ def test_fork_after_threaded_kernel_does_not_deadlock():
         """
         import multiprocessing, os
         import numpy as np
-        import core
-        from core.backend import cc, cpu_kernels
+        from diffsci import core
+        from diffsci.core.backend import cc, cpu_kernels
 
         core.set_num_threads(4)
         x = np.linspace(-3, 3, 1 << 20, dtype=np.float32)

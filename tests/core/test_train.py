@@ -6,9 +6,9 @@ import os
 import numpy as np
 import pytest
 
-import core
-from core import nn, ops
-from core.train import (
+from diffsci import core
+from diffsci.core import nn, ops
+from diffsci.core.train import (
     Callback,
     CheckpointCallback,
     EarlyStopping,

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops, tree
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops, tree
+from diffsci.core.testing import gradcheck
 
 # ---- state types used below -----------------------------------------------------------------
 

@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.prims import indexing as IX
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.prims import indexing as IX
 
 
 def _np(t):

@@ -51,8 +51,8 @@ class Pairs:
 
 def two_epochs_of_labels(seed):
     """In a fresh process: core.set_seed(seed), then two epochs of a buffered shuffle."""
-    import core
-    import datasets
+    from diffsci import core
+    from diffsci import datasets
 
     core.set_seed(seed)
     ds = datasets.GeneratorDataset(Pairs(50), ["x", "y"]).shuffle(7)

@@ -4,9 +4,9 @@ concentration where the residual is large (against closed-form shares), determin
 import numpy as np
 import pytest
 
-import core
-from datasets.geometry import Cuboid, GeometryWithTime, Rectangle, TimeDomain, rad, rar
-from datasets.geometry.adaptive import evaluate_residual, rad_probabilities
+from diffsci import core
+from diffsci.datasets.geometry import Cuboid, GeometryWithTime, Rectangle, TimeDomain, rad, rar
+from diffsci.datasets.geometry.adaptive import evaluate_residual, rad_probabilities
 
 X0 = np.array([0.7, 0.3])
 

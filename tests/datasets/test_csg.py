@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from datasets.geometry import (
+from diffsci.datasets.geometry import (
     CSGXOR,
     CSGDifference,
     CSGIntersection,

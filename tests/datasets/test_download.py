@@ -8,8 +8,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import numpy as np
 import pytest
 
-from datasets.download import ChecksumError, DownloadError, download
-from datasets.pde import PDEBENCH_FILES, PDEBenchFileInfo, download_pdebench
+from diffsci.datasets.download import ChecksumError, DownloadError, download
+from diffsci.datasets.pde import PDEBENCH_FILES, PDEBenchFileInfo, download_pdebench
 
 BODY = np.random.default_rng(1).integers(0, 256, 300_000, dtype=np.uint8).tobytes()
 SHA = hashlib.sha256(BODY).hexdigest()

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from datasets.pde import read_card
-from datasets.pde.generators import (
+from diffsci.datasets.pde import read_card
+from diffsci.datasets.pde.generators import (
     AdvectionInitialCondition,
     cole_hopf_solution,
     darcy_matrix,

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import qmc
 
-import core
-from datasets.geometry import (
+from diffsci import core
+from diffsci.datasets.geometry import (
     Disk,
     Interval,
     PartSamplingConfig,
@@ -24,7 +24,7 @@ from datasets.geometry import (
     generate_sampling_config,
     sample,
 )
-from datasets.geometry.samplers import UnitStream, make_rng
+from diffsci.datasets.geometry.samplers import UnitStream, make_rng
 
 from ._geometry_helpers import SAMPLERS, fd_grad
 

@@ -7,7 +7,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from scipy.spatial import cKDTree
 
-from datasets.geometry import (
+from diffsci.datasets.geometry import (
     Cone,
     Cuboid,
     Cylinder,

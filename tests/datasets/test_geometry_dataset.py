@@ -6,16 +6,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-import datasets
-from datasets.geometry import (
+from diffsci import core
+from diffsci import datasets
+from diffsci.datasets.geometry import (
     Disk,
     GeometryWithTime,
     Rectangle,
     TimeDomain,
     generate_sampling_config,
 )
-from datasets.geometry.dataset import BoundaryBC, Equation, ExistedDataset
+from diffsci.datasets.geometry.dataset import BoundaryBC, Equation, ExistedDataset
 
 
 def rect(domain=1000, bc=200, name="rect"):

@@ -4,8 +4,8 @@ domain / BC / IC, the space-time product's contains and exact sdf, normals, bad 
 import numpy as np
 import pytest
 
-import core
-from datasets.geometry import (
+from diffsci import core
+from diffsci.datasets.geometry import (
     Box,
     Cylinder,
     Disk,
@@ -83,7 +83,7 @@ def test_bc_points_and_normals_are_the_space_boundarys():
 
 def geom_space_seed(seed):
     # GeometryWithTime.sampling spawns (space, time, merge) generators from the seed
-    from datasets.geometry.samplers import make_rng
+    from diffsci.datasets.geometry.samplers import make_rng
 
     return make_rng(seed).spawn(3)[0]
 

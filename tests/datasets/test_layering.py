@@ -1,8 +1,9 @@
 """datasets sits between core and the domains: it imports core, never a domain, and core never
 imports it."""
 
-import ast
 import pathlib
+
+from tests._imports import imports
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 DOMAINS = ("mindflow", "mindelec", "protenix", "examples", "bench")
@@ -10,12 +11,8 @@ DOMAINS = ("mindflow", "mindelec", "protenix", "examples", "bench")
 
 def _top_level_imports(package):
     for path in sorted((ROOT / package).rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            if isinstance(node, ast.Import):
-                for alias in node.names:
-                    yield path, node.lineno, alias.name.split(".")[0]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                yield path, node.lineno, node.module.split(".")[0]
+        for line, module, _names in imports(path):
+            yield path, line, module.split(".")[0]
 
 
 def test_datasets_imports_no_domain():

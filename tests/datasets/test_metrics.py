@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from datasets import metrics as M
+from diffsci import core
+from diffsci.datasets import metrics as M
 
 
 def _mode_1d(nx, k, amplitude=1.0):

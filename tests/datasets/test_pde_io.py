@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import datasets
-from datasets.pde import (
+from diffsci import datasets
+from diffsci.datasets.pde import (
     LAYOUTS,
     PDEBenchFormatError,
     PDEBenchSource,
@@ -23,7 +23,7 @@ from datasets.pde import (
     read_card,
     write_pdebench,
 )
-from datasets.pde import writer as writer_module
+from diffsci.datasets.pde import writer as writer_module
 
 RNG = np.random.default_rng(0)
 

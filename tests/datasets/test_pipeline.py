@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-import datasets
-from datasets import GeneratorDataset, NumpySlicesDataset, PipelineError
-from datasets.pipeline import config as pconfig
-from datasets.pipeline import prefetch
+from diffsci import core
+from diffsci import datasets
+from diffsci.datasets import GeneratorDataset, NumpySlicesDataset, PipelineError
+from diffsci.datasets.pipeline import config as pconfig
+from diffsci.datasets.pipeline import prefetch
 
 from . import _pipeline_workers as workers
 

@@ -17,7 +17,7 @@ def _load(relpath):
 
 
 def test_fit_frequencies_recovers_a_sum_of_sinusoids():
-    from mindelec.fdtd.analysis import fit_frequencies, spectral_peaks
+    from diffsci.mindelec.fdtd.analysis import fit_frequencies, spectral_peaks
 
     dt, n = 1e-3, 1500
     t = 0.2 + np.arange(n) * dt

@@ -7,7 +7,7 @@ import pathlib
 
 import numpy as np
 
-import core
+from diffsci import core
 
 FOLDER = (
     pathlib.Path(__file__).resolve().parents[2]

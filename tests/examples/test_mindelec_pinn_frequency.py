@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-import core
-from mindelec.common.constants import EPS, MU
+from diffsci import core
+from diffsci.mindelec.common.constants import EPS, MU
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FREQ = ROOT / "examples" / "mindelec" / "pinn" / "frequency_domain_maxwell"

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 import yaml
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "mindelec" / "pinn" / "time_domain_maxwell"
@@ -64,7 +64,7 @@ def _hz_greens(r, t, eps0, c0):
 
 def test_fdtd_reference_converges_to_the_greens_function(example):
     src, _, _ = example
-    from mindelec.fdtd import C0, EPS0
+    from diffsci.mindelec.fdtd import C0, EPS0
 
     kw = {"n_times": 41, "n_points": 11}
     coarse = src.maxwell_reference(CONFIG, cells=100, **kw)
@@ -88,7 +88,7 @@ def test_fdtd_reference_converges_to_the_greens_function(example):
 def _plane_wave(config):
     """A model (x, y, t) -> scaled (Ex, Ey, Hz) of the source-free plane wave travelling +x:
     Hz = cos(k x - w t), Ey = eta0 Hz, Ex = 0."""
-    from mindelec.fdtd import C0, ETA0
+    from diffsci.mindelec.fdtd import C0, ETA0
 
     k = 2 * math.pi * 1e9 / C0
     s_ex, s_ey, s_hz = config["output_scale"]
@@ -330,8 +330,8 @@ def test_no_points_in_the_source_region_is_an_error(example):
     with pytest.raises(ValueError, match="puts no equation points in the source disc"):
         src.create_random_dataset(CONFIG, no_domain)
     # a dataset whose equation points all miss the disc: only the square less the disc
-    from mindelec.data import Dataset
-    from mindelec.geometry import (
+    from diffsci.mindelec.data import Dataset
+    from diffsci.mindelec.geometry import (
         Disk,
         GeometryWithTime,
         Rectangle,
@@ -358,8 +358,8 @@ def test_no_points_in_the_source_region_is_an_error(example):
 
 def test_mismatched_field_counts_are_errors(example):
     src, _, _ = example
-    from mindelec.architecture import MultiScaleFCCell
-    from mindelec.loss import Constraints, NetWithLoss
+    from diffsci.mindelec.architecture import MultiScaleFCCell
+    from diffsci.mindelec.loss import Constraints, NetWithLoss
 
     two = MultiScaleFCCell(3, 2, layers=3, neurons=8, num_scales=1)
     with pytest.raises(

@@ -11,7 +11,7 @@ import pathlib
 import numpy as np
 import pytest
 
-from mindelec.fdtd.sparams import passivity, reciprocity_error
+from diffsci.mindelec.fdtd.sparams import passivity, reciprocity_error
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples" / "mindelec" / "fdtd"
 

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-import core
+from diffsci import core
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "mindflow" / "operators" / "burgers" / "burgers.py"

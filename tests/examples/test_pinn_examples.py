@@ -14,8 +14,8 @@ import sys
 import numpy as np
 import pytest
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 PINN = pathlib.Path(__file__).resolve().parents[2] / "examples" / "mindflow" / "pinn"
 F64 = core.float64
@@ -55,7 +55,7 @@ def _t(a):
 )
 def test_poisson_terms_vanish_on_exact_solution(geom_name, bc):
     pp = _load("poisson/poisson_pinn.py", "poisson_pinn")
-    from mindflow.verify import poisson_source
+    from diffsci.mindflow.verify import poisson_source
 
     config = pp.load_yaml_config(str(pp.CONFIG))
     geom = pp.make_geometry(geom_name, config)
@@ -128,7 +128,7 @@ def test_kovasznay_and_darcy_residuals_vanish_on_exact_solutions():
 
 def test_taylor_green_terms_vanish_on_exact_solution():
     tg = _load("taylor_green/taylor_green_pinn.py", "taylor_green_pinn")
-    from mindflow.pde import NavierStokes, sympy_to_mindspore
+    from diffsci.mindflow.pde import NavierStokes, sympy_to_mindspore
 
     def vortex(xyt, nu=1.0):
         x, y, t = xyt[:, 0:1], xyt[:, 1:2], xyt[:, 2:3]

@@ -4,7 +4,7 @@ import contextlib
 
 import pytest
 
-import core
+from diffsci import core
 
 needs_gpu = pytest.mark.skipif(
     "GPU" not in core.available_devices(), reason="needs cupy and a CUDA GPU"

@@ -5,8 +5,8 @@ jit training steps. Skipped without cupy and a CUDA GPU."""
 import numpy as np
 import pytest
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from ._gpu import build_on_both, needs_gpu, on_gpu
 
@@ -16,8 +16,8 @@ pytestmark = needs_gpu
 # ---- mindelec.fdtd ------------------------------------------------------------------------------
 def _fdtd_loss(shape, dtype, steps):
     """``loss(eps) -> (scalar, probe trace)`` of a soft point source's run with a CPML."""
-    from mindelec import fdtd
-    from mindelec.fdtd.waveforms import Gaussian
+    from diffsci.mindelec import fdtd
+    from diffsci.mindelec.fdtd.waveforms import Gaussian
 
     spacing = (1e-3,) * len(shape)
     mode = "TMz" if len(shape) == 2 else None
@@ -80,7 +80,7 @@ def test_fdtd_3d_float32_fields_match_cpu():
 
 # ---- mindflow neural operators ------------------------------------------------------------------
 def _fno2d(dtype):
-    from mindflow.cell import FNO2D
+    from diffsci.mindflow.cell import FNO2D
 
     def build():
         core.set_seed(0)
@@ -112,7 +112,7 @@ def test_fno2d_forward_and_gradient_match_cpu():
 
 
 def test_operator_trainer_jit_steps_on_gpu_match_cpu():
-    from mindflow.train import OperatorTrainer, PairSource
+    from diffsci.mindflow.train import OperatorTrainer, PairSource
 
     rng = np.random.default_rng(2)
     a = rng.standard_normal((16, 16, 16, 1)).astype(np.float32)
@@ -145,7 +145,7 @@ def test_operator_trainer_jit_steps_on_gpu_match_cpu():
 
 # ---- protenix ----------------------------------------------------------------------------------
 def test_pairformer_block_matches_cpu():
-    from protenix.model.modules.pairformer import PairformerBlock
+    from diffsci.protenix.model.modules.pairformer import PairformerBlock
 
     def build():
         core.set_seed(0)
@@ -191,7 +191,7 @@ def test_sod_weno5_hllc_matches_cpu():
 
 # ---- mindelec PINN -----------------------------------------------------------------------------
 def test_pinn_solver_jit_steps_match_cpu():
-    from mindelec.solver import Solver
+    from diffsci.mindelec.solver import Solver
     from tests.mindelec.pinn.test_library import _poisson_setup
 
     def setup():

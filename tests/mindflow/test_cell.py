@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-import core
-from mindflow.cell import (
+from diffsci import core
+from diffsci.mindflow.cell import (
     DropPath,
     FCSequential,
     InputScale,

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-import core
-from mindflow.core import (
+from diffsci import core
+from diffsci.mindflow.core import (
     MTLWeightedLoss,
     RegularizedLossCell,
     RelativeRMSELoss,

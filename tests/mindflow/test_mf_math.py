@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from mindflow.core import get_grid_1d, get_grid_2d, get_grid_3d
-from mindflow.core.math import to_2tuple, to_3tuple
+from diffsci.mindflow.core import get_grid_1d, get_grid_2d, get_grid_3d
+from diffsci.mindflow.core.math import to_2tuple, to_3tuple
 
 
 def test_grids_hold_the_coordinates_of_each_axis():

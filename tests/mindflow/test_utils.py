@@ -10,10 +10,10 @@ import stat
 import numpy as np
 import pytest
 
-import datasets
-from mindflow import data as mf_data
-from mindflow import geometry as mf_geometry
-from mindflow.utils import load_yaml_config, log_config, log_timer, log_utils, print_log
+from diffsci import datasets
+from diffsci.mindflow import data as mf_data
+from diffsci.mindflow import geometry as mf_geometry
+from diffsci.mindflow.utils import load_yaml_config, log_config, log_timer, log_utils, print_log
 
 
 @pytest.fixture

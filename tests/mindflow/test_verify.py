@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from mindflow import verify
-from mindflow.cfd.exact_riemann import exact_riemann
+from diffsci.mindflow import verify
+from diffsci.mindflow.cfd.exact_riemann import exact_riemann
 
 
 def sod_rho(x):

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from mindflow import verify
-from mindflow.verify import BURGERS_NU
+from diffsci.mindflow import verify
+from diffsci.mindflow.verify import BURGERS_NU
 
 
 def test_burgers_published_values():

@@ -6,8 +6,8 @@ import pathlib
 
 import numpy as np
 
-import core
-from protenix.model.modules.diffusion import DiffusionModule
+from diffsci import core
+from diffsci.protenix.model.modules.diffusion import DiffusionModule
 
 from ._trunk_fixture import load_strict
 

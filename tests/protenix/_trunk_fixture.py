@@ -6,7 +6,7 @@ import pathlib
 
 import numpy as np
 
-import core
+from diffsci import core
 
 FIXTURE = pathlib.Path(__file__).parent / "fixtures" / "trunk.npz"
 _CACHE = {}

@@ -6,8 +6,8 @@ atom attention encoder/decoder (Algorithms 5 and 6)."""
 import numpy as np
 import pytest
 
-import core
-from protenix.model.modules.transformer import (
+from diffsci import core
+from diffsci.protenix.model.modules.transformer import (
     AtomAttentionDecoder,
     AtomAttentionEncoder,
     AtomTransformer,

@@ -19,14 +19,14 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import core
-from core import ops, primitive
-from core.dtypes import is_floating
-from protenix.model import precision
-from protenix.model.modules.msa import MSAModule
-from protenix.model.modules.pairformer import PairformerBlock, PairformerStack
-from protenix.model.modules.template import TemplateEmbedder
-from protenix.model.weights import load_weights
+from diffsci import core
+from diffsci.core import ops, primitive
+from diffsci.core.dtypes import is_floating
+from diffsci.protenix.model import precision
+from diffsci.protenix.model.modules.msa import MSAModule
+from diffsci.protenix.model.modules.pairformer import PairformerBlock, PairformerStack
+from diffsci.protenix.model.modules.template import TemplateEmbedder
+from diffsci.protenix.model.weights import load_weights
 
 from ._trunk_fixture import case, load_strict
 

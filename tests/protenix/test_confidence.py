@@ -7,8 +7,8 @@ import pathlib
 import numpy as np
 import pytest
 
-import core
-from protenix.model.modules.confidence import ConfidenceHead
+from diffsci import core
+from diffsci.protenix.model.modules.confidence import ConfidenceHead
 
 from ._trunk_fixture import assert_rel_close, load_strict
 

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from protenix.config import ConfigDict, get_model_config, model_configs, model_names
+from diffsci.protenix.config import ConfigDict, get_model_config, model_configs, model_names
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "configs_reference.json")
 NAMES = [
@@ -138,9 +138,9 @@ MODULES = ["msa_module", "template_embedder", "relative_position_encoding", "inp
 
 
 def _build(module, cfg):
-    from protenix.model.modules.embedders import RelativePositionEncoding
-    from protenix.model.modules.msa import MSAModule
-    from protenix.model.modules.template import TemplateEmbedder
+    from diffsci.protenix.model.modules.embedders import RelativePositionEncoding
+    from diffsci.protenix.model.modules.msa import MSAModule
+    from diffsci.protenix.model.modules.template import TemplateEmbedder
 
     m = cfg.model
     if module == "msa_module":
@@ -150,7 +150,7 @@ def _build(module, cfg):
     if module == "relative_position_encoding":
         return RelativePositionEncoding(**m.relative_position_encoding)
     try:
-        from protenix.model.modules.embedders import InputFeatureEmbedder
+        from diffsci.protenix.model.modules.embedders import InputFeatureEmbedder
 
         return InputFeatureEmbedder(**m.input_embedder, esm_configs=cfg.esm)
     except ImportError as err:
@@ -175,7 +175,7 @@ def test_full_size_modules_have_the_official_names_and_shapes(name, module):
 
 
 def test_yaml_round_trip(tmp_path):
-    from protenix.config import load_config, save_config
+    from diffsci.protenix.config import load_config, save_config
 
     cfg = get_model_config("protenix-v2")
     save_config(cfg, str(tmp_path / "v2.yaml"))

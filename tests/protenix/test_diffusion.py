@@ -6,10 +6,10 @@ import json
 
 import numpy as np
 
-import core
-from core import ops
-from protenix.model.modules.diffusion import DiffusionModule
-from protenix.model.modules.head import DistogramHead
+from diffsci import core
+from diffsci.core import ops
+from diffsci.protenix.model.modules.diffusion import DiffusionModule
+from diffsci.protenix.model.modules.head import DistogramHead
 
 from ._diffusion_fixture import data, feature_dict, module, section, trunk
 from ._trunk_fixture import assert_rel_close, load_strict

@@ -6,9 +6,9 @@ import os
 import numpy as np
 import pytest
 
-import core
-from protenix.model.modules.embedders import FourierEmbedding, RelativePositionEncoding
-from protenix.model.weights import load_weights
+from diffsci import core
+from diffsci.protenix.model.modules.embedders import FourierEmbedding, RelativePositionEncoding
+from diffsci.protenix.model.weights import load_weights
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "embedders.npz")
 
@@ -90,7 +90,7 @@ def input_features(fx):
 
 def test_input_feature_embedder(fx):
     try:
-        from protenix.model.modules.embedders import InputFeatureEmbedder
+        from diffsci.protenix.model.modules.embedders import InputFeatureEmbedder
 
         ife = InputFeatureEmbedder(**cfg(fx, "input"))
     except ImportError as err:
@@ -107,7 +107,7 @@ def test_input_feature_embedder(fx):
 def test_input_feature_embedder_with_esm(fx):
     """ESM-enabled variants (protenix_mini_esm/ism): s_inputs += LinearNoBias(ESM embedding)."""
     try:
-        from protenix.model.modules.embedders import InputFeatureEmbedder
+        from diffsci.protenix.model.modules.embedders import InputFeatureEmbedder
 
         esm = {"enable": True, "embedding_dim": 5}
         ife = InputFeatureEmbedder(**cfg(fx, "input"), esm_configs=esm)

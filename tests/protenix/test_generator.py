@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-import core
-from protenix.model.generator import (
+from diffsci import core
+from diffsci.protenix.model.generator import (
     CoreRandom,
     InferenceNoiseScheduler,
     ReplayRandom,

@@ -20,10 +20,10 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from protenix.config import get_model_config
-from protenix.model import loss as L
+from diffsci import core
+from diffsci.core import ops
+from diffsci.protenix.config import get_model_config
+from diffsci.protenix.model import loss as L
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIX = os.path.join(HERE, "fixtures", "loss.npz")

@@ -10,14 +10,14 @@ import os
 import numpy as np
 import pytest
 
-import core
-from protenix.model.modules.msa import (
+from diffsci import core
+from diffsci.protenix.model.modules.msa import (
     MSAPairWeightedAveraging,
     MSAStack,
     OuterProductMean,
     sample_msa_indices,
 )
-from protenix.model.weights import load_weights
+from diffsci.protenix.model.weights import load_weights
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "msa.npz")
 RTOL = 1e-4
@@ -166,7 +166,7 @@ def test_sample_msa_indices_from_a_randn_only_rng():
 
 def _pairformer_or_skip():
     try:
-        from protenix.model.modules.pairformer import PairformerBlock  # noqa: F401
+        from diffsci.protenix.model.modules.pairformer import PairformerBlock  # noqa: F401
     except ImportError as err:
         pytest.skip(f"protenix.model.modules.pairformer.PairformerBlock is not there yet: {err}")
 
@@ -174,7 +174,7 @@ def _pairformer_or_skip():
 @pytest.mark.parametrize("case", ["block", "block_last"])
 def test_msa_block(fx, case):
     _pairformer_or_skip()
-    from protenix.model.modules.msa import MSABlock
+    from diffsci.protenix.model.modules.msa import MSABlock
 
     block = build(MSABlock, fx, case, **cfg(fx, case))
     x = tensors(part(fx, case, "in"))
@@ -193,7 +193,7 @@ def test_msa_block(fx, case):
 
 def test_msa_module_with_replayed_subsample(fx):
     _pairformer_or_skip()
-    from protenix.model.modules.msa import MSAModule
+    from diffsci.protenix.model.modules.msa import MSAModule
 
     c = cfg(fx, "module")
     configs = {
@@ -291,7 +291,7 @@ def test_fixtures_regenerate_from_reference(tmp_path):
         open(os.path.join(fixtures, "shapes_reference.json")) as b,
     ):
         assert json.load(a) == json.load(b)
-    from protenix.model.weights import read_state_dict
+    from diffsci.protenix.model.weights import read_state_dict
 
     for name in ("weights_release.pt", "weights_plain.pt", "weights_train.pt", "opm_release.pt"):
         new, old = read_state_dict(tmp_path / name), read_state_dict(os.path.join(fixtures, name))
@@ -303,7 +303,7 @@ def test_fixtures_regenerate_from_reference(tmp_path):
 def test_gradients_fd_float64():
     """Derivatives of the outer product mean and pair-weighted averaging with respect to their
     inputs match central differences (float64)."""
-    from core.testing import gradcheck
+    from diffsci.core.testing import gradcheck
 
     rng = np.random.default_rng(3)
     m = core.tensor(rng.normal(size=(3, 4, 5)))
@@ -323,7 +323,7 @@ def test_msa_module_recompute_same_gradients(fx):
     """Training with blocks_per_ckpt=1 (each block recomputed in the backward pass) gives the
     gradients of the plain run (dropout draws are replayed by core.recompute)."""
     _pairformer_or_skip()
-    from protenix.model.modules.msa import MSAModule
+    from diffsci.protenix.model.modules.msa import MSAModule
 
     c = cfg(fx, "module")
     x = tensors(part(fx, "module", "in"))

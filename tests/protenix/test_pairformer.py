@@ -12,9 +12,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from protenix.model.modules.pairformer import PairformerBlock, PairformerStack
+from diffsci import core
+from diffsci.core import ops
+from diffsci.protenix.model.modules.pairformer import PairformerBlock, PairformerStack
 
 from ._trunk_fixture import FIXTURE, assert_rel_close, case, load_strict
 

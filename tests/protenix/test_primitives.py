@@ -4,9 +4,9 @@ chunked Transition equal to the plain one."""
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from protenix.model.modules.primitives import (
+from diffsci import core
+from diffsci.core import ops
+from diffsci.protenix.model.modules.primitives import (
     AdaptiveLayerNorm,
     Attention,
     BiasInitLinear,
@@ -17,7 +17,7 @@ from protenix.model.modules.primitives import (
     create_local_attn_bias,
     rearrange_qk_to_dense_trunk,
 )
-from protenix.model.triangular.layers import LayerNorm
+from diffsci.protenix.model.triangular.layers import LayerNorm
 
 from ._trunk_fixture import assert_rel_close, case, load_strict
 

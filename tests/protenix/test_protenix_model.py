@@ -13,11 +13,11 @@ import sys
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from protenix.config.config_dict import ConfigDict
-from protenix.model.generator import ReplayRandom
-from protenix.model.protenix import Protenix
+from diffsci import core
+from diffsci.core import ops
+from diffsci.protenix.config.config_dict import ConfigDict
+from diffsci.protenix.model.generator import ReplayRandom
+from diffsci.protenix.model.protenix import Protenix
 
 from ._trunk_fixture import assert_rel_close, load_strict
 

@@ -6,9 +6,9 @@ import os
 import numpy as np
 import pytest
 
-import core
-from protenix.model.modules.template import TemplateEmbedder
-from protenix.model.weights import load_weights
+from diffsci import core
+from diffsci.protenix.model.modules.template import TemplateEmbedder
+from diffsci.protenix.model.weights import load_weights
 
 FIX = os.path.join(os.path.dirname(__file__), "fixtures", "template.npz")
 

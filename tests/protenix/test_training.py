@@ -10,12 +10,12 @@ off, Protenix's fine-tuning loss weights)."""
 import numpy as np
 import pytest
 
-import core
-from core import nn
-from protenix.model.loss import ProtenixLoss
-from protenix.model.protenix import Protenix
-from protenix.train import StepRandom, make_train_step
-from protenix.train.toy import helix_example, tiny_config
+from diffsci import core
+from diffsci.core import nn
+from diffsci.protenix.model.loss import ProtenixLoss
+from diffsci.protenix.model.protenix import Protenix
+from diffsci.protenix.train import StepRandom, make_train_step
+from diffsci.protenix.train.toy import helix_example, tiny_config
 
 TRAIN_KEYS = {"coordinate", "noise_level", "coordinate_mini", "distogram", "plddt", "pae", "pde",
               "resolved"}  # fmt: skip
@@ -113,7 +113,7 @@ STEPS, STEP_LR = 300, 1e-2  # 13x on this machine (10x first near step 250)
 
 def test_bench_tiny(capsys):
     """protenix.train.bench --tiny: recompute gives the same gradients at a lower peak."""
-    from protenix.train import bench
+    from diffsci.protenix.train import bench
 
     for extra in ([], ["--jit"]):
         rows = bench.main(["--tiny", *extra])
@@ -152,8 +152,8 @@ def test_train_forward_and_loss_match_pytorch():
     with the same weights, features, label and replayed draws: 1e-3 relative."""
     import json
 
-    from protenix.config.config_dict import ConfigDict
-    from protenix.model.generator import ReplayRandom
+    from diffsci.protenix.config.config_dict import ConfigDict
+    from diffsci.protenix.model.generator import ReplayRandom
 
     from ._trunk_fixture import assert_rel_close, load_strict
     from .test_protenix_model import _features

@@ -4,8 +4,8 @@ chunked and block-wise inference paths equal the plain path."""
 import numpy as np
 import pytest
 
-import core
-from protenix.model.triangular.triangular import (
+from diffsci import core
+from diffsci.protenix.model.triangular.triangular import (
     TriangleAttention,
     TriangleMultiplicationIncoming,
     TriangleMultiplicationOutgoing,

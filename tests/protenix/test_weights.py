@@ -14,11 +14,11 @@ import hypothesis.strategies as st
 import numpy as np
 import pytest
 
-import core
-from core import dtypes as _dt
-from core import nn
-from protenix.cli.main import main as cli_main
-from protenix.model.weights import (
+from diffsci import core
+from diffsci.core import dtypes as _dt
+from diffsci.core import nn
+from diffsci.protenix.cli.main import main as cli_main
+from diffsci.protenix.model.weights import (
     UnsafeCheckpointError,
     WeightsError,
     load_weights,
@@ -274,19 +274,19 @@ def test_storages_are_memory_mapped_copy_on_write(tmp_path):
 
 
 def test_cli_runs_as_a_program(tmp_path):
-    """``python -m protenix.cli.main convert`` (what the ``protenix`` console script calls)."""
+    """``python -m diffsci.protenix.cli.main convert`` (what the ``diffsci-protenix`` console script calls)."""
     import subprocess
     import sys
 
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     env = dict(os.environ, PYTHONPATH=repo)
     out = tmp_path / "plain.h5"
-    cmd = [sys.executable, "-m", "protenix.cli", "convert", PLAIN, str(out)]
+    cmd = [sys.executable, "-m", "diffsci.protenix.cli", "convert", PLAIN, str(out)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "wrote 4 tensors (21 values)" in done.stdout
     bad = subprocess.run(
-        [sys.executable, "-m", "protenix.cli.main", "convert", os.path.join(FIX, "weights_evil_os.pt"), str(tmp_path / "x.h5")],
+        [sys.executable, "-m", "diffsci.protenix.cli.main", "convert", os.path.join(FIX, "weights_evil_os.pt"), str(tmp_path / "x.h5")],
         env=env, capture_output=True, text=True, timeout=120, cwd=tmp_path,
     )  # fmt: skip
     assert bad.returncode == 1 and "posix.system" in bad.stderr

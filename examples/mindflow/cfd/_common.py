@@ -8,9 +8,9 @@ import pathlib
 
 import numpy as np
 
-from mindflow import cfd, vis_1d
-from mindflow.cfd import exact_riemann
-from mindflow.verify import l1_error
+from diffsci.mindflow import cfd, vis_1d
+from diffsci.mindflow.cfd import exact_riemann
+from diffsci.mindflow.verify import l1_error
 
 # (name, component of pri_var [5, ...], component of exact_riemann's (rho, u, p))
 PRIMITIVES = (("rho", 0, 0), ("u", 1, 1), ("p", 4, 2))

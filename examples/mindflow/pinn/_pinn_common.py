@@ -9,10 +9,10 @@ import time
 
 import numpy as np
 
-import core
-from mindflow.cell import FCSequential, MultiScaleFCSequential
-from mindflow.pinn import Trainer
-from mindflow.verify import relative_l2
+from diffsci import core
+from diffsci.mindflow.cell import FCSequential, MultiScaleFCSequential
+from diffsci.mindflow.pinn import Trainer
+from diffsci.mindflow.verify import relative_l2
 
 
 def build_network(in_channels, out_channels, net_cfg, dtype=core.float64):

@@ -17,8 +17,8 @@ product, eq. 3.3). With ``num_outputs = K > 1`` the ``p * K`` features of every 
 
 import itertools
 
-import core
-from core import Parameter, nn, ops
+from diffsci import core
+from diffsci.core import Parameter, nn, ops
 
 from ..activation import get_activation
 

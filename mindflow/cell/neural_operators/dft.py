@@ -19,8 +19,8 @@ Also here, as in MindFlow: the Fourier layers ``SpectralConv1dDft``, ``SpectralC
 ``SpectralConv3dDft`` (:mod:`.spectral_conv`).
 """
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from ...utils.check_func import check_param_type
 from .spectral_conv import (

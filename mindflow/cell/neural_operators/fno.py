@@ -27,8 +27,8 @@ Names, constructor arguments, defaults and parameter names are MindFlow's
 """
 
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from ...utils.check_func import check_param_type
 from ..activation import get_activation

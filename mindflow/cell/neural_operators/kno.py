@@ -16,8 +16,8 @@ the FFT replaces MindFlow's DFT matrices, so the weights apply at any resolution
 ``modes``.
 """
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from ...utils.check_func import check_param_type
 from .fno import PointwiseConv1d, PointwiseConv2d

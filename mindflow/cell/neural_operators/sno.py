@@ -27,8 +27,8 @@ permutation ``(0, 4, 3, 1, 2)`` sends ``Z`` to the first transformed axis).
 
 import numpy as np
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from ...utils.check_func import check_param_type
 from ..activation import get_activation

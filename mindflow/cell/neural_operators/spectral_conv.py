@@ -24,9 +24,9 @@ leading axes take negative frequencies, first axis lowest bit), each of shape
 ``[in_channels, out_channels, *n_modes]``.
 """
 
-import core
-from core import Parameter, nn, ops
-from core.nn.init import Uniform, initializer
+from diffsci import core
+from diffsci.core import Parameter, nn, ops
+from diffsci.core.nn.init import Uniform, initializer
 
 from ...utils.check_func import check_param_type
 

@@ -14,8 +14,8 @@ Beyond MindFlow: ``dtype`` (the parameters' dtype, float32 by default); inputs m
 one batch axis (``[..., H, W, C]``), and a channel count that does not match names the layout.
 """
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from ...utils.check_func import check_param_type
 from ..activation import get_activation

@@ -7,7 +7,7 @@ the head (min) or tail (max) face, ordered as they sit in the padded array.
 
 from abc import ABC, abstractmethod
 
-from core import ops
+from diffsci.core import ops
 
 __all__ = ["Boundary", "mirror_ghosts"]
 

@@ -1,7 +1,7 @@
 """Pads the state with ghost cells on both faces of every active axis."""
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from ..registry import lookup
 from .neumann import Neumann

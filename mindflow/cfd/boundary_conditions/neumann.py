@@ -1,7 +1,7 @@
 """Zero-gradient (transmissive) boundary: ghost cells copy the boundary cell."""
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .base import Boundary
 

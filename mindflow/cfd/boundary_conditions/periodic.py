@@ -1,7 +1,7 @@
 """Periodic boundary: ghost cells wrap around to the opposite side."""
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .base import Boundary
 

@@ -1,6 +1,6 @@
 """Symmetry (slip) boundary: mirror image with the normal velocity reversed."""
 
-import core
+from diffsci import core
 
 from .base import Boundary, mirror_ghosts
 

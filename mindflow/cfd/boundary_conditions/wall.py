@@ -1,6 +1,6 @@
 """No-slip wall moving with a given velocity."""
 
-import core
+from diffsci import core
 
 from .base import Boundary, mirror_ghosts
 

@@ -1,6 +1,6 @@
 """Forward Euler."""
 
-import core
+from diffsci import core
 
 from .base import Integrator
 

@@ -1,6 +1,6 @@
 """Strong-stability-preserving third-order Runge-Kutta (Shu & Osher 1988, eq. 2.18)."""
 
-import core
+from diffsci import core
 
 from .base import Integrator
 

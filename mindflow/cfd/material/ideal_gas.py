@@ -1,7 +1,7 @@
 """Calorically perfect ideal gas, ``p = (gamma - 1) rho e``."""
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .base import Material
 

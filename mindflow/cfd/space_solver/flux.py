@@ -5,7 +5,7 @@ state layout is MindFlow's: conservative ``[5, ...]`` = (rho, rho*u, rho*v, rho*
 primitive ``[5, ...]`` = (rho, u, v, w, p).
 """
 
-from core import ops
+from diffsci.core import ops
 
 __all__ = ["gamma_of", "normal_and_tangents", "physical_flux", "primitive_of", "sound_speed"]
 

@@ -1,7 +1,7 @@
 """Godunov-type convective flux: reconstruct face states, then solve a Riemann problem."""
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 __all__ = ["GodunovFlux"]
 

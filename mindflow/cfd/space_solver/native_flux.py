@@ -25,7 +25,7 @@ import re
 
 import numpy as np
 
-import core.native as native
+import diffsci.core.native as native
 
 __all__ = ["NATIVE_RECONSTRUCTORS", "NATIVE_RIEMANN", "face_flux_kernel"]
 

@@ -42,7 +42,7 @@ Where the high-order flux is admissible theta = 1 and the flux is returned bit f
 gradient is d F_high where theta = 1 and theta d F_high + (1 - theta) d F_LF elsewhere.
 """
 
-from core import ops
+from diffsci.core import ops
 
 from .flux import gamma_of, physical_flux, primitive_of
 

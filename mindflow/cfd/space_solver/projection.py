@@ -18,7 +18,7 @@ Everything is written with core ops, so it is differentiable and runs under ``co
 
 from __future__ import annotations
 
-from core import ops
+from diffsci.core import ops
 
 from ..utils import cal_con_var, cal_pri_var
 

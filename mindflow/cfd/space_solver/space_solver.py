@@ -1,7 +1,7 @@
 """Semi-discrete right-hand side of the compressible Euler / Navier-Stokes equations."""
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .godunov_flux import GodunovFlux
 

@@ -7,7 +7,7 @@ conduction k dT/dn is added to the energy flux (MindFlow omits it; it is zero fo
 ``thermal_conductivity: 0``, so MindFlow's configs give the same flux).
 """
 
-from core import ops
+from diffsci.core import ops
 
 from .flux import gamma_of, primitive_of
 

@@ -1,6 +1,6 @@
 """sympy equations -> formula nodes evaluated on a batch (MindFlow's ``parse_sympy.py``)."""
 
-import core
+from diffsci import core
 
 from ..derivatives import DerivativePlan, evaluate
 from .sympy_translation import NORMAL, SympyTranslation

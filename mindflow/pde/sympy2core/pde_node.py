@@ -15,8 +15,8 @@ A node returns a ``[N, 1]`` Tensor, a 0-d Tensor (a parameter) or a Python float
 constant: a weak scalar, so it keeps the batch's dtype).
 """
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from ..derivatives import normal_component
 

@@ -4,8 +4,8 @@ structure per sample, evaluated sample by sample (Protenix's memory-efficient fo
 
 import numpy as np
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from ..utils import broadcast_token_to_atom
 from .pairformer import PairformerStack

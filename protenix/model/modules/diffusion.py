@@ -5,8 +5,8 @@ Parameter names follow ``protenix.model.modules.diffusion`` (Protenix 2.0.0). Co
 in Angstrom; ``sigma_data`` (16 A) is the data scale of the EDM preconditioning.
 """
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from .embedders import FourierEmbedding, RelativePositionEncoding
 from .primitives import LayerNorm, LinearNoBias, Transition

@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .primitives import LinearNoBias
 

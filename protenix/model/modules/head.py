@@ -1,7 +1,7 @@
 """The distogram head (AF3 supplement Algorithm 1, line 17; AF2 supplement section 1.9.8), as
 ``protenix.model.modules.head`` (Protenix 2.0.0)."""
 
-from core import nn, ops
+from diffsci.core import nn, ops
 
 from .primitives import Linear
 

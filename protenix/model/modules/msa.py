@@ -18,8 +18,8 @@ import math
 
 import numpy as np
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from ..chunk import resolve_chunk_size
 from ..triangular.layers import DropoutRowwise, LayerNorm, OpenfoldLinear, dropout_add_rowwise

@@ -10,8 +10,8 @@ memory stays about 1.2 pair tensors above z itself.
 Parameter names follow ``protenix.model.modules.pairformer`` (Protenix 2.0.0).
 """
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from ..chunk import resolve_chunk_size
 from ..triangular.layers import dropout_add_rowwise

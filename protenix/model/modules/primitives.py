@@ -8,8 +8,8 @@ Parameter names and layouts are those of ``protenix.model.modules.primitives`` i
 
 import numpy as np
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from ..triangular.layers import LayerNorm, _linear, _param, trunc_normal_init
 

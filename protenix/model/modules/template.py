@@ -5,8 +5,8 @@ Protenix defines ``TemplateEmbedder`` in ``modules/pairformer.py``; ours lives h
 (``linear_no_bias_a.weight``, ``pairformer_stack.blocks.0.tri_mul_out...``).
 """
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from ..chunk import resolve_chunk_size
 from ..triangular.layers import LayerNorm

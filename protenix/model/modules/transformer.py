@@ -6,8 +6,8 @@ and the atom attention encoder and decoder (Algorithms 5 and 6).
 Parameter names follow ``protenix.model.modules.transformer`` (Protenix 2.0.0).
 """
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from ..utils import aggregate_atom_to_token, broadcast_token_to_atom
 from .primitives import (

@@ -9,8 +9,8 @@ the same random numbers.
 
 import math
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 __all__ = [
     "Attention",

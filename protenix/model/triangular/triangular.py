@@ -15,8 +15,8 @@ Two evaluation paths give the same numbers:
   instead of the five of the plain path.
 """
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 from .layers import Attention, LayerNorm, OpenfoldLinear
 

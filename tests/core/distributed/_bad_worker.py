@@ -9,8 +9,8 @@ import time
 
 import numpy as np
 
-import core
-from core import communication as comm
+from diffsci import core
+from diffsci.core import communication as comm
 
 
 def main(case):

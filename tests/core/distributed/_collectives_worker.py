@@ -6,9 +6,9 @@ import sys
 
 import numpy as np
 
-import core
-from core import communication as comm
-from core import ops
+from diffsci import core
+from diffsci.core import communication as comm
+from diffsci.core import ops
 
 SHAPE = (4, 6)
 

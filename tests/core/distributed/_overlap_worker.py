@@ -8,9 +8,9 @@ import sys
 
 import numpy as np
 
-import core
-from core import communication as comm
-from core import nn
+from diffsci import core
+from diffsci.core import communication as comm
+from diffsci.core import nn
 
 if __name__ == "__main__":
     comm.init()

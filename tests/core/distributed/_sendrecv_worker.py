@@ -10,8 +10,8 @@ import sys
 
 import numpy as np
 
-import core
-from core import communication as comm
+from diffsci import core
+from diffsci.core import communication as comm
 
 comm.init()
 r, n = comm.get_rank(), comm.get_group_size()

@@ -17,8 +17,8 @@ import time
 import numpy as np
 import pytest
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from ... import _mpi
 
@@ -107,10 +107,10 @@ def serial_loss(name, W):
 
 @pytest.fixture(scope="module")
 def launched(tmp_path_factory):
-    # through the launcher: python -m core.launch -n 2 script args
+    # through the launcher: python -m diffsci.core.launch -n 2 script args
     out = tmp_path_factory.mktemp("collectives")
     script = str(HERE / "_collectives_worker.py")
-    cmd = [sys.executable, "-m", "core.launch", "-n", "2", script, str(out)]
+    cmd = [sys.executable, "-m", "diffsci.core.launch", "-n", "2", script, str(out)]
     proc = subprocess.run(
         cmd, env=_mpi.mpi_env(20), capture_output=True, text=True, timeout=120, cwd=ROOT
     )

@@ -6,8 +6,8 @@ only where MPI cannot start."""
 import numpy as np
 import pytest
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from .test_mpi import MPIEXEC, WHY, _ok, mpirun
 

@@ -7,10 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-import core
-from core import communication as comm
-from core import nn, ops
-from core.communication import management
+from diffsci import core
+from diffsci.core import communication as comm
+from diffsci.core import nn, ops
+from diffsci.core.communication import management
 
 
 @pytest.fixture(autouse=True)
@@ -114,7 +114,7 @@ def test_timeout_setting_is_checked(monkeypatch):
 
 # ---- launcher ------------------------------------------------------------------------------------
 def test_launcher_finds_mpiexec_next_to_python_or_says_what_to_install(tmp_path):
-    from core.launch import build_command, find_mpiexec
+    from diffsci.core.launch import build_command, find_mpiexec
 
     fake_python = tmp_path / "bin" / "python"
     with pytest.raises(FileNotFoundError, match=r"pip install -e '\.\[distributed\]'"):
@@ -194,8 +194,8 @@ def test_bench_runs_tiny(capsys):
 
 
 def test_model_train_uses_the_reducer_in_data_parallel_mode(monkeypatch):
-    from core.nn import grad_reducer
-    from core.train import Model
+    from diffsci.core.nn import grad_reducer
+    from diffsci.core.train import Model
 
     calls = []
     original = grad_reducer.DistributedGradReducer.construct
@@ -216,7 +216,7 @@ def test_model_train_uses_the_reducer_in_data_parallel_mode(monkeypatch):
 
 
 def test_launcher_main(monkeypatch, capsys):
-    from core import launch
+    from diffsci.core import launch
 
     seen = []
     monkeypatch.setattr(launch.subprocess, "call", lambda cmd, env: seen.append((cmd, env)) or 0)

@@ -15,10 +15,10 @@ import re
 
 import numpy as np
 
-import core
-from core import ops
-from core.backend import cc
-from core.jit import passes
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.backend import cc
+from diffsci.core.jit import passes
 
 GOLDEN_DIR = pathlib.Path(__file__).parent / "golden"
 

@@ -5,8 +5,8 @@ import tracemalloc
 
 import numpy as np
 
-import core
-from core import tree
+from diffsci import core
+from diffsci.core import tree
 
 
 def leaves(x):

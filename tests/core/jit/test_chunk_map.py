@@ -5,9 +5,9 @@ intermediate cut by the chunk ratio (measured with tracemalloc)."""
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.testing import gradcheck
 
 from ._helpers import assert_tree_close, peak_bytes
 

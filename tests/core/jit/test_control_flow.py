@@ -5,9 +5,9 @@ and vmap."""
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.testing import gradcheck
 
 from ._helpers import assert_tree_close
 

@@ -4,9 +4,9 @@ draws, nesting with grad/vmap, and whole training steps compiled into one call."
 import numpy as np
 import pytest
 
-import core
-from core import nn, ops
-from core.primitive import trace_stack
+from diffsci import core
+from diffsci.core import nn, ops
+from diffsci.core.primitive import trace_stack
 
 from ._helpers import assert_tree_close
 
@@ -534,8 +534,8 @@ def test_parameter_assignment_inside_grad_inside_jit_is_an_error():
 def test_cpu_fusion_policy_without_a_compiler_fuses_only_large_arrays():
     # numexpr's threaded set-up outweighs its gain on mid-sized CPU arrays (below ~1M
     # elements), where numpy ufuncs writing into reused buffers are as fast: they stay numpy
-    from core.backend import cc
-    from core.jit.fusion import fused
+    from diffsci.core.backend import cc
+    from diffsci.core.jit.fusion import fused
 
     with cc.disabled():
         fn = core.jit(lambda x: (x * 2.0 + 1.0) * x - 3.0)
@@ -549,8 +549,8 @@ def test_cpu_fusion_policy_without_a_compiler_fuses_only_large_arrays():
 
 
 def test_cpu_fusion_policy_with_a_compiler_fuses_from_4096_elements():
-    from core.backend import cc
-    from core.jit.fusion import fused
+    from diffsci.core.backend import cc
+    from diffsci.core.jit.fusion import fused
 
     if not cc.available():
         pytest.skip("no working C compiler on this machine")

@@ -13,8 +13,8 @@ import zlib
 import numpy as np
 import pytest
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from ._helpers import assert_tree_close, leaves
 

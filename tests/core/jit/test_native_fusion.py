@@ -7,11 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
-from core.backend import cc
-from core.backend.cpu_fusion import NativeFused, layout
-from core.jit.fusion import FusedKernel, fused
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.backend import cc
+from diffsci.core.backend.cpu_fusion import NativeFused, layout
+from diffsci.core.jit.fusion import FusedKernel, fused
 
 from ._helpers import assert_tree_close
 
@@ -134,7 +134,7 @@ def test_all_kernels_of_a_graph_compile_in_one_call(monkeypatch):
     [(3, 16, 80), (1, 3, 16, 80), (5, 1, 1, 80), (5, 3, 16, 80), (80,), (5, 3, 16, 1)],
 )
 def test_softmax_of_a_sum_is_one_equation_and_matches_eager(bias_shape):
-    from core.jit.fuse_softmax import softmax_add
+    from diffsci.core.jit.fuse_softmax import softmax_add
 
     rng = np.random.default_rng(4)
     a = core.tensor(rng.standard_normal((5, 3, 16, 80)) * 3)
@@ -155,7 +155,7 @@ def test_softmax_of_a_sum_is_one_equation_and_matches_eager(bias_shape):
 
 @needs_cc
 def test_softmax_add_is_not_formed_when_the_sum_is_read_elsewhere():
-    from core.jit.fuse_softmax import softmax_add
+    from diffsci.core.jit.fuse_softmax import softmax_add
 
     rng = np.random.default_rng(5)
     a, b = (core.tensor(rng.standard_normal((64, 100)).astype(np.float32)) for _ in range(2))

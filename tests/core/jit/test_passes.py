@@ -5,15 +5,15 @@ reuse of the generated code (``out=``), including the cases where reuse would be
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from core.backend import cc
-from core.jit import passes
-from core.jit.fusion import fuse_elementwise, fused
-from core.jit.ir import Eqn, Graph, Var
-from core.primitive import ShapedArray
-from core.prims import elementwise as prims_elementwise
-from core.prims import shape as prims_shape
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.backend import cc
+from diffsci.core.jit import passes
+from diffsci.core.jit.fusion import fuse_elementwise, fused
+from diffsci.core.jit.ir import Eqn, Graph, Var
+from diffsci.core.primitive import ShapedArray
+from diffsci.core.prims import elementwise as prims_elementwise
+from diffsci.core.prims import shape as prims_shape
 
 from . import _golden
 from ._helpers import assert_tree_close
@@ -23,7 +23,7 @@ from ._helpers import assert_tree_close
 def _fuse_small_cpu_arrays(monkeypatch):
     # By default the CPU only fuses arrays of >= 1M elements (see test_cpu_fusion_policy_fuses_only_large_arrays);
     # these tests exercise the fusion pass on small arrays.
-    from core.jit import fusion
+    from diffsci.core.jit import fusion
 
     monkeypatch.setattr(fusion, "_CPU_MIN", 0)
 
@@ -195,7 +195,7 @@ def test_fold_constants_output_and_run():
         [s_out, e_out],
     )
     g = passes.fold_constants(g).verify()
-    from core.jit.codegen import lower
+    from diffsci.core.jit.codegen import lower
 
     out = lower(g).fn(np.array([1.0, 1.0]))
     np.testing.assert_allclose(out[0], 1.0 + np.exp([0.0, 1.0]))

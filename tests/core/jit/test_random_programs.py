@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import ops
+from diffsci import core
+from diffsci.core import ops
 
 from ._helpers import assert_tree_close
 

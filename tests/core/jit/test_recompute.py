@@ -5,9 +5,9 @@ inside a recomputed block, higher-order derivatives through it, and its trace in
 import numpy as np
 import pytest
 
-import core
-from core import nn, ops
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import nn, ops
+from diffsci.core.testing import gradcheck
 
 from ._helpers import assert_tree_close, peak_bytes
 

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import core
-from core import Parameter, nn
+from diffsci import core
+from diffsci.core import Parameter, nn
 
 
 class Affine(nn.Cell):

@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-import core
-from core import nn
-from core.common import initializer as common_init
-from core.nn import init
+from diffsci import core
+from diffsci.core import nn
+from diffsci.core.common import initializer as common_init
+from diffsci.core.nn import init
 
 SHAPE = (400, 500)  # 200k samples: sample mean/std within ~1% of the truth
 

@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import nn
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import nn
+from diffsci.core.testing import gradcheck
 
 from .._helpers import ref_conv, ref_conv_transpose
 

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-import core
-from core import nn
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import nn
+from diffsci.core.testing import gradcheck
 
 RNG = np.random.default_rng(0)
 REDUCE = {"mean": np.mean, "sum": np.sum, "none": lambda a: a}

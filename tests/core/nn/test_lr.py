@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-import core
-from core import Parameter, nn
+from diffsci import core
+from diffsci.core import Parameter, nn
 
 
 # ---- lists (mindspore.nn.dynamic_lr); expected values are MindSpore's documented examples -------

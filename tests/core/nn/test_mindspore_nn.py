@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core import Parameter, amp, nn, ops
-from core.testing import gradcheck
+from diffsci import core
+from diffsci.core import Parameter, amp, nn, ops
+from diffsci.core.testing import gradcheck
 
 
 def _t(a, dtype=core.float64):

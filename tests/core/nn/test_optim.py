@@ -7,10 +7,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-import core
-from core import Parameter, nn, ops
-from core.primitive import ShapedArray, Trace, Tracer, pop_trace, push_trace
-from core.tensor import _assign_hook
+from diffsci import core
+from diffsci.core import Parameter, nn, ops
+from diffsci.core.primitive import ShapedArray, Trace, Tracer, pop_trace, push_trace
+from diffsci.core.tensor import _assign_hook
 
 
 class Affine(nn.Cell):

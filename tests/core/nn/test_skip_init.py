@@ -4,8 +4,8 @@ their values, the generator is untouched, nesting and errors restore the normal 
 import numpy as np
 import pytest
 
-import core
-from core.nn import init
+from diffsci import core
+from diffsci.core.nn import init
 
 RANDOM = [init.Normal(), init.Uniform(), init.TruncatedNormal(), init.XavierUniform(),
           init.XavierNormal(), init.HeUniform(), init.HeNormal(), init.Orthogonal()]

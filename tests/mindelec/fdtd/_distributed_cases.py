@@ -3,9 +3,9 @@ mpiexec): small FDTD problems with CPML, point sources, probes and a DFT plane."
 
 import numpy as np
 
-import core
-from mindelec import fdtd
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci import core
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
 FREQS = [1.0e10, 2.0e10]
 
@@ -92,8 +92,8 @@ def microstrip_sims():
 def microstrip_s(results, dt, freqs, steps=MICROSTRIP_STEPS):
     """``{"ports": S, "planes": S}`` ``[nf, 2, 2]`` from the two runs' monitor results (the
     serial example's extraction: Kurokawa power waves, ``S = B A^-1``)."""
-    from mindelec.fdtd.lumped import port_times
-    from mindelec.fdtd.sparams import SParameterSolver
+    from diffsci.mindelec.fdtd.lumped import port_times
+    from diffsci.mindelec.fdtd.sparams import SParameterSolver
 
     t_v, t_i = port_times(steps, dt)
     out = {}
@@ -116,7 +116,7 @@ def case_mixed():
     ``VoltageSource`` port and a ``Resistor`` whose edges span the cut; port V and I monitors
     (the current loop's first layer on rank 1 reads rank 0's H), frequency- and time-domain
     flux boxes spanning the cut and one whose low x face is the cut."""
-    from mindelec.fdtd.waveforms import Gaussian
+    from diffsci.mindelec.fdtd.waveforms import Gaussian
 
     grid = fdtd.Grid((8, 8, 6), 1e-3, dtype="float64")
     rng = np.random.default_rng(4)
@@ -145,7 +145,7 @@ def case_port_grad(eps):
     """TMz 16 x 12, CPML x and y, a 50-ohm ``VoltageSource`` port of two parallel ez edges
     across the cut at x = 8, a flux box spanning it; loss: ``|S11|^2`` at two frequencies
     (Kurokawa, from the port's V and I) plus the box's flux."""
-    from mindelec.fdtd.waveforms import Gaussian
+    from diffsci.mindelec.fdtd.waveforms import Gaussian
 
     grid = fdtd.Grid((16, 12), 1e-3, dtype="float64")
     port = fdtd.VoltageSource("z", (7, 6), (9, 7), waveform=Gaussian(2e10), name="p1")
@@ -163,8 +163,8 @@ def port_grad_eps0():
 
 
 def port_grad_loss(results, dt):
-    from mindelec.fdtd.lumped import port_times
-    from mindelec.fdtd.sparams import s_from_time_signals
+    from diffsci.mindelec.fdtd.lumped import port_times
+    from diffsci.mindelec.fdtd.sparams import s_from_time_signals
 
     t_v, t_i = port_times(results["p1_v"].shape[0], dt)
     v = results["p1_v"].reshape((-1, 1, 1))
@@ -179,8 +179,8 @@ def case_tfsf():
     and an oblique one (incident-field tables), both boxes across the cut at x = 12, an eps
     scatterer inside; a probe in the scattered-field region, a flux box around the scatterer,
     the Yee energy, DFTs of a box and of the whole grid, all spanning the cut."""
-    from mindelec.fdtd.tfsf import PlaneWave
-    from mindelec.fdtd.waveforms import Gaussian
+    from diffsci.mindelec.fdtd.tfsf import PlaneWave
+    from diffsci.mindelec.fdtd.waveforms import Gaussian
 
     grid = fdtd.Grid((24, 16), 1e-3, dtype="float64")
     eps = np.ones((24, 16))
@@ -205,8 +205,8 @@ def case_amp_grad(amp):
     """TMz 16 x 12, CPML x and y: a port on rank 0's slab only (rank 1 gets the 0 x value
     stand-in), an oblique TF/SF plane wave from tables and an aligned one (auxiliary grid),
     all scaled by the scalar ``amp``; loss: the port voltage's and a probe's energy."""
-    from mindelec.fdtd.tfsf import PlaneWave
-    from mindelec.fdtd.waveforms import Gaussian
+    from diffsci.mindelec.fdtd.tfsf import PlaneWave
+    from diffsci.mindelec.fdtd.waveforms import Gaussian
 
     grid = fdtd.Grid((16, 12), 1e-3, dtype="float64")
     port = fdtd.VoltageSource("z", (4, 6), waveform=Gaussian(2e10), amplitude=amp, name="p1")

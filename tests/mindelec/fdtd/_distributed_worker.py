@@ -16,11 +16,11 @@ import sys
 
 import numpy as np
 
-import core
-import core.native as native
-from core import communication as comm
-from mindelec import fdtd
-from mindelec.fdtd.distributed import DistributedSimulation
+from diffsci import core
+import diffsci.core.native as native
+from diffsci.core import communication as comm
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.distributed import DistributedSimulation
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _distributed_cases as cases

@@ -14,14 +14,14 @@ import warnings
 import numpy as np
 import pytest
 
-from core import ops
-from mindelec import fdtd
-from mindelec.fdtd.dft import DFTMonitor
-from mindelec.fdtd.dispersive import DispersiveMaterial, DrudePole
-from mindelec.fdtd.flux import FluxMonitor
-from mindelec.fdtd.lumped import VoltageSource
-from mindelec.fdtd.tfsf import PlaneWave
-from mindelec.fdtd.waveforms import Gaussian, ResolutionWarning
+from diffsci.core import ops
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.dft import DFTMonitor
+from diffsci.mindelec.fdtd.dispersive import DispersiveMaterial, DrudePole
+from diffsci.mindelec.fdtd.flux import FluxMonitor
+from diffsci.mindelec.fdtd.lumped import VoltageSource
+from diffsci.mindelec.fdtd.tfsf import PlaneWave
+from diffsci.mindelec.fdtd.waveforms import Gaussian, ResolutionWarning
 
 D = 1e-3
 

@@ -4,8 +4,8 @@ growth, and the profile of Roden & Gedney / MindElec's CFSParameters."""
 import numpy as np
 import pytest
 
-from mindelec import fdtd
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
 D = 1e-3
 FMAX = fdtd.C0 / (20 * D)  # 20 cells per wavelength at the top of the band

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from mindelec.fdtd.dft import RunningDFT, dft_init, dft_update, dft_value
+from diffsci import core
+from diffsci.core import ops
+from diffsci.mindelec.fdtd.dft import RunningDFT, dft_init, dft_update, dft_value
 
 
 def _geometric(x, t0, dt, n):
@@ -118,9 +118,9 @@ def test_bad_input():
 
 def test_dft_monitor_in_a_simulation():
     """The monitor's carry equals the DFT of a probe's history taken at the E/H sample times."""
-    from mindelec import fdtd
-    from mindelec.fdtd.dft import DFTMonitor
-    from mindelec.fdtd.waveforms import Gaussian
+    from diffsci.mindelec import fdtd
+    from diffsci.mindelec.fdtd.dft import DFTMonitor
+    from diffsci.mindelec.fdtd.waveforms import Gaussian
 
     grid = fdtd.Grid((60,), 1e-3, dtype="float64", courant=0.9)
     g = Gaussian(20e9)

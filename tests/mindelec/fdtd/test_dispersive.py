@@ -18,15 +18,15 @@ import math
 import numpy as np
 import pytest
 
-import core
-from mindelec import fdtd
-from mindelec.fdtd.dispersive import (
+from diffsci import core
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.dispersive import (
     DispersiveMaterial,
     DrudePole,
     LorentzPole,
     discrete_permittivity,
 )
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
 D = 1e-3
 TWO_PI = 2 * math.pi

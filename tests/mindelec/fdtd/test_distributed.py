@@ -17,9 +17,9 @@ import pathlib
 import numpy as np
 import pytest
 
-import core
-from mindelec import fdtd
-from mindelec.fdtd.distributed import DistributedSimulation
+from diffsci import core
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.distributed import DistributedSimulation
 
 from ... import _mpi
 from . import _distributed_cases as cases

@@ -7,11 +7,11 @@ import functools
 import numpy as np
 import pytest
 
-import core
-from mindelec.fdtd import CPML, Grid, Materials, Simulation
-from mindelec.fdtd.flux import FluxMonitor, dipole_power, line_source_power
-from mindelec.fdtd.lumped import CurrentSource
-from mindelec.fdtd.waveforms import Gaussian, NormDGaussian
+from diffsci import core
+from diffsci.mindelec.fdtd import CPML, Grid, Materials, Simulation
+from diffsci.mindelec.fdtd.flux import FluxMonitor, dipole_power, line_source_power
+from diffsci.mindelec.fdtd.lumped import CurrentSource
+from diffsci.mindelec.fdtd.waveforms import Gaussian, NormDGaussian
 
 # the composite update: no native kernels to compile (F1's tests check that both agree)
 _Sim = functools.partial(Simulation, native=False)

@@ -4,12 +4,12 @@ composite path (``native=False``: update_e, then ``PointSource.inject``'s index_
 import numpy as np
 import pytest
 
-import core
-import core.native
-from mindelec import fdtd
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci import core
+from diffsci.core import native as core_native
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
-pytestmark = pytest.mark.skipif(not core.native.available(), reason="no C compiler")
+pytestmark = pytest.mark.skipif(not core_native.available(), reason="no C compiler")
 
 
 def _sim(grid, eps, amplitude, native, hard=False, shape=(12, 10)):

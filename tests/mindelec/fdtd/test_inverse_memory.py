@@ -3,9 +3,9 @@ checkpoint budget (measured with tracemalloc; no timings)."""
 
 import numpy as np
 
-import core
+from diffsci import core
 from bench.fdtd_gradient import carry_bytes, make_problem, measure
-from core import ops
+from diffsci.core import ops
 
 
 def _peak(loss, rho, checkpoint):

@@ -6,8 +6,8 @@ import os
 import numpy as np
 import pytest
 
-import core
-from mindelec.fdtd.io import (
+from diffsci import core
+from diffsci.mindelec.fdtd.io import (
     SnapshotWriter,
     field_movie,
     load_snapshots,

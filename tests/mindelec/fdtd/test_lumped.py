@@ -8,22 +8,22 @@ import functools
 import numpy as np
 import pytest
 
-import core
-from mindelec.fdtd import CPML, EPS0, ETA0, MU0, PEC, PMC, Grid, Materials, Simulation
-from mindelec.fdtd.lumped import (
+from diffsci import core
+from diffsci.mindelec.fdtd import CPML, EPS0, ETA0, MU0, PEC, PMC, Grid, Materials, Simulation
+from diffsci.mindelec.fdtd.lumped import (
     CurrentMonitor,
     Resistor,
     VoltageMonitor,
     VoltageSource,
     port_times,
 )
-from mindelec.fdtd.sparams import (
+from diffsci.mindelec.fdtd.sparams import (
     SParameterSolver,
     passivity,
     reciprocity_error,
     s_from_time_signals,
 )
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
 # the composite update: no native kernels to compile (F1's tests check that both agree)
 _Sim = functools.partial(Simulation, native=False)
@@ -178,7 +178,7 @@ def test_misplaced_elements_raise():
 
 def test_native_steps_agree_with_composite():
     """The elements rewrite Ca/Cb before the native kernels are built: both paths agree."""
-    from mindelec.fdtd.tfsf import PlaneWave
+    from diffsci.mindelec.fdtd.tfsf import PlaneWave
 
     g = Grid((24, 24), 1e-3, dtype="float64")
     out = []

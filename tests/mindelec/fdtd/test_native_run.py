@@ -5,15 +5,15 @@ differences, the fallbacks and the memory accounting."""
 import numpy as np
 import pytest
 
-import core
-import core.native
-from core import ops
-from core.control.loops import as_policy
-from mindelec import fdtd
-from mindelec.fdtd import native_run
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci import core
+from diffsci.core import native as core_native
+from diffsci.core import ops
+from diffsci.core.control.loops import as_policy
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd import native_run
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
-pytestmark = pytest.mark.skipif(not core.native.available(), reason="no C compiler")
+pytestmark = pytest.mark.skipif(not core_native.available(), reason="no C compiler")
 
 CASES = [
     ((16,), None, fdtd.CPML(4)),

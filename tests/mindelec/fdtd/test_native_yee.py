@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-import core
-import core.native
-from mindelec import fdtd
-from mindelec.fdtd import native_yee
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci import core
+from diffsci.core import native as core_native
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd import native_yee
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
-pytestmark = pytest.mark.skipif(not core.native.available(), reason="no C compiler")
+pytestmark = pytest.mark.skipif(not core_native.available(), reason="no C compiler")
 
 CASES = [
     ((16,), None, fdtd.CPML(4)),

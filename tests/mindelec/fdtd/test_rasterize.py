@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-import core
-from core.testing import gradcheck
-from datasets.geometry import Cylinder, Disk, Rectangle
-from mindelec.fdtd.grid import Grid
-from mindelec.fdtd.rasterize import (
+from diffsci import core
+from diffsci.core.testing import gradcheck
+from diffsci.datasets.geometry import Cylinder, Disk, Rectangle
+from diffsci.mindelec.fdtd.grid import Grid
+from diffsci.mindelec.fdtd.rasterize import (
     average,
     density_filter,
     design_permittivity,

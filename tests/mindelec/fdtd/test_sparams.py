@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from mindelec.fdtd.sparams import (
+from diffsci import core
+from diffsci.core import ops
+from diffsci.mindelec.fdtd.sparams import (
     SParameterSolver,
     passivity,
     plot_sparams,
@@ -18,7 +18,7 @@ from mindelec.fdtd.sparams import (
     s_from_time_signals,
     s_matrix,
 )
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
 Z0 = 50.0
 

@@ -9,10 +9,10 @@ import itertools
 import numpy as np
 import pytest
 
-import core
-from mindelec.fdtd import Grid, Materials, PointProbe, PointSource, Simulation
-from mindelec.fdtd.structures import CellMedium, PECEdges, PECPlate, edge_average
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci import core
+from diffsci.mindelec.fdtd import Grid, Materials, PointProbe, PointSource, Simulation
+from diffsci.mindelec.fdtd.structures import CellMedium, PECEdges, PECPlate, edge_average
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
 _Sim = functools.partial(Simulation, native=False)
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from scipy.special import hankel2
 
-from mindelec.fdtd import C0, CPML, ETA0, MU0, Grid, Materials, Simulation
-from mindelec.fdtd.grid import AXES
-from mindelec.fdtd.monitors import Monitor, PointProbe
-from mindelec.fdtd.tfsf import LineSource, PlaneWave, matched_wavenumber
-from mindelec.fdtd.waveforms import ContinuousWave, Gaussian
+from diffsci.mindelec.fdtd import C0, CPML, ETA0, MU0, Grid, Materials, Simulation
+from diffsci.mindelec.fdtd.grid import AXES
+from diffsci.mindelec.fdtd.monitors import Monitor, PointProbe
+from diffsci.mindelec.fdtd.tfsf import LineSource, PlaneWave, matched_wavenumber
+from diffsci.mindelec.fdtd.waveforms import ContinuousWave, Gaussian
 
 # the composite update: no native kernels to compile (F1's tests check that both agree)
 _Sim = functools.partial(Simulation, native=False)
@@ -222,7 +222,7 @@ def test_oblique_array_in_3d_and_amplitude_gradient():
         )
         return (s2.run(60)[1]["probe"] ** 2).sum()
 
-    import core
+    from diffsci import core
 
     a0 = 1.3
     grad = float(core.grad(loss)(core.tensor(a0, dtype=core.float64)))
@@ -308,7 +308,7 @@ def test_oblique_array_gradient_wrt_a_scatterer_matches_central_differences():
     """float64 gradient of a scattered-field probe's energy w.r.t. the eps_r map of a
     scatterer lit by an oblique incident-field-array plane wave, against central differences
     along a random direction (1e-10 measured)."""
-    import core
+    from diffsci import core
 
     n = 24
 

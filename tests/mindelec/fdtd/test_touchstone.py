@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from mindelec.fdtd.touchstone import read_touchstone, write_touchstone
+from diffsci.mindelec.fdtd.touchstone import read_touchstone, write_touchstone
 
 
 def _read(path):

@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-import core
-from mindelec.fdtd.waveforms import (
+from diffsci import core
+from diffsci.mindelec.fdtd.waveforms import (
     C0,
     ContinuousWave,
     CosineGaussian,

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from scipy.optimize import minimize_scalar
 
-import core
-from mindelec import fdtd
-from mindelec.fdtd.monitors import Monitor
-from mindelec.fdtd.waveforms import Gaussian, ResolutionWarning
+from diffsci import core
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.monitors import Monitor
+from diffsci.mindelec.fdtd.waveforms import Gaussian, ResolutionWarning
 
 
 class ModeProjection(Monitor):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy.special import hankel1
 
-import core
+from diffsci import core
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "mindelec" / "pinn" / "frequency_domain_maxwell"

@@ -7,21 +7,21 @@ import math
 import numpy as np
 import pytest
 
-import core
-from core import nn, ops
-from mindelec.architecture import (
+from diffsci import core
+from diffsci.core import nn, ops
+from diffsci.mindelec.architecture import (
     FCSequential,
     InputScaleNet,
     MTLWeightedLossCell,
     MultiScaleFCCell,
     get_activation,
 )
-from mindelec.common import EPS, L2, LIGHT_SPEED, MU, LearningRate, get_poly_lr
-from mindelec.data import Dataset
-from mindelec.geometry import Rectangle, create_config_from_edict
-from mindelec.loss import Constraints, NetWithLoss, get_loss_metric
-from mindelec.operators import Grad, Hessian, Jacobian, SecondOrderGrad
-from mindelec.solver import LossAndTimeMonitor, Problem, Solver
+from diffsci.mindelec.common import EPS, L2, LIGHT_SPEED, MU, LearningRate, get_poly_lr
+from diffsci.mindelec.data import Dataset
+from diffsci.mindelec.geometry import Rectangle, create_config_from_edict
+from diffsci.mindelec.loss import Constraints, NetWithLoss, get_loss_metric
+from diffsci.mindelec.operators import Grad, Hessian, Jacobian, SecondOrderGrad
+from diffsci.mindelec.solver import LossAndTimeMonitor, Problem, Solver
 
 F64 = core.float64
 

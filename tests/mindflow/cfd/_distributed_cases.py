@@ -5,8 +5,8 @@ import pathlib
 
 import numpy as np
 
-import core
-from mindflow import cfd, load_yaml_config
+from diffsci import core
+from diffsci.mindflow import cfd, load_yaml_config
 
 EXAMPLES = pathlib.Path(__file__).resolve().parents[3] / "examples" / "mindflow" / "cfd"
 SOD = ((1.0, 0.0, 1.0), (0.125, 0.0, 0.1))

@@ -11,9 +11,9 @@ import sys
 
 import numpy as np
 
-import core
-from core import communication as comm
-from mindflow.cfd.distributed import DistributedSimulator
+from diffsci import core
+from diffsci.core import communication as comm
+from diffsci.mindflow.cfd.distributed import DistributedSimulator
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import _distributed_cases as cases

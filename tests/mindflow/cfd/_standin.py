@@ -4,8 +4,8 @@ It stands in for the WENO reconstructors and Riemann solvers so that the framewo
 filling, flux divergence, integrators, time loop) is tested on its own.
 """
 
-from core import ops
-from mindflow.cfd.utils import cal_flux, cal_pri_var
+from diffsci.core import ops
+from diffsci.mindflow.cfd.utils import cal_flux, cal_pri_var
 
 
 class FirstOrderRusanov:

@@ -10,9 +10,9 @@ import pathlib
 import numpy as np
 import pytest
 
-import core
-from mindflow.cfd import Simulator
-from mindflow.cfd.distributed import DistributedSimulator, slab_bounds
+from diffsci import core
+from diffsci.mindflow.cfd import Simulator
+from diffsci.mindflow.cfd.distributed import DistributedSimulator, slab_bounds
 
 from ... import _mpi
 from . import _distributed_cases as cases

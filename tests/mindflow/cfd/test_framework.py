@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from mindflow import cfd
-from mindflow.cfd.boundary_conditions import BoundaryManager
-from mindflow.cfd.material import IdealGas
+from diffsci import core
+from diffsci.mindflow import cfd
+from diffsci.mindflow.cfd.boundary_conditions import BoundaryManager
+from diffsci.mindflow.cfd.material import IdealGas
 
 from ._helpers import space_solver
 from ._standin import FirstOrderRusanov

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-import core
-from mindflow import cfd
+from diffsci import core
+from diffsci.mindflow import cfd
 
 LEFT, RIGHT = (1.0, 0.75, 1.0), (0.125, -0.5, 0.1)
 GAMMA = 1.4

@@ -15,8 +15,8 @@ import warnings
 import numpy as np
 import pytest
 
-import core
-from mindflow import cfd, load_yaml_config
+from diffsci import core
+from diffsci.mindflow import cfd, load_yaml_config
 
 from ._helpers import EXAMPLES
 from ._helpers import load_example as _example

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from core.backend import cc
-from mindflow import cfd
+from diffsci import core
+from diffsci.core.backend import cc
+from diffsci.mindflow import cfd
 
 pytestmark = pytest.mark.skipif(not cc.available(), reason="no C compiler: no native flux here")
 

@@ -3,16 +3,16 @@
 import numpy as np
 import pytest
 
-import core
-from mindflow.cfd.material import IdealGas
-from mindflow.cfd.mesh_info import MeshInfo
-from mindflow.cfd.space_solver.projection import characteristic_matrices, reconstruct_faces
-from mindflow.cfd.space_solver.reconstructor import (
+from diffsci import core
+from diffsci.mindflow.cfd.material import IdealGas
+from diffsci.mindflow.cfd.mesh_info import MeshInfo
+from diffsci.mindflow.cfd.space_solver.projection import characteristic_matrices, reconstruct_faces
+from diffsci.mindflow.cfd.space_solver.reconstructor import (
     default_reconstruction_variables,
     define_reconstructor,
     reconstructor_names,
 )
-from mindflow.cfd.utils import cal_con_var
+from diffsci.mindflow.cfd.utils import cal_con_var
 
 NAMES = ("WENO3", "WENO5", "WENO7", "WENO5-Z", "TENO5")
 PAD = 4
@@ -304,8 +304,8 @@ def test_characteristic_float32():
 
 def lax_density(variables, n=100, t_end=0.14):
     """Lax's shock tube with WENO5 + HLLC + SSP-RK3 (CFL 0.9), zero-gradient ends."""
-    from mindflow.cfd.space_solver.riemann_computer import define_riemann_computer
-    from mindflow.cfd.utils import cal_pri_var
+    from diffsci.mindflow.cfd.space_solver.riemann_computer import define_riemann_computer
+    from diffsci.mindflow.cfd.utils import cal_pri_var
 
     pad = 3
     mesh = mesh_1d(n, pad)

@@ -2,11 +2,11 @@
 
 import pytest
 
-from mindflow.cfd.boundary_conditions.boundary_manager import define_boundary
-from mindflow.cfd.integrator import define_integrator
-from mindflow.cfd.material import define_material
-from mindflow.cfd.space_solver.reconstructor import define_reconstructor
-from mindflow.cfd.space_solver.riemann_computer import define_riemann_computer
+from diffsci.mindflow.cfd.boundary_conditions.boundary_manager import define_boundary
+from diffsci.mindflow.cfd.integrator import define_integrator
+from diffsci.mindflow.cfd.material import define_material
+from diffsci.mindflow.cfd.space_solver.reconstructor import define_reconstructor
+from diffsci.mindflow.cfd.space_solver.riemann_computer import define_riemann_computer
 
 CASES = [
     (lambda: define_boundary({"type": "Bogus"}), "boundary type", "Neumann, Wall"),

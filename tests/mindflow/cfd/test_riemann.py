@@ -5,11 +5,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from mindflow.cfd.exact_riemann import exact_riemann, star_state
-from mindflow.cfd.space_solver.flux import physical_flux
-from mindflow.cfd.space_solver.positivity import limit_flux_positivity, limit_positivity
-from mindflow.cfd.space_solver.riemann_computer import Roe, define_riemann_computer
+from diffsci import core
+from diffsci.mindflow.cfd.exact_riemann import exact_riemann, star_state
+from diffsci.mindflow.cfd.space_solver.flux import physical_flux
+from diffsci.mindflow.cfd.space_solver.positivity import limit_flux_positivity, limit_positivity
+from diffsci.mindflow.cfd.space_solver.riemann_computer import Roe, define_riemann_computer
 
 NAMES = ["Rusanov", "HLL", "HLLC", "Roe"]
 GAMMA = 1.4

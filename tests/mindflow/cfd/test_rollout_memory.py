@@ -11,8 +11,8 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import core
-from mindflow import cfd
+from diffsci import core
+from diffsci.mindflow import cfd
 
 from ._helpers import space_solver
 from ._standin import FirstOrderRusanov

@@ -10,10 +10,10 @@ import itertools
 import numpy as np
 import pytest
 
-import core
-from mindflow.cfd import exact_riemann
-from mindflow.cfd.exact_riemann import star_state
-from mindflow.verify import convergence_order
+from diffsci import core
+from diffsci.mindflow.cfd import exact_riemann
+from diffsci.mindflow.cfd.exact_riemann import star_state
+from diffsci.mindflow.verify import convergence_order
 
 from ._helpers import EXAMPLES, load_example
 
@@ -81,11 +81,11 @@ def test_sod_example_tiny_writes_plot(tmp_path, capsys):
 
 def test_mindflow_style_script_runs_with_swapped_imports():
     """MindFlow's solve_sod.py loop (RunTime + integration_step), float32, imports swapped."""
-    from core import Tensor
-    from core import numpy as mnp
-    from mindflow import cfd, load_yaml_config
-    from mindflow.cfd.runtime import RunTime
-    from mindflow.cfd.simulator import Simulator
+    from diffsci.core import Tensor
+    from diffsci.core import numpy as mnp
+    from diffsci.mindflow import cfd, load_yaml_config
+    from diffsci.mindflow.cfd.runtime import RunTime
+    from diffsci.mindflow.cfd.simulator import Simulator
 
     config = load_yaml_config(EXAMPLES / "sod" / "sod.yaml")
     config["space_solver"]["convective_flux"]["riemann_computer"] = "Roe"

@@ -8,8 +8,8 @@ on smaller grids / shorter times so the module takes a few seconds.
 import numpy as np
 import pytest
 
-import core
-from mindflow import cfd
+from diffsci import core
+from diffsci.mindflow import cfd
 
 from ._helpers import load_example as _load
 from ._helpers import space_solver

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-import core
-from mindflow.cfd.material import IdealGas
-from mindflow.cfd.mesh_info import MeshInfo
-from mindflow.cfd.space_solver.viscous_flux import ViscousFlux
+from diffsci import core
+from diffsci.mindflow.cfd.material import IdealGas
+from diffsci.mindflow.cfd.mesh_info import MeshInfo
+from diffsci.mindflow.cfd.space_solver.viscous_flux import ViscousFlux
 
 MU, K, R_GAS, GAMMA = 0.1, 0.03, 2.0, 1.4
 

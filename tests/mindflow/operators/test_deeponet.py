@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from scipy.integrate import cumulative_trapezoid
 
-import core
-from core import nn
-from mindflow.cell import DeepONet
+from diffsci import core
+from diffsci.core import nn
+from diffsci.mindflow.cell import DeepONet
 
 RNG = np.random.default_rng(5)
 F64 = core.float64

@@ -4,9 +4,9 @@ round trip, the airfoil FNO's use of dft2/idft2 against SpectralConv2d, gradient
 import numpy as np
 import pytest
 
-import core
-from core.testing import gradcheck
-from mindflow.cell.neural_operators.dft import (
+from diffsci import core
+from diffsci.core.testing import gradcheck
+from diffsci.mindflow.cell.neural_operators.dft import (
     SpectralConv2dDft,
     dft1,
     dft2,

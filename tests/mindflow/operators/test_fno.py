@@ -8,9 +8,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import core
-from core.testing import gradcheck
-from mindflow.cell import (
+from diffsci import core
+from diffsci.core.testing import gradcheck
+from diffsci.mindflow.cell import (
     FNO1D,
     FNO2D,
     FNO3D,
@@ -19,7 +19,7 @@ from mindflow.cell import (
     SpectralConv2d,
     SpectralConv3d,
 )
-from mindflow.cell.neural_operators.spectral_conv import SpectralConv2dDft
+from diffsci.mindflow.cell.neural_operators.spectral_conv import SpectralConv2dDft
 
 F64 = core.float64
 SPECTRAL = {1: SpectralConv1d, 2: SpectralConv2d, 3: SpectralConv3d}

@@ -4,9 +4,9 @@ implementation, finite differences in float64, jit, other resolutions, bad input
 import numpy as np
 import pytest
 
-import core
-from core.testing import gradcheck
-from mindflow.cell import KNO1D, KNO2D
+from diffsci import core
+from diffsci.core.testing import gradcheck
+from diffsci.mindflow.cell import KNO1D, KNO2D
 
 from .test_fno import _swap_params, _t, _weights, numpy_spectral_conv
 

@@ -12,8 +12,8 @@ import scipy.special as scp
 from numpy.polynomial import chebyshev as npcheb
 from numpy.polynomial import legendre as npleg
 
-import core
-from mindflow.cell import (
+from diffsci import core
+from diffsci.mindflow.cell import (
     SNO1D,
     SNO2D,
     SNO3D,
@@ -22,7 +22,7 @@ from mindflow.cell import (
     interpolate_2d_dataset,
     poly_data,
 )
-from mindflow.cell.neural_operators.sno import SNOKernelCell
+from diffsci.mindflow.cell.neural_operators.sno import SNOKernelCell
 
 RNG = np.random.default_rng(7)
 F64 = core.float64

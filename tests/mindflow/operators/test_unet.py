@@ -5,8 +5,8 @@ odd sizes, bad input, gradients against finite differences (float64), jit agains
 import numpy as np
 import pytest
 
-import core
-from mindflow.cell import UNet2D
+from diffsci import core
+from diffsci.mindflow.cell import UNet2D
 
 RNG = np.random.default_rng(3)
 F64 = core.float64

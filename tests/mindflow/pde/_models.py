@@ -5,8 +5,8 @@ import math
 
 import numpy as np
 
-import core
-from core import nn, ops
+from diffsci import core
+from diffsci.core import nn, ops
 
 
 class SinExp(nn.Cell):

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import core
-from mindflow.pde.derivatives import DerivativePlan, evaluate
+from diffsci import core
+from diffsci.mindflow.pde.derivatives import DerivativePlan, evaluate
 
 from ._models import SinExp, mlp
 

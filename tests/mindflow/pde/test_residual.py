@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from mindflow.pde import Burgers
-from mindflow.pde.residual import (
+from diffsci import core
+from diffsci.core import ops
+from diffsci.mindflow.pde import Burgers
+from diffsci.mindflow.pde.residual import (
     Derivatives,
     derivatives,
     divergence,

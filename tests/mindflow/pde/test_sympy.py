@@ -9,9 +9,9 @@ import sympy
 from scipy import special
 from sympy import Derivative, Function, diff, symbols
 
-import core
-from core import nn, ops
-from mindflow.pde import (
+from diffsci import core
+from diffsci.core import nn, ops
+from diffsci.mindflow.pde import (
     Burgers,
     NavierStokes,
     PDEWithLoss,
@@ -164,7 +164,7 @@ def test_poisson_builtin_and_mindflow_continuous_case():
         lambda p: ops.prod(ops.sin(4 * math.pi * p), axis=1, keepdims=True) / (48 * math.pi**2)
     )
     pts = _points(30, [0, 0, 0], [1, 1, 1])
-    from mindflow.pde import evaluate_formulas
+    from diffsci.mindflow.pde import evaluate_formulas
 
     for r in evaluate_formulas(nodes, net, pts):
         assert np.abs(r.numpy()).max() < 1e-14
@@ -173,7 +173,7 @@ def test_poisson_builtin_and_mindflow_continuous_case():
 def test_normal_derivative_robin_on_a_disk():
     """Robin condition u + du/dn = g on the unit circle for u = x^2 y: du/dn = grad u . (x, y)
     = 3 x^2 y, so g = 4 x^2 y; normals from the geometry sampler."""
-    from datasets.geometry import Disk
+    from diffsci.datasets.geometry import Disk
 
     pts, normals = Disk("disk", (0.0, 0.0), 1.0, dtype=np.float64).sample_boundary(32, seed=0)
     x, y = symbols("x y")

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-import core
-from core import nn, ops
-from datasets.geometry import Interval, Rectangle
-from mindflow.pinn import OutputTransform, Resampler, Trainer, hard_constraint, residual_map
+from diffsci import core
+from diffsci.core import nn, ops
+from diffsci.datasets.geometry import Interval, Rectangle
+from diffsci.mindflow.pinn import OutputTransform, Resampler, Trainer, hard_constraint, residual_map
 
 F64 = core.float64
 
@@ -138,7 +138,7 @@ def test_resume_keeps_the_resampled_points(tmp_path):
 
 
 def test_distance_functions_vanish_on_the_boundary():
-    from mindflow.pinn import ball_distance, box_distance
+    from diffsci.mindflow.pinn import ball_distance, box_distance
 
     rect = Rectangle("r", [0.0, -1.0], [2.0, 1.0])
     bnd = np.asarray(rect.sample_boundary(50, seed=0)[0], dtype=np.float64)

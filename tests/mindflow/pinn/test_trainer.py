@@ -6,9 +6,9 @@ import os
 import numpy as np
 import pytest
 
-import core
-from core import nn, ops
-from mindflow.pinn import Trainer, hard_constraint
+from diffsci import core
+from diffsci.core import nn, ops
+from diffsci.mindflow.pinn import Trainer, hard_constraint
 
 F64 = core.float64
 

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from sympy import Function, diff, pi, sin, symbols
 
-import core
-from core import nn
-from mindflow.pde import PDEWithLoss, sympy_to_mindspore
-from mindflow.pinn import Trainer, box_distance, hard_constraint
+from diffsci import core
+from diffsci.core import nn
+from diffsci.mindflow.pde import PDEWithLoss, sympy_to_mindspore
+from diffsci.mindflow.pinn import Trainer, box_distance, hard_constraint
 
 F64 = core.float64
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-import core
-from core import nn, ops
-from mindflow.core import RelativeRMSELoss
-from mindflow.pde import FlowWithLoss, SteadyFlowWithLoss, UnsteadyFlowWithLoss
+from diffsci import core
+from diffsci.core import nn, ops
+from diffsci.mindflow.core import RelativeRMSELoss
+from diffsci.mindflow.pde import FlowWithLoss, SteadyFlowWithLoss, UnsteadyFlowWithLoss
 
 
 class ChannelsFirstLinear(nn.Cell):

@@ -10,11 +10,11 @@ import tracemalloc
 import numpy as np
 import pytest
 
-import core
-from core import nn
-from datasets.pde.generators import generate_burgers, generate_darcy, generate_navier_stokes
-from mindflow.cell import FNO1D, FNO2D, FNO3D
-from mindflow.train import (
+from diffsci import core
+from diffsci.core import nn
+from diffsci.datasets.pde.generators import generate_burgers, generate_darcy, generate_navier_stokes
+from diffsci.mindflow.cell import FNO1D, FNO2D, FNO3D
+from diffsci.mindflow.train import (
     OperatorTrainer,
     PairSource,
     SpaceTimeSource,
@@ -365,7 +365,7 @@ def test_cfd_fields_become_channels_in_order_and_train_a_rollout(tmp_path):
         k: rng.normal(size=(n, t, x)).astype(np.float32) for k in ("density", "pressure", "Vx")
     }
     path = tmp_path / "cfd.h5"
-    from datasets.pde import write_pdebench
+    from diffsci.datasets.pde import write_pdebench
 
     coords = {"x-coordinate": np.arange(x) / x, "t-coordinate": np.arange(t, dtype=float)}
     write_pdebench(path, "cfd", {**fields, **coords})

@@ -4,8 +4,8 @@ tiny channel sizes and one block per stack (same keys, recycles, steps and outpu
 
 import pytest
 
-from protenix.cli import predict
-from protenix.config import get_model_config
+from diffsci.protenix.cli import predict
+from diffsci.protenix.config import get_model_config
 
 TINY = {
     "c_s": 32,

@@ -5,10 +5,10 @@ lacks is an error (strict) or gets its usual initial value (not strict): none st
 import numpy as np
 import pytest
 
-import core
-from protenix.cli import predict, runner
-from protenix.model.protenix import Protenix
-from protenix.model.weights import WeightsError
+from diffsci import core
+from diffsci.protenix.cli import predict, runner
+from diffsci.protenix.model.protenix import Protenix
+from diffsci.protenix.model.weights import WeightsError
 
 
 def _checkpoint(cfg, path, drop=None):

@@ -1,6 +1,6 @@
 """``protenix predict`` end to end (the network with random weights, tiny sizes: conftest.py): output
 tree and ranking, files readable by gemmi, per-job errors, re-runs, weights lookup, aliases,
-``--help``, ``info``, ``download`` from a local server, ``python -m protenix``."""
+``--help``, ``info``, ``download`` from a local server, ``python -m diffsci.protenix``."""
 
 import hashlib
 import http.server
@@ -13,9 +13,9 @@ import threading
 import numpy as np
 import pytest
 
-from protenix.cli import main as cli_main
-from protenix.cli import runner
-from protenix.model.weights import WeightsError
+from diffsci.protenix.cli import main as cli_main
+from diffsci.protenix.cli import runner
+from diffsci.protenix.model.weights import WeightsError
 
 gemmi = pytest.importorskip("gemmi")
 
@@ -242,7 +242,7 @@ def test_download_from_local_server(tmp_path, monkeypatch):
 
 def test_python_dash_m(tmp_path):
     env = dict(os.environ, PYTHONPATH=ROOT)
-    r = subprocess.run([sys.executable, "-m", "protenix", "--help"], cwd=tmp_path, env=env,
+    r = subprocess.run([sys.executable, "-m", "diffsci.protenix", "--help"], cwd=tmp_path, env=env,
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     for cmd in ("predict", "info", "download", "convert"):
@@ -250,7 +250,7 @@ def test_python_dash_m(tmp_path):
 
 
 def test_auto_chunk_size_follows_protenix_thresholds():
-    from protenix.config import get_model_config
+    from diffsci.protenix.config import get_model_config
 
     cfg = get_model_config("protenix_mini_default_v0.5.0")
     # configs_base: {1024: -1, 1536: 512, 2048: 256, 2560: 128}, 32 beyond
@@ -271,3 +271,25 @@ def test_msa_server_mode(tmp_path, no_weights):
     assert rc == 0
     assert posts == ["/ticket/msa", "/ticket/pair"]
     assert (tmp_path / "o" / "cx" / "seed_101" / "predictions" / "cx_sample_0.cif").exists()
+
+
+def test_a_failing_plot_is_reported_and_loses_nothing(tmp_path, no_weights, monkeypatch, capsys):
+    """Plots come after the structures and the summary JSON: a plot that raises leaves the
+    result whole, says so on stderr, and the job counts as done."""
+    from diffsci.protenix.outputs import dumper
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("no usable matplotlib backend")
+
+    monkeypatch.setattr(dumper, "plot_pae", broken)
+    fa = tmp_path / "in.fasta"
+    fa.write_text(">mono\nMKTAYIAKQR\n")
+    out = tmp_path / "out"
+    assert _run("predict", fa, "-o", out, "--random-weights", "--seeds", "7", "--samples", 2,
+                "-q") == 0
+    pred = out / "mono" / "seed_7" / "predictions"
+    assert sorted(_summaries(pred, "mono")) == [0, 1]
+    assert (pred / "mono_sample_0.cif").exists() and (pred / "mono_sample_1.cif").exists()
+    assert not (out / "mono" / "seed_7" / "mono_pae.png").exists()
+    err = capsys.readouterr().err
+    assert "plots of mono seed 7 failed" in err and "no usable matplotlib backend" in err

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from protenix.cli import main as cli_main
-from protenix.cli import predict, runner
+from diffsci.protenix.cli import main as cli_main
+from diffsci.protenix.cli import predict, runner
 
 
 def test_timings_file(tmp_path):

@@ -16,8 +16,8 @@ import os
 import numpy as np
 import pytest
 
-from protenix.data import InputError, build_atoms, featurize
-from protenix.data.ccd_table import CCD_TABLE
+from diffsci.protenix.data import InputError, build_atoms, featurize
+from diffsci.protenix.data.ccd_table import CCD_TABLE
 
 FIX = os.path.join(os.path.dirname(os.path.dirname(__file__)), "fixtures", "features.npz")
 CASES = ["monomer_a3m", "single_seq", "complex_paired", "ids_and_species", "deep_complex"]
@@ -113,7 +113,7 @@ def test_atoms_oxt_only_on_chain_ends_and_heavy_atom_counts():
 def test_ccd_table_matches_biotite_ccd():
     """The committed table equals a fresh read of biotite's CCD (the generator's source)."""
     pytest.importorskip("biotite")
-    from protenix.data.make_ccd_table import build_table
+    from diffsci.protenix.data.make_ccd_table import build_table
 
     table, _ = build_table()
     assert table == CCD_TABLE

@@ -6,8 +6,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from protenix.data.constants import MSA_PROTEIN_SEQ_TO_ID
-from protenix.data.msa import dedup, rows_to_arrays
+from diffsci.protenix.data.constants import MSA_PROTEIN_SEQ_TO_ID
+from diffsci.protenix.data.msa import dedup, rows_to_arrays
 
 ALIGNED = "ACDEFGHIKLMNPQRSTVWYX-"
 row_st = st.lists(st.tuples(st.text("acdefghiklmnpqrstvwy", max_size=3),

@@ -16,8 +16,8 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from protenix.data import featurize
-from protenix.data.msa_server import (
+from diffsci.protenix.data import featurize
+from diffsci.protenix.data.msa_server import (
     MSAServerClient,
     MSAServerError,
     add_server_msas,

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from protenix.data import (
+from diffsci.protenix.data import (
     InputError,
     featurize,
     jobs_from_a3m,
@@ -160,7 +160,7 @@ def test_load_jobs_dispatches_on_suffix(tmp_path):
 
 
 def test_attach_a3m_to_fasta_jobs(tmp_path):
-    from protenix.data import attach_a3m
+    from diffsci.protenix.data import attach_a3m
 
     (job,) = jobs_from_fasta(_write(tmp_path, "m.fasta", ">m\nMKTAYIAK\n"))
     attach_a3m(job, _write(tmp_path, "m.a3m", ">q\nMKTAYIAK\n>h\nMKSAYIAK\n"))

@@ -21,11 +21,11 @@ import tracemalloc
 
 import numpy as np
 
-import core
-from core import communication as comm
-from core import ops
-from protenix.distributed import ShardedPairformerStack, gather_rows, shard_rows
-from protenix.model.modules.pairformer import PairformerBlock, PairformerStack
+from diffsci import core
+from diffsci.core import communication as comm
+from diffsci.core import ops
+from diffsci.protenix.distributed import ShardedPairformerStack, gather_rows, shard_rows
+from diffsci.protenix.model.modules.pairformer import PairformerBlock, PairformerStack
 
 
 def equal(case, out_dir):

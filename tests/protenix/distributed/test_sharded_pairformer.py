@@ -15,16 +15,16 @@ import pathlib
 import numpy as np
 import pytest
 
-import core
-from core import ops
-from protenix.distributed import (
+from diffsci import core
+from diffsci.core import ops
+from diffsci.protenix.distributed import (
     ShardedPairformerStack,
     gather_rows,
     shard_rows,
     sharded_pairformer_block,
     transpose_shard,
 )
-from protenix.model.modules.pairformer import PairformerBlock, PairformerStack
+from diffsci.protenix.model.modules.pairformer import PairformerBlock, PairformerStack
 
 from ... import _mpi
 

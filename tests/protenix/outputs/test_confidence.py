@@ -6,7 +6,7 @@ import os
 import numpy as np
 import pytest
 
-from protenix.outputs import confidence as C
+from diffsci.protenix.outputs import confidence as C
 
 FIX = os.path.join(os.path.dirname(__file__), "..", "fixtures", "confidence.npz")
 BINS = {"plddt": {"no_bins": 10}, "pae": {"no_bins": 16}, "pde": {"no_bins": 16}}

@@ -7,8 +7,8 @@ import warnings
 import numpy as np
 import pytest
 
-from protenix.data import build_atoms
-from protenix.outputs.structure import atomic_write, to_pdb, write_mmcif, write_pdb
+from diffsci.protenix.data import build_atoms
+from diffsci.protenix.outputs.structure import atomic_write, to_pdb, write_mmcif, write_pdb
 
 gemmi = pytest.importorskip("gemmi")
 

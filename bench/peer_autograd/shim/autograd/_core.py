@@ -5,8 +5,8 @@ import builtins
 
 import numpy as np
 
-import core
-from core import tree as _tree
+from diffsci import core
+from diffsci.core import tree as _tree
 
 
 def to_tensor(x):

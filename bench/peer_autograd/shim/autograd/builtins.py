@@ -5,7 +5,7 @@ import builtins as _b
 
 import numpy as np
 
-import core
+from diffsci import core
 
 tuple = _b.tuple
 list = _b.list

@@ -5,7 +5,7 @@ import inspect
 
 import numpy as np
 
-import core
+from diffsci import core
 
 from ._core import make_jvp as _make_jvp
 from ._core import make_vjp as _make_vjp

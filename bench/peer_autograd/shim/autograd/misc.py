@@ -2,8 +2,8 @@
 
 import numpy as np
 
-import core
-from core import tree as _tree
+from diffsci import core
+from diffsci.core import tree as _tree
 
 from ._core import to_tensor
 

@@ -1,7 +1,7 @@
 """``isbox``: is this a value being traced (a diffsci Tracer)."""
 
-import core
-from core.primitive import Tracer
+from diffsci import core
+from diffsci.core.primitive import Tracer
 
 from .extend import primitive  # noqa: F401
 

@@ -21,9 +21,9 @@ import pathlib
 
 import numpy as np
 
-from mindelec import fdtd
-from mindelec.fdtd.analysis import cavity_omegas, fit_frequencies, spectral_peaks
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.analysis import cavity_omegas, fit_frequencies, spectral_peaks
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
 HERE = pathlib.Path(__file__).resolve().parent
 

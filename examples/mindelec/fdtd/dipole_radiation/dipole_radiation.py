@@ -24,12 +24,12 @@ import pathlib
 
 import numpy as np
 
-from core import ops
-from mindelec import fdtd
-from mindelec.fdtd.flux import FluxMonitor, dipole_power
-from mindelec.fdtd.lumped import CurrentSource
-from mindelec.fdtd.monitors import Monitor
-from mindelec.fdtd.waveforms import NormDGaussian
+from diffsci.core import ops
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.flux import FluxMonitor, dipole_power
+from diffsci.mindelec.fdtd.lumped import CurrentSource
+from diffsci.mindelec.fdtd.monitors import Monitor
+from diffsci.mindelec.fdtd.waveforms import NormDGaussian
 
 HERE = pathlib.Path(__file__).resolve().parent
 D = 1e-3
@@ -98,7 +98,7 @@ def main(n=44, steps=450, npml=10, out=None, plot=True, verbose=True):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        from mindelec.fdtd.io import plot_field
+        from diffsci.mindelec.fdtd.io import plot_field
 
         folder = pathlib.Path(out) if out else HERE / "dipole_radiation_out"
         folder.mkdir(parents=True, exist_ok=True)

@@ -25,10 +25,10 @@ import pathlib
 
 import numpy as np
 
-from mindelec import fdtd
-from mindelec.fdtd.dispersive import DispersiveMaterial, DrudePole, discrete_permittivity
-from mindelec.fdtd.monitors import Monitor
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.dispersive import DispersiveMaterial, DrudePole, discrete_permittivity
+from diffsci.mindelec.fdtd.monitors import Monitor
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
 HERE = pathlib.Path(__file__).resolve().parent
 D = 1e-3

@@ -52,9 +52,9 @@ import time
 
 import numpy as np
 
-import core
-from core import nn, ops
-from mindelec import fdtd
+from diffsci import core
+from diffsci.core import nn, ops
+from diffsci.mindelec import fdtd
 
 HERE = pathlib.Path(__file__).resolve().parent
 

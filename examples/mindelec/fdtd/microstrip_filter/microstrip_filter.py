@@ -37,12 +37,12 @@ import time
 
 import numpy as np
 
-from mindelec import fdtd
-from mindelec.fdtd.lumped import CurrentMonitor, VoltageMonitor, VoltageSource, port_times
-from mindelec.fdtd.sparams import SParameterSolver, passivity, plot_sparams, reciprocity_error
-from mindelec.fdtd.structures import CellMedium, PECPlate
-from mindelec.fdtd.touchstone import write_touchstone
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.lumped import CurrentMonitor, VoltageMonitor, VoltageSource, port_times
+from diffsci.mindelec.fdtd.sparams import SParameterSolver, passivity, plot_sparams, reciprocity_error
+from diffsci.mindelec.fdtd.structures import CellMedium, PECPlate
+from diffsci.mindelec.fdtd.touchstone import write_touchstone
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
 HERE = pathlib.Path(__file__).resolve().parent
 REFERENCE = HERE / "reference"

@@ -27,11 +27,11 @@ import time
 
 import numpy as np
 
-from core import communication as comm
-from mindelec.fdtd.distributed import DistributedSimulation
-from mindelec.fdtd.lumped import port_times
-from mindelec.fdtd.sparams import SParameterSolver, reciprocity_error
-from mindelec.fdtd.touchstone import write_touchstone
+from diffsci.core import communication as comm
+from diffsci.mindelec.fdtd.distributed import DistributedSimulation
+from diffsci.mindelec.fdtd.lumped import port_times
+from diffsci.mindelec.fdtd.sparams import SParameterSolver, reciprocity_error
+from diffsci.mindelec.fdtd.touchstone import write_touchstone
 
 HERE = pathlib.Path(__file__).resolve().parent
 

@@ -32,12 +32,12 @@ import time
 
 import numpy as np
 
-from mindelec import fdtd
-from mindelec.fdtd.lumped import VoltageSource, port_times
-from mindelec.fdtd.sparams import SParameterSolver, plot_sparams
-from mindelec.fdtd.structures import CellMedium, PECPlate
-from mindelec.fdtd.touchstone import write_touchstone
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.lumped import VoltageSource, port_times
+from diffsci.mindelec.fdtd.sparams import SParameterSolver, plot_sparams
+from diffsci.mindelec.fdtd.structures import CellMedium, PECPlate
+from diffsci.mindelec.fdtd.touchstone import write_touchstone
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
 HERE = pathlib.Path(__file__).resolve().parent
 REFERENCE = HERE / "reference" / "invert_f_s11_ref.txt"

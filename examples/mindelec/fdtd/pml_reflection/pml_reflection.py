@@ -26,9 +26,9 @@ import pathlib
 
 import numpy as np
 
-from mindelec import fdtd
-from mindelec.fdtd.analysis import reflection_spectrum
-from mindelec.fdtd.waveforms import Gaussian
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.analysis import reflection_spectrum
+from diffsci.mindelec.fdtd.waveforms import Gaussian
 
 HERE = pathlib.Path(__file__).resolve().parent
 D = 1e-3

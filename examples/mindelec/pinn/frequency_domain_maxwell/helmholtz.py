@@ -35,9 +35,9 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-import core
-from core import nn
-from datasets.geometry import Rectangle
+from diffsci import core
+from diffsci.core import nn
+from diffsci.datasets.geometry import Rectangle
 
 # ---- networks ----------------------------------------------------------------------------------
 

@@ -32,8 +32,8 @@ import time
 import numpy as np
 import yaml
 
-import core
-from core import nn
+from diffsci import core
+from diffsci.core import nn
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

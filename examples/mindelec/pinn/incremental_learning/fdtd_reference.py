@@ -24,10 +24,10 @@ import math
 import numpy as np
 from scipy.interpolate import RegularGridInterpolator
 
-import core
-from core import ops
-from mindelec import fdtd
-from mindelec.fdtd.constants import MU0
+from diffsci import core
+from diffsci.core import ops
+from diffsci.mindelec import fdtd
+from diffsci.mindelec.fdtd.constants import MU0
 
 FIELDS = ("ex", "ey", "hz")
 

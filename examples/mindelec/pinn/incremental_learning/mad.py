@@ -38,9 +38,9 @@ import time
 import numpy as np
 import yaml
 
-import core
-from core import nn
-from mindelec.architecture import MTLWeightedLossCell
+from diffsci import core
+from diffsci.core import nn
+from diffsci.mindelec.architecture import MTLWeightedLossCell
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

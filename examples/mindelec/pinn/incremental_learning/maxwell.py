@@ -30,11 +30,11 @@ import math
 
 import numpy as np
 
-import core
-from core import ops
-from datasets.geometry import Disk, Rectangle
-from mindelec.architecture import MultiScaleFCCell
-from mindelec.common.constants import EPS, MU
+from diffsci import core
+from diffsci.core import ops
+from diffsci.datasets.geometry import Disk, Rectangle
+from diffsci.mindelec.architecture import MultiScaleFCCell
+from diffsci.mindelec.common.constants import EPS, MU
 
 COLUMNS = ("src_domain", "src_ic", "no_src_domain", "no_src_ic", "bc")
 

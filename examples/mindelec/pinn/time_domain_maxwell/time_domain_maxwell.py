@@ -52,12 +52,12 @@ from src.sampling_config import (  # noqa: E402
 )
 from src.utils import l2_over_time, plot_fields, plot_l2_over_time, plot_loss  # noqa: E402
 
-import core  # noqa: E402
-from core import nn  # noqa: E402
-from core.train import Callback  # noqa: E402
-from mindelec.architecture import MTLWeightedLossCell, MultiScaleFCCell  # noqa: E402
-from mindelec.loss import Constraints  # noqa: E402
-from mindelec.solver import EvalCallback, LossAndTimeMonitor, Solver  # noqa: E402
+from diffsci import core  # noqa: E402
+from diffsci.core import nn  # noqa: E402
+from diffsci.core.train import Callback  # noqa: E402
+from diffsci.mindelec.architecture import MTLWeightedLossCell, MultiScaleFCCell  # noqa: E402
+from diffsci.mindelec.loss import Constraints  # noqa: E402
+from diffsci.mindelec.solver import EvalCallback, LossAndTimeMonitor, Solver  # noqa: E402
 
 TINY = {
     "epochs": 3,

@@ -28,19 +28,19 @@ from src import (
     get_test_data,
 )
 
-import core as ms
-from core import (
+import diffsci.core as ms
+from diffsci.core import (
     Tensor,
     context,
     nn,
     set_seed,
 )
-from core.nn.init import HeUniform
-from core.train import CheckpointCallback
-from mindelec.architecture import MTLWeightedLossCell, MultiScaleFCCell
-from mindelec.common import L2
-from mindelec.loss import Constraints
-from mindelec.solver import EvalCallback, LossAndTimeMonitor, Solver
+from diffsci.core.nn.init import HeUniform
+from diffsci.core.train import CheckpointCallback
+from diffsci.mindelec.architecture import MTLWeightedLossCell, MultiScaleFCCell
+from diffsci.mindelec.common import L2
+from diffsci.mindelec.loss import Constraints
+from diffsci.mindelec.solver import EvalCallback, LossAndTimeMonitor, Solver
 
 
 def load_config():

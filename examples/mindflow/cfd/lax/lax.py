@@ -14,8 +14,8 @@ import argparse
 import pathlib
 import sys
 
-import core
-from mindflow import cfd, load_yaml_config
+from diffsci import core
+from diffsci.mindflow import cfd, load_yaml_config
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common

@@ -18,8 +18,8 @@ import sys
 
 import numpy as np
 
-import core
-from mindflow import cfd, load_yaml_config
+from diffsci import core
+from diffsci.mindflow import cfd, load_yaml_config
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common

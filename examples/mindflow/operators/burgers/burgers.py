@@ -27,13 +27,13 @@ import time
 
 import numpy as np
 
-import core
-from core import nn
-from datasets.pde import open_pdebench
-from datasets.pde.generators import generate_burgers
-from mindflow import load_yaml_config
-from mindflow.cell import FNO1D, KNO1D, DeepONet
-from mindflow.train import OperatorTrainer, PairSource
+from diffsci import core
+from diffsci.core import nn
+from diffsci.datasets.pde import open_pdebench
+from diffsci.datasets.pde.generators import generate_burgers
+from diffsci.mindflow import load_yaml_config
+from diffsci.mindflow.cell import FNO1D, KNO1D, DeepONet
+from diffsci.mindflow.train import OperatorTrainer, PairSource
 
 HERE = pathlib.Path(__file__).resolve().parent
 MODELS = ("fno1d", "kno1d", "deeponet")

@@ -34,11 +34,11 @@ import argparse
 import datetime
 import numpy as np
 
-from core import context, nn, Tensor, set_seed, ops, data_sink, jit, save_checkpoint
-from core import dtype as mstype
-from mindflow import FNO1D, RelativeRMSELoss, load_yaml_config, get_warmup_cosine_annealing_lr
-from mindflow.pde import UnsteadyFlowWithLoss
-from mindflow.utils import log_config, print_log
+from diffsci.core import context, nn, Tensor, set_seed, ops, data_sink, jit, save_checkpoint
+from diffsci.core import dtype as mstype
+from diffsci.mindflow import FNO1D, RelativeRMSELoss, load_yaml_config, get_warmup_cosine_annealing_lr
+from diffsci.mindflow.pde import UnsteadyFlowWithLoss
+from diffsci.mindflow.utils import log_config, print_log
 
 from src import create_training_dataset
 

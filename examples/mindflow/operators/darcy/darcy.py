@@ -22,11 +22,11 @@ import time
 
 import numpy as np
 
-import core
-from datasets.pde.generators import generate_darcy
-from mindflow import load_yaml_config
-from mindflow.cell import FNO2D, UNet2D
-from mindflow.train import OperatorTrainer, PairSource
+from diffsci import core
+from diffsci.datasets.pde.generators import generate_darcy
+from diffsci.mindflow import load_yaml_config
+from diffsci.mindflow.cell import FNO2D, UNet2D
+from diffsci.mindflow.train import OperatorTrainer, PairSource
 
 HERE = pathlib.Path(__file__).resolve().parent
 

@@ -31,11 +31,11 @@ import time
 import h5py
 import numpy as np
 
-import core
-from datasets.pde.generators import generate_navier_stokes
-from mindflow import load_yaml_config
-from mindflow.cell import FNO2D, FNO3D
-from mindflow.train import OperatorTrainer, SpaceTimeSource, TrajectorySource
+from diffsci import core
+from diffsci.datasets.pde.generators import generate_navier_stokes
+from diffsci.mindflow import load_yaml_config
+from diffsci.mindflow.cell import FNO2D, FNO3D
+from diffsci.mindflow.train import OperatorTrainer, SpaceTimeSource, TrajectorySource
 
 HERE = pathlib.Path(__file__).resolve().parent
 

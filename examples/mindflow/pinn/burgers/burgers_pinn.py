@@ -31,14 +31,14 @@ import time
 
 import numpy as np
 
-import core
-from core import ops
-from mindflow.cell import FCSequential
-from mindflow.geometry import Rectangle
-from mindflow.pde.residual import derivatives
-from mindflow.pinn import Trainer, hard_constraint
-from mindflow.utils import load_yaml_config
-from mindflow.verify import BURGERS_NU, burgers_cole_hopf_grid, relative_l2
+from diffsci import core
+from diffsci.core import ops
+from diffsci.mindflow.cell import FCSequential
+from diffsci.mindflow.geometry import Rectangle
+from diffsci.mindflow.pde.residual import derivatives
+from diffsci.mindflow.pinn import Trainer, hard_constraint
+from diffsci.mindflow.utils import load_yaml_config
+from diffsci.mindflow.verify import BURGERS_NU, burgers_cole_hopf_grid, relative_l2
 
 HERE = pathlib.Path(__file__).resolve().parent
 CONFIG = HERE / "configs" / "burgers.yaml"

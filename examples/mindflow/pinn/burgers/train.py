@@ -33,13 +33,13 @@ import time
 
 import numpy as np
 
-import core as mindspore
-from core import context, nn, ops, jit, set_seed
-from core import load_checkpoint, load_param_into_net
+import diffsci.core as mindspore
+from diffsci.core import context, nn, ops, jit, set_seed
+from diffsci.core import load_checkpoint, load_param_into_net
 
-from mindflow.cell import MultiScaleFCSequential
-from mindflow.utils import print_log, log_config, log_timer
-from mindflow.utils import load_yaml_config
+from diffsci.mindflow.cell import MultiScaleFCSequential
+from diffsci.mindflow.utils import print_log, log_config, log_timer
+from diffsci.mindflow.utils import load_yaml_config
 
 from src import create_training_dataset, create_test_dataset, visual, calculate_l2_error, Burgers1D
 
@@ -98,7 +98,7 @@ def train():
     problem = Burgers1D(model)
 
     if use_ascend:
-        from core.amp import DynamicLossScaler, auto_mixed_precision, all_finite
+        from diffsci.core.amp import DynamicLossScaler, auto_mixed_precision, all_finite
         loss_scaler = DynamicLossScaler(1024, 2, 100)
         auto_mixed_precision(model, 'O3')
     else:

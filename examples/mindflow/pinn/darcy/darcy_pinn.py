@@ -24,11 +24,11 @@ import sys
 
 import numpy as np
 
-import core
-from core import ops
-from datasets.geometry import Rectangle
-from mindflow.pde.residual import derivatives
-from mindflow.utils import load_yaml_config
+from diffsci import core
+from diffsci.core import ops
+from diffsci.datasets.geometry import Rectangle
+from diffsci.mindflow.pde.residual import derivatives
+from diffsci.mindflow.utils import load_yaml_config
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/pinn: _pinn_common

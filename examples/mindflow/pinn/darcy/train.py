@@ -19,9 +19,9 @@ import time
 import numpy as np
 from src import Darcy2D, calculate_l2_error, create_test_dataset, create_training_dataset, visual
 
-from core import context, data_sink, jit, nn, ops, set_seed
-from mindflow.cell import FCSequential
-from mindflow.utils import load_yaml_config, log_timer, print_log
+from diffsci.core import context, data_sink, jit, nn, ops, set_seed
+from diffsci.mindflow.cell import FCSequential
+from diffsci.mindflow.utils import load_yaml_config, log_timer, print_log
 
 set_seed(123456)
 np.random.seed(123456)
@@ -90,7 +90,7 @@ def train(input_args):
     optimizer = nn.Adam(params, learning_rate=config["optimizer"]["learning_rate"])
     # prepare loss scaler
     if use_ascend:
-        from core.amp import DynamicLossScaler, all_finite, auto_mixed_precision
+        from diffsci.core.amp import DynamicLossScaler, all_finite, auto_mixed_precision
 
         loss_scaler = DynamicLossScaler(1024, 2, 100)
         auto_mixed_precision(model, "O3")

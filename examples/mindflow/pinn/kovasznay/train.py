@@ -18,7 +18,7 @@ import time
 import numpy as np
 from src import Kovasznay, calculate_l2_error, create_dataset, visual
 
-from core import (
+from diffsci.core import (
     context,
     jit,
     load_checkpoint,
@@ -28,9 +28,9 @@ from core import (
     save_checkpoint,
     set_seed,
 )
-from core import dtype as mstype
-from mindflow.cell import FCSequential
-from mindflow.utils import load_yaml_config
+from diffsci.core import dtype as mstype
+from diffsci.mindflow.cell import FCSequential
+from diffsci.mindflow.utils import load_yaml_config
 
 set_seed(0)
 np.random.seed(0)

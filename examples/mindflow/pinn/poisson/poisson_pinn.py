@@ -47,12 +47,12 @@ import sys
 
 import numpy as np
 
-import core
-from datasets.geometry import Cuboid, Disk, Pentagon, Polygon, Rectangle, Triangle
-from mindflow.pde.residual import derivatives
-from mindflow.pinn import OutputTransform
-from mindflow.utils import load_yaml_config
-from mindflow.verify import poisson_exact, poisson_grad, poisson_robin_data, poisson_source
+from diffsci import core
+from diffsci.datasets.geometry import Cuboid, Disk, Pentagon, Polygon, Rectangle, Triangle
+from diffsci.mindflow.pde.residual import derivatives
+from diffsci.mindflow.pinn import OutputTransform
+from diffsci.mindflow.utils import load_yaml_config
+from diffsci.mindflow.verify import poisson_exact, poisson_grad, poisson_robin_data, poisson_source
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/pinn: _pinn_common

@@ -25,10 +25,10 @@ from src.model import create_model
 from src.poisson import Poisson
 from src.utils import calculate_l2_error
 
-import core as ms
-import mindflow as mf
-from core import context, jit, nn, ops, save_checkpoint, set_seed
-from mindflow import load_yaml_config, log_timer, print_log
+import diffsci.core as ms
+import diffsci.mindflow as mf
+from diffsci.core import context, jit, nn, ops, save_checkpoint, set_seed
+from diffsci.mindflow import load_yaml_config, log_timer, print_log
 
 set_seed(123456)
 np.random.seed(123456)
@@ -109,7 +109,7 @@ def train(geom_name, file_cfg, ckpt_dir, n_epochs):
 
     # prepare loss scaler
     if use_ascend:
-        from core.amp import DynamicLossScaler, all_finite, auto_mixed_precision
+        from diffsci.core.amp import DynamicLossScaler, all_finite, auto_mixed_precision
 
         loss_scaler = DynamicLossScaler(1024, 2, 100)
         auto_mixed_precision(model, "O3")

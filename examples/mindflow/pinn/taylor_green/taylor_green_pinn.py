@@ -33,13 +33,13 @@ import sys
 import numpy as np
 from sympy import Function, Symbol, diff, symbols
 
-import core
-from core import ops
-from datasets.geometry import GeometryWithTime, Rectangle, TimeDomain
-from mindflow.pde import NavierStokes, PDEWithLoss, sympy_to_mindspore
-from mindflow.pinn import OutputTransform
-from mindflow.utils import load_yaml_config
-from mindflow.verify import taylor_green_2d
+from diffsci import core
+from diffsci.core import ops
+from diffsci.datasets.geometry import GeometryWithTime, Rectangle, TimeDomain
+from diffsci.mindflow.pde import NavierStokes, PDEWithLoss, sympy_to_mindspore
+from diffsci.mindflow.pinn import OutputTransform
+from diffsci.mindflow.utils import load_yaml_config
+from diffsci.mindflow.verify import taylor_green_2d
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/pinn: _pinn_common

@@ -29,10 +29,10 @@ from src import (
     visual,
 )
 
-import core as mindspore
-from core import context, jit, load_checkpoint, load_param_into_net, nn, ops, set_seed
-from mindflow.cell import MultiScaleFCSequential
-from mindflow.utils import load_yaml_config, log_timer, print_log
+import diffsci.core as mindspore
+from diffsci.core import context, jit, load_checkpoint, load_param_into_net, nn, ops, set_seed
+from diffsci.mindflow.cell import MultiScaleFCSequential
+from diffsci.mindflow.utils import load_yaml_config, log_timer, print_log
 
 set_seed(123456)
 np.random.seed(123456)
@@ -118,7 +118,7 @@ def train(config_file_path="./configs/taylor_green_2D.yaml"):
     problem = NavierStokes2D(model, re=config["summary"]["Re"])
 
     if use_ascend:
-        from core.amp import DynamicLossScaler, all_finite, auto_mixed_precision
+        from diffsci.core.amp import DynamicLossScaler, all_finite, auto_mixed_precision
 
         loss_scaler = DynamicLossScaler(1024, 2, 100)
         auto_mixed_precision(model, "O3")

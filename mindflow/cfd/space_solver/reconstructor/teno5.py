@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core import ops
+from diffsci.core import ops
 
 from .base import Reconstructor, combine, normalized, tiny
 from .weno5 import LINEAR_WEIGHTS_5, weno5_candidates

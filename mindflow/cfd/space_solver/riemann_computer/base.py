@@ -1,6 +1,6 @@
 """Abstract base class of the Riemann solvers (MindFlow's ``RiemannComputer``)."""
 
-from core import ops
+from diffsci.core import ops
 
 from ..flux import gamma_of, normal_and_tangents, physical_flux, primitive_of, sound_speed
 

@@ -1,6 +1,6 @@
 """HLL flux with Einfeldt's wave-speed estimates (HLLE)."""
 
-from core import ops
+from diffsci.core import ops
 
 from .base import RiemannComputer
 

@@ -1,6 +1,6 @@
 """HLLC flux (Toro, Spruce & Speares 1994; Toro ch. 10)."""
 
-from core import ops
+from diffsci.core import ops
 
 from .base import RiemannComputer, normal_and_tangents
 

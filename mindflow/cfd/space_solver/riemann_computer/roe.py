@@ -1,6 +1,6 @@
 """Roe flux (Roe 1981) with Harten's entropy fix."""
 
-from core import ops
+from diffsci.core import ops
 
 from .base import RiemannComputer, normal_and_tangents
 

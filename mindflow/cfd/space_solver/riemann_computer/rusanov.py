@@ -1,6 +1,6 @@
 """Rusanov (local Lax-Friedrichs) flux."""
 
-from core import ops
+from diffsci.core import ops
 
 from .base import RiemannComputer
 

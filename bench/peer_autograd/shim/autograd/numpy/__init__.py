@@ -9,7 +9,7 @@ from . import random as random
 
 
 def _as_array(x, dtype=None):
-    import core
+    from diffsci import core
 
     if isinstance(x, core.Tensor):
         return x if dtype is None else x.astype(dtype)
@@ -20,7 +20,7 @@ def _as_array(x, dtype=None):
 
 
 def _contains_tensor(x):
-    import core
+    from diffsci import core
 
     if isinstance(x, core.Tensor):
         return True
@@ -58,4 +58,4 @@ def isrealobj(x):
 
 
 def __getattr__(name):
-    return _lookup(name, ["core.numpy", "core.ops", "core.ops.special", "core"])
+    return _lookup(name, ["diffsci.core.numpy", "diffsci.core.ops", "diffsci.core.ops.special", "diffsci.core"])

@@ -4,4 +4,4 @@ from .._resolve import lookup as _lookup
 
 
 def __getattr__(name):
-    return _lookup(name, ["core.numpy.fft", "core.ops.fft"])
+    return _lookup(name, ["diffsci.core.numpy.fft", "diffsci.core.ops.fft"])

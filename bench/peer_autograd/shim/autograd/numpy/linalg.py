@@ -5,16 +5,16 @@ from .._resolve import lookup as _lookup
 
 # autograd.numpy.linalg's own helpers (not numpy API), which its tests call
 def T(x):
-    from core import ops
+    from diffsci.core import ops
 
     return ops.swapaxes(x, -1, -2)
 
 
 def _dot(a, b):
-    from core import ops
+    from diffsci.core import ops
 
     return ops.einsum("...ij,...jk->...ik", a, b)
 
 
 def __getattr__(name):
-    return _lookup(name, ["core.numpy.linalg", "core.ops.linalg", "core.ops"])
+    return _lookup(name, ["diffsci.core.numpy.linalg", "diffsci.core.ops.linalg", "diffsci.core.ops"])

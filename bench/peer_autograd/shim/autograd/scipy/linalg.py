@@ -4,4 +4,4 @@ from .._resolve import lookup as _lookup
 
 
 def __getattr__(name):
-    return _lookup(name, ["core.scipy.linalg", "core.ops.linalg", "core.ops"])
+    return _lookup(name, ["diffsci.core.scipy.linalg", "diffsci.core.ops.linalg", "diffsci.core.ops"])

@@ -4,4 +4,4 @@ from .._resolve import lookup as _lookup
 
 
 def __getattr__(name):
-    return _lookup(name, ["core.ops.special", "core.ops"])
+    return _lookup(name, ["diffsci.core.ops.special", "diffsci.core.ops"])

@@ -20,8 +20,8 @@ largest. The ``src`` times stay uniform (they carry the source's emission, which
 
 import numpy as np
 
-from mindelec.data import Dataset
-from mindelec.geometry import (
+from diffsci.mindelec.data import Dataset
+from diffsci.mindelec.geometry import (
     Disk,
     GeometryWithTime,
     Rectangle,

@@ -22,10 +22,10 @@ opposite face, ``x <-> y`` with ``Ey`` on ``y`` faces). Initial condition: all f
 
 import math
 
-import core
-from core import ops
-from mindelec.common import EPS, LIGHT_SPEED, MU, PI
-from mindelec.solver import Problem
+from diffsci import core
+from diffsci.core import ops
+from diffsci.mindelec.common import EPS, LIGHT_SPEED, MU, PI
+from diffsci.mindelec.solver import Problem
 
 __all__ = ["Maxwell2DMur", "check_source", "disc_inside"]
 

@@ -21,13 +21,13 @@ interpolated from their staggered Yee positions onto a uniform ``n_points x n_po
 
 import math
 import os
-import tempfile
 
 import numpy as np
 
-import core
-from core import ops
-from mindelec import fdtd
+from diffsci import core
+from diffsci.core import ops
+from diffsci.core.atomic import atomic_path
+from diffsci.mindelec import fdtd
 
 __all__ = ["maxwell_reference", "load_or_make_reference", "self_convergence"]
 
@@ -157,12 +157,9 @@ def load_or_make_reference(path, config, cells=500, **kwargs):
                 return {k: f[k][()] for k in f} | {k: f.attrs[k] for k in f.attrs}
     ref = maxwell_reference(config, cells=cells, **kwargs)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".h5", dir=os.path.dirname(os.path.abspath(path)))
-    os.close(fd)
-    with h5py.File(tmp, "w") as f:
+    with atomic_path(path, suffix=".h5") as tmp, h5py.File(tmp, "w") as f:
         for k in ("t", "x", "y", "ex", "ey", "hz"):
             f.create_dataset(k, data=ref[k], compression="gzip")
         for k in ("cells", "dt", "steps"):
             f.attrs[k] = ref[k]
-    os.replace(tmp, path)
     return ref

@@ -35,12 +35,12 @@ import argparse
 import datetime
 import numpy as np
 
-from core import nn, context, ops, Tensor, set_seed, data_sink, save_checkpoint, jit
-from core.nn.loss import MSELoss
+from diffsci.core import nn, context, ops, Tensor, set_seed, data_sink, save_checkpoint, jit
+from diffsci.core.nn.loss import MSELoss
 
-from mindflow.cell import KNO1D
-from mindflow.core import get_warmup_cosine_annealing_lr
-from mindflow.utils import load_yaml_config, print_log, log_config, log_timer
+from diffsci.mindflow.cell import KNO1D
+from diffsci.mindflow.core import get_warmup_cosine_annealing_lr
+from diffsci.mindflow.utils import load_yaml_config, print_log, log_config, log_timer
 
 from src import create_training_dataset, BurgersWithLoss, visual
 

@@ -34,11 +34,11 @@ import argparse
 import datetime
 
 import numpy as np
-from core import context, nn, Tensor, set_seed, ops, data_sink, jit, save_checkpoint
-from core import dtype as mstype
-from mindflow import SNO1D, get_poly_transform, RelativeRMSELoss, load_yaml_config, get_warmup_cosine_annealing_lr
-from mindflow.pde import UnsteadyFlowWithLoss
-from mindflow.utils import log_config, print_log, log_timer
+from diffsci.core import context, nn, Tensor, set_seed, ops, data_sink, jit, save_checkpoint
+from diffsci.core import dtype as mstype
+from diffsci.mindflow import SNO1D, get_poly_transform, RelativeRMSELoss, load_yaml_config, get_warmup_cosine_annealing_lr
+from diffsci.mindflow.pde import UnsteadyFlowWithLoss
+from diffsci.mindflow.utils import log_config, print_log, log_timer
 
 from src import create_training_dataset, load_interp_data, test_error, visual
 

@@ -18,8 +18,8 @@ import os
 
 import numpy as np
 
-from datasets.pde.generators import generate_navier_stokes
-from mindflow.utils import load_yaml_config
+from diffsci.datasets.pde.generators import generate_navier_stokes
+from diffsci.mindflow.utils import load_yaml_config
 
 N_TIME = 20  # frames t = 0, 1, ..., 19 (src/utils.py reads frames up to 19)
 

@@ -37,16 +37,16 @@ import datetime
 import argparse
 import numpy as np
 
-import core as mindspore
-from core import nn, context, ops, Tensor, jit, set_seed, save_checkpoint
-from core import dtype as mstype
+import diffsci.core as mindspore
+from diffsci.core import nn, context, ops, Tensor, jit, set_seed, save_checkpoint
+from diffsci.core import dtype as mstype
 
-from mindflow.cell import FNO2D
-from mindflow.core import get_warmup_cosine_annealing_lr
-from mindflow.core import RelativeRMSELoss
-from mindflow.utils import load_yaml_config
-from mindflow.utils import log_config, print_log
-from mindflow.pde import UnsteadyFlowWithLoss
+from diffsci.mindflow.cell import FNO2D
+from diffsci.mindflow.core import get_warmup_cosine_annealing_lr
+from diffsci.mindflow.core import RelativeRMSELoss
+from diffsci.mindflow.utils import load_yaml_config
+from diffsci.mindflow.utils import log_config, print_log
+from diffsci.mindflow.pde import UnsteadyFlowWithLoss
 from src import calculate_l2_error, create_training_dataset
 
 set_seed(0)

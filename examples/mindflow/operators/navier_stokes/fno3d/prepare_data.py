@@ -15,8 +15,8 @@ import os
 
 import numpy as np
 
-from datasets.pde.generators import generate_navier_stokes
-from mindflow.utils import load_yaml_config
+from diffsci.datasets.pde.generators import generate_navier_stokes
+from diffsci.mindflow.utils import load_yaml_config
 
 
 def prepare(config, n_train, n_test, seed=0, progress=True):

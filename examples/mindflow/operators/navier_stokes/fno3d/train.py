@@ -37,13 +37,13 @@ import datetime
 from timeit import default_timer
 import numpy as np
 
-from core import nn, ops, jit, data_sink, save_checkpoint, context, Tensor
-from core import set_seed
-from core import dtype as mstype
+from diffsci.core import nn, ops, jit, data_sink, save_checkpoint, context, Tensor
+from diffsci.core import set_seed
+from diffsci.core import dtype as mstype
 
-from mindflow import get_warmup_cosine_annealing_lr, load_yaml_config
-from mindflow.utils import print_log, log_config
-from mindflow.cell.neural_operators.fno import FNO3D
+from diffsci.mindflow import get_warmup_cosine_annealing_lr, load_yaml_config
+from diffsci.mindflow.utils import print_log, log_config
+from diffsci.mindflow.cell.neural_operators.fno import FNO3D
 
 from src import LpLoss, UnitGaussianNormalizer, create_training_dataset
 

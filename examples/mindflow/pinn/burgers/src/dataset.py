@@ -10,11 +10,12 @@ import os
 
 import numpy as np
 
-from core import Tensor
-from core import dtype as mstype
-from mindflow.data import Dataset
-from mindflow.geometry import GeometryWithTime, Interval, TimeDomain, generate_sampling_config
-from mindflow.verify import burgers_cole_hopf
+from diffsci.core import Tensor
+from diffsci.core import dtype as mstype
+from diffsci.core.atomic import atomic_path
+from diffsci.mindflow.data import Dataset
+from diffsci.mindflow.geometry import GeometryWithTime, Interval, TimeDomain, generate_sampling_config
+from diffsci.mindflow.verify import burgers_cole_hopf
 
 TEST_FILE = "Burgers.npz"
 
@@ -36,9 +37,8 @@ def write_reference(path):
     t = (np.arange(100) * 0.01)[:, None]  # [100, 1]
     usol = burgers_cole_hopf(x, t.T)  # [256, 100]
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = f"{path}.tmp.npz"
-    np.savez(tmp, x=x, t=t, usol=usol)
-    os.replace(tmp, path)
+    with atomic_path(path, suffix=".npz") as tmp:
+        np.savez(tmp, x=x, t=t, usol=usol)
     return path
 
 

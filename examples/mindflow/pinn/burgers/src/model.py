@@ -5,9 +5,9 @@ import math
 import numpy as np
 import sympy
 
-from core import Tensor
-from core import dtype as mstype
-from mindflow.pde import Burgers, sympy_to_mindspore
+from diffsci.core import Tensor
+from diffsci.core import dtype as mstype
+from diffsci.mindflow.pde import Burgers, sympy_to_mindspore
 
 
 class Burgers1D(Burgers):

@@ -5,9 +5,9 @@ import time
 
 import numpy as np
 
-from core import Tensor
-from core import dtype as mstype
-from mindflow.utils import print_log
+from diffsci.core import Tensor
+from diffsci.core import dtype as mstype
+from diffsci.mindflow.utils import print_log
 
 
 def visual(model, epochs=1, resolution=100, folder="images"):

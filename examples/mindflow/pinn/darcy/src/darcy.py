@@ -10,10 +10,10 @@ with Dirichlet data from the exact solution ``p = sin(2 pi x) cos(2 pi y)``,
 import numpy as np
 from sympy import Function, cos, pi, sin, symbols
 
-from core import Tensor, ops
-from core import dtype as mstype
-from mindflow.core import get_loss_metric
-from mindflow.pde import PDEWithLoss, sympy_to_mindspore
+from diffsci.core import Tensor, ops
+from diffsci.core import dtype as mstype
+from diffsci.mindflow.core import get_loss_metric
+from diffsci.mindflow.pde import PDEWithLoss, sympy_to_mindspore
 
 
 class Darcy2D(PDEWithLoss):

@@ -3,8 +3,8 @@ training, the exact solution on an ``axis_size^2`` grid for evaluation."""
 
 import numpy as np
 
-from mindflow.data import Dataset
-from mindflow.geometry import Rectangle, generate_sampling_config
+from diffsci.mindflow.data import Dataset
+from diffsci.mindflow.geometry import Rectangle, generate_sampling_config
 
 
 def exact_solution(x, y):

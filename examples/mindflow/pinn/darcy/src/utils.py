@@ -4,8 +4,8 @@ import os
 
 import numpy as np
 
-from core import Tensor
-from core import dtype as mstype
+from diffsci.core import Tensor
+from diffsci.core import dtype as mstype
 
 from .dataset import create_test_dataset
 

@@ -3,8 +3,8 @@
 
 from copy import deepcopy
 
-from mindflow.data import Dataset
-from mindflow.geometry import Rectangle, generate_sampling_config
+from diffsci.mindflow.data import Dataset
+from diffsci.mindflow.geometry import Rectangle, generate_sampling_config
 
 
 def create_dataset(config, n_samps=None):

@@ -16,10 +16,10 @@ import math
 import sympy
 from sympy import Function, diff, symbols
 
-from core import nn, ops
-from core import numpy as ms_np
-from mindflow import PDEWithLoss, sympy_to_mindspore
-from mindflow.core import get_loss_metric
+from diffsci.core import nn, ops
+from diffsci.core import numpy as ms_np
+from diffsci.mindflow import PDEWithLoss, sympy_to_mindspore
+from diffsci.mindflow.core import get_loss_metric
 
 
 class Kovasznay(PDEWithLoss):

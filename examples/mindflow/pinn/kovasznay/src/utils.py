@@ -4,9 +4,9 @@ import os
 
 import numpy as np
 
-from core import Tensor, ops
-from core import dtype as mstype
-from mindflow import sympy_to_mindspore
+from diffsci.core import Tensor, ops
+from diffsci.core import dtype as mstype
+from diffsci.mindflow import sympy_to_mindspore
 
 
 def relative_l2(x, y):

@@ -3,8 +3,8 @@ config, sampled by ``mindflow.data.Dataset`` into (domain, BC) batches."""
 
 from copy import deepcopy
 
-from mindflow.data import Dataset
-from mindflow.geometry import (
+from diffsci.mindflow.data import Dataset
+from diffsci.mindflow.geometry import (
     Cone,
     Cylinder,
     Disk,

@@ -4,9 +4,9 @@
 
 import math
 
-import core as ms
-from core import ops
-from core.nn.learning_rate_schedule import LearningRateSchedule
+import diffsci.core as ms
+from diffsci.core import ops
+from diffsci.core.nn.learning_rate_schedule import LearningRateSchedule
 
 
 class OneCycleLR(LearningRateSchedule):

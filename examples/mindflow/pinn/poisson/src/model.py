@@ -4,10 +4,10 @@ output (Salimans & Kingma 2016)."""
 
 import math
 
-import core as ms
-from core import Parameter, nn, ops
-from core import numpy as ms_np
-from core.common.initializer import HeUniform, Normal, initializer
+import diffsci.core as ms
+from diffsci.core import Parameter, nn, ops
+from diffsci.core import numpy as ms_np
+from diffsci.core.common.initializer import HeUniform, Normal, initializer
 
 
 class ExpDeacy(nn.Cell):

@@ -4,8 +4,8 @@ squared residuals combined by uncertainty weighting (``MTLWeightedLoss``)."""
 
 import sympy
 
-from core import numpy as ms_np
-from mindflow import MTLWeightedLoss, PDEWithLoss, sympy_to_mindspore
+from diffsci.core import numpy as ms_np
+from diffsci.mindflow import MTLWeightedLoss, PDEWithLoss, sympy_to_mindspore
 
 
 class Poisson(PDEWithLoss):

@@ -5,9 +5,9 @@ import math
 
 import numpy as np
 
-import core as ms
-from core import nn, ops
-from core import numpy as ms_np
+import diffsci.core as ms
+from diffsci.core import nn, ops
+from diffsci.core import numpy as ms_np
 
 
 class AnalyticSolution(nn.Cell):

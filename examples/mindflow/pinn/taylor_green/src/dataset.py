@@ -3,9 +3,9 @@ training, the exact solution on a grid for evaluation."""
 
 import numpy as np
 
-from mindflow.data import Dataset
-from mindflow.geometry import GeometryWithTime, Rectangle, TimeDomain, generate_sampling_config
-from mindflow.verify import taylor_green_2d
+from diffsci.mindflow.data import Dataset
+from diffsci.mindflow.geometry import GeometryWithTime, Rectangle, TimeDomain, generate_sampling_config
+from diffsci.mindflow.verify import taylor_green_2d
 
 
 def create_test_dataset(config, n_x=100, n_t=10):

@@ -5,9 +5,9 @@
 
 import sympy
 
-from core import numpy as mnp
-from core import ops
-from mindflow.pde import NavierStokes, sympy_to_mindspore
+from diffsci.core import numpy as mnp
+from diffsci.core import ops
+from diffsci.mindflow.pde import NavierStokes, sympy_to_mindspore
 
 
 class NavierStokes2D(NavierStokes):

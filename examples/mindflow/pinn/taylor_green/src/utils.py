@@ -6,8 +6,8 @@ import os
 
 import numpy as np
 
-from core import Tensor
-from core import dtype as mstype
+from diffsci.core import Tensor
+from diffsci.core import dtype as mstype
 
 TaylorGreenError = collections.namedtuple(
     "TaylorGreenError", ["l2_error", "l2_error_u", "l2_error_v", "l2_error_p"]

@@ -27,17 +27,17 @@ output paths with ``os.fdopen``, which takes a file descriptor, so it cannot wri
 import os
 import numpy as np
 
-from datasets.pde.generators import generate_burgers
-from mindflow.data import Dataset, ExistedDataConfig
-from mindflow.utils import print_log
+from diffsci.core.atomic import atomic_path
+from diffsci.datasets.pde.generators import generate_burgers
+from diffsci.mindflow.data import Dataset, ExistedDataConfig
+from diffsci.mindflow.utils import print_log
 
 EPS = 1e-8
 
 
 def _save(path, array):
-    tmp = path + ".tmp.npy"
-    np.save(tmp, array)
-    os.replace(tmp, path)
+    with atomic_path(path, suffix=".npy") as tmp:
+        np.save(tmp, array)
 
 
 def create_npy(config, step=32):

@@ -19,10 +19,10 @@ MindFlow's burgers/kno1d ``src/trainer.py``; only the imports changed (``mindspo
 """
 # ruff: noqa
 # fmt: off
-import core.common.dtype as mstype
-from core import ops, jit_class
-from mindflow.pde import FlowWithLoss
-from mindflow.core import RelativeRMSELoss
+import diffsci.core.common.dtype as mstype
+from diffsci.core import ops, jit_class
+from diffsci.mindflow.pde import FlowWithLoss
+from diffsci.mindflow.core import RelativeRMSELoss
 
 
 @jit_class

@@ -20,7 +20,7 @@ visualization functions
 import matplotlib
 import matplotlib.pyplot as plt
 
-from core import Tensor, dtype
+from diffsci.core import Tensor, dtype
 
 
 def visual(problem, inputs):

@@ -25,15 +25,15 @@ u(., 0) -> u(., 1), inputs ``[N, s, 1]``, labels ``[N, s]``); here they are writ
 import os
 
 import numpy as np
-from mindflow.data import Dataset, ExistedDataConfig
-from mindflow.cell import interpolate_1d_dataset
-from datasets.pde.generators import generate_burgers
+from diffsci.core.atomic import atomic_path
+from diffsci.mindflow.data import Dataset, ExistedDataConfig
+from diffsci.mindflow.cell import interpolate_1d_dataset
+from diffsci.datasets.pde.generators import generate_burgers
 
 
 def _save(path, array):
-    tmp = path + ".tmp.npy"
-    np.save(tmp, array)
-    os.replace(tmp, path)
+    with atomic_path(path, suffix=".npy") as tmp:
+        np.save(tmp, array)
 
 
 def create_npy(data_config):

@@ -22,9 +22,9 @@ import numpy as np
 from scipy.interpolate import interp1d
 import matplotlib
 import matplotlib.pyplot as plt
-from mindflow import RelativeRMSELoss
-from mindflow.utils import print_log
-from mindflow.cell import poly_data
+from diffsci.mindflow import RelativeRMSELoss
+from diffsci.mindflow.utils import print_log
+from diffsci.mindflow.cell import poly_data
 
 
 def test_error(model, input_tensor, label_tensor, label_unif, data_config):

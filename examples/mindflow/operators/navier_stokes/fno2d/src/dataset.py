@@ -21,7 +21,7 @@ dataset
 import os
 import numpy as np
 
-from mindflow.data import Dataset, ExistedDataConfig
+from diffsci.mindflow.data import Dataset, ExistedDataConfig
 
 EPS = 1e-8
 

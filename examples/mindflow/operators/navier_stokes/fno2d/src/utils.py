@@ -21,10 +21,10 @@ utils
 import time
 import numpy as np
 
-from core import Tensor
-from core import dtype as mstype
+from diffsci.core import Tensor
+from diffsci.core import dtype as mstype
 
-from mindflow.utils import print_log
+from diffsci.mindflow.utils import print_log
 
 
 def _calculate_error(label, prediction, batch_size):

@@ -20,7 +20,7 @@ dataset
 # fmt: off
 import os
 
-from mindflow.data import Dataset, ExistedDataConfig
+from diffsci.mindflow.data import Dataset, ExistedDataConfig
 
 
 def create_training_dataset(config,

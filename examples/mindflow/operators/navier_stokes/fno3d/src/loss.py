@@ -20,7 +20,7 @@ loss
 # fmt: off
 import types
 
-from core import nn as _nn, ops
+from diffsci.core import nn as _nn, ops
 
 
 class _Norm(_nn.Cell):

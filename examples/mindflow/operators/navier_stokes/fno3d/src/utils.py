@@ -18,8 +18,8 @@ utils
 # ruff: noqa
 # fmt: off
 
-import core as ms
-from core import jit_class
+import diffsci.core as ms
+from diffsci.core import jit_class
 
 
 @jit_class

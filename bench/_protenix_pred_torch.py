@@ -57,7 +57,7 @@ def _offline_ccd(root):
     spec.loader.exec_module(mf)
     os.makedirs(os.path.join(root, "common"), exist_ok=True)
     mf.write_components(os.path.join(root, "common", "components.cif"))
-    from diffsci.protenix.data.core import ccd
+    from protenix.data.core import ccd
 
     if not ccd.COMPONENTS_FILE.startswith(root):
         raise RuntimeError(f"Protenix reads its CCD from {ccd.COMPONENTS_FILE}, not under {root}"
@@ -93,10 +93,10 @@ def main():
     from configs.configs_inference import inference_configs
     from configs.configs_model_type import model_configs
     from ml_collections.config_dict import ConfigDict
-    from diffsci.protenix.data.inference.infer_dataloader import get_inference_dataloader
-    from diffsci.protenix.utils.seed import seed_everything
+    from protenix.data.inference.infer_dataloader import get_inference_dataloader
+    from protenix.utils.seed import seed_everything
 
-    from diffsci.protenix.config.config import parse_configs
+    from protenix.config.config import parse_configs
 
     stages = {"imports": _since(t)}
     root = os.environ["PROTENIX_ROOT_DIR"]
@@ -135,7 +135,7 @@ def main():
         import numpy as np
 
         configs = default_configs()
-        from diffsci.protenix.model.protenix import Protenix
+        from protenix.model.protenix import Protenix
 
         torch.manual_seed(0)
         model = Protenix(configs)

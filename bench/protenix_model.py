@@ -85,8 +85,8 @@ from configs.configs_base import configs as configs_base
 from configs.configs_data import data_configs
 from configs.configs_inference import inference_configs
 from configs.configs_model_type import model_configs
-from diffsci.protenix.config import parse_configs
-from diffsci.protenix.model.protenix import Protenix
+from protenix.config import parse_configs
+from protenix.model.protenix import Protenix
 
 def update(d, u):
     for k, v in u.items():

@@ -39,7 +39,7 @@ REF = REPO / ".ref" / "protenix-2.0.0"
 _TORCH = r"""
 import sys, time, torch
 torch.set_num_threads(1)
-from diffsci.protenix.model.modules.pairformer import PairformerBlock
+from protenix.model.modules.pairformer import PairformerBlock
 n, c_z, c_s = (int(a) for a in sys.argv[1:4])
 torch.manual_seed(0)
 b = PairformerBlock(n_heads=16, c_z=c_z, c_s=c_s).eval()

@@ -76,7 +76,7 @@ _TORCH_BLOCK = r"""
 import sys, time, torch
 n, c_z, c_s, threads = (int(a) for a in sys.argv[1:5])
 torch.set_num_threads(threads)
-from diffsci.protenix.model.modules.pairformer import PairformerBlock
+from protenix.model.modules.pairformer import PairformerBlock
 torch.manual_seed(0)
 b = PairformerBlock(n_heads=16, c_z=c_z, c_s=c_s).eval()
 s, z, m = torch.randn(n, c_s), torch.randn(n, n, c_z), torch.ones(n, n)
@@ -92,7 +92,7 @@ _TORCH_TRAIN = r"""
 import resource, sys, time, torch
 n, c_z, c_s, blocks, ckpt = (int(a) for a in sys.argv[1:6])
 torch.set_num_threads(1)
-from diffsci.protenix.model.modules.pairformer import PairformerStack
+from protenix.model.modules.pairformer import PairformerStack
 torch.manual_seed(0)
 st = PairformerStack(n_blocks=blocks, n_heads=4, c_z=c_z, c_s=c_s,
                      blocks_per_ckpt=ckpt if ckpt > 0 else None).train()

@@ -139,7 +139,23 @@ class WorkerPool:
 
     def close(self):
         """Cancel queued tasks, wait for running ones, join the workers."""
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        executor = self._executor
+        if not self.processes:
+            executor.shutdown(wait=True, cancel_futures=True)
+            return
+        # shutdown(wait=False) drops these references: keep them to finish the join here
+        manager = getattr(executor, "_executor_manager_thread", None)
+        processes = getattr(executor, "_processes", None) or {}
+        executor.shutdown(wait=False, cancel_futures=True)
+        while manager is not None and manager.is_alive():
+            if getattr(executor, "_broken", False):
+                # A worker died. CPython (3.11) terminates the other workers and joins them,
+                # but one started while the pool broke is missed, waits for work forever,
+                # and the join with it: end every worker still alive.
+                for process in list(processes.values()):
+                    if process.is_alive():
+                        process.terminate()
+            manager.join(_POLL_S)
 
 
 # ---- the prefetch thread --------------------------------------------------------------------

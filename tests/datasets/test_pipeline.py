@@ -262,6 +262,42 @@ def test_dead_worker_process_is_an_error_not_a_hang():
         order(ds)
 
 
+class _BrokenPoolAsCPythonLeavesIt:
+    """What CPython 3.11's ProcessPoolExecutor can be left as after a worker died (seen in the
+    suite, under load): broken, its manager thread joining a worker that was started while the
+    pool broke, was never terminated, and waits for work forever."""
+
+    def __init__(self, straggler):
+        self._broken = "A child process terminated abruptly"
+        self._processes = {straggler.pid: straggler}
+        self._executor_manager_thread = threading.Thread(target=straggler.join, daemon=True)
+        self._executor_manager_thread.start()
+
+    def shutdown(self, wait=True, cancel_futures=False):
+        assert not wait  # wait=True would join the manager thread: the hang itself
+        self._executor_manager_thread = self._processes = None
+
+
+def test_close_of_a_broken_process_pool_ends_a_stranded_worker():
+    import multiprocessing
+
+    from diffsci.datasets.pipeline.prefetch import WorkerPool
+
+    ctx = multiprocessing.get_context("spawn")
+    straggler = ctx.Process(target=time.sleep, args=(600,), daemon=True)
+    straggler.start()
+    pool = WorkerPool(workers.fail_at_37, 1, processes=False, name="t")
+    pool.processes, pool._executor = True, _BrokenPoolAsCPythonLeavesIt(straggler)
+    closer = threading.Thread(target=pool.close, daemon=True)
+    closer.start()
+    closer.join(60)
+    alive = closer.is_alive()
+    if straggler.is_alive():
+        straggler.kill()
+    assert not alive, "WorkerPool.close hangs on a broken pool's stranded worker"
+    assert straggler.exitcode is not None
+
+
 def test_generator_exception_names_sample():
     def gen():
         for i in range(100):

@@ -105,10 +105,15 @@ def test_jitted_training_step_overfits_one_protein(example):
     assert {"mse_loss", "distogram_loss", "plddt_loss", "pae_loss"} <= set(metrics)
     end = evaluate()
     print(f"overfit: loss {start:.4f} -> {end:.4f} ({start / end:.1f}x)")
-    assert end * 10 <= start, f"loss {start} -> {end}"
+    assert end * MIN_DROP <= start, f"loss {start} -> {end}"
 
 
-STEPS, STEP_LR = 300, 1e-2  # 13x on this machine (10x first near step 250)
+STEPS, STEP_LR = 300, 1e-2
+# The loss after 300 steps depends on rounding (BLAS kernels, native code): seeds 0-4 at 1 and
+# 2 threads dropped 9.6x, 19x, 22x, 13x, 22x on one AMD EPYC (AVX-512), and 13x for seed 0 on
+# another machine; 4x keeps a margin of 2.4 below the worst, and a step that does not train
+# fails it (the evaluation is deterministic: untrained, the loss stays at its start).
+MIN_DROP = 4.0
 
 
 def test_bench_tiny(capsys):

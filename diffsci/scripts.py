@@ -23,15 +23,16 @@ def default_out_dir(case):
 
 
 class _PrimaryOnlyFormatter(argparse.HelpFormatter):
-    """Help that lists an option by its first spelling only (the aliases stay accepted)."""
+    """Help that leaves out an option's hidden aliases (they stay accepted)."""
 
     def _format_action_invocation(self, action):
-        if not action.option_strings:
+        hidden = getattr(action, "hidden_aliases", ())
+        if not action.option_strings or not hidden:
             return super()._format_action_invocation(action)
-        primary = action.option_strings[0]
+        shown = ", ".join(s for s in action.option_strings if s not in hidden)
         if action.nargs == 0:
-            return primary
-        return f"{primary} {self._format_args(action, self._get_default_metavar_for_optional(action))}"
+            return shown
+        return f"{shown} {self._format_args(action, self._get_default_metavar_for_optional(action))}"
 
 
 class _Formatter(_PrimaryOnlyFormatter, argparse.ArgumentDefaultsHelpFormatter):
@@ -54,6 +55,8 @@ class ArgumentParser(argparse.ArgumentParser):
                                  f"({name.replace('_', '-')!r}); the snake_case form is added")
         if longs and "dest" not in kwargs:
             kwargs["dest"] = longs[0][2:].replace("-", "_")
-        extra = [n.replace("-", "_") for n in longs if "-" in n[2:]]
+        extra = ["--" + n[2:].replace("-", "_") for n in longs if "-" in n[2:]]
         extra += [a for a in aliases if a not in extra]
-        return super().add_argument(*names, *extra, **kwargs)
+        action = super().add_argument(*names, *extra, **kwargs)
+        action.hidden_aliases = frozenset(extra)
+        return action

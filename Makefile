@@ -25,10 +25,10 @@ demo: $(STAMP)
 	$(BIN)/python examples/quickstart.py
 	$(BIN)/python examples/datasets/burgers_dataset.py
 	$(BIN)/python examples/mindflow/cfd/sod/sod.py
-	$(BIN)/python examples/mindflow/pinn/burgers/burgers_pinn.py --adam_steps 200 --lbfgs_steps 2300 \
-		--n_domain 1000 --n_shock 300 --layers 4 --neurons 20
+	$(BIN)/python examples/mindflow/pinn/burgers/burgers_pinn.py --adam-steps 200 --lbfgs-steps 2300 \
+		--n-domain 1000 --n-shock 300 --layers 4 --neurons 20
 	$(BIN)/python examples/mindelec/fdtd/cavity_modes/cavity_modes.py
-	$(BIN)/python examples/protenix/fold.py --out examples/protenix/fold_out
+	$(BIN)/python examples/protenix/fold.py --out-dir fold_out
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(JOBS) -q

@@ -13,13 +13,27 @@ MindElec scripts use (``--config_file_path``, ``--batch_size``) and our own olde
 import argparse
 import os
 
-__all__ = ["ArgumentParser", "default_out_dir"]
+__all__ = ["ArgumentParser", "default_out_dir", "enter_out_dir"]
 
 
 def default_out_dir(case):
     """``<case>_out`` in the current working directory: an example never writes into the
     package tree unless told to."""
     return os.path.join(os.getcwd(), f"{case}_out")
+
+
+def enter_out_dir(args, script):
+    """For a ported MindFlow script whose config holds relative paths: resolve
+    ``args.config_file_path`` (the working directory first, then the folder of ``script``, the
+    caller's ``__file__``) to an absolute path, then make ``args.out_dir`` the working
+    directory, so that every relative path of the config and of the script (data, summary,
+    checkpoints, logs, images) lands in it."""
+    path = args.config_file_path
+    if not os.path.isabs(path) and not os.path.exists(path):
+        path = os.path.join(os.path.dirname(os.path.abspath(script)), path)
+    args.config_file_path = os.path.abspath(path)
+    os.makedirs(args.out_dir, exist_ok=True)
+    os.chdir(args.out_dir)
 
 
 class _PrimaryOnlyFormatter(argparse.HelpFormatter):

@@ -3,20 +3,20 @@ it back lazily and feed it through the pipeline.
 
 1. ``datasets.generate_burgers``: initial conditions from the GRF N(0, 625 (-Δ + 25 I)^-2),
    nu = 0.1, pseudo-spectral + ETDRK4 on ``resolution`` points, every ``subsample``-th point
-   kept, ``n_time`` frames in [0, 1]; written atomically to ``<out>/burgers.h5`` (PDEBench's
+   kept, ``n_time`` frames in [0, 1]; written atomically to ``<out-dir>/burgers.h5`` (PDEBench's
    "single" layout: ``tensor`` [N, Nt, Nx], ``x-coordinate``, ``t-coordinate``, with a card);
 2. ``datasets.pde.open_pdebench``: read it back (lazily, one sample at a time) and compare;
 3. ``datasets.GeneratorDataset`` over the file, shuffled and batched: (u0, u(T)) pairs as an
    operator-learning model would take them, as ``core.Tensor`` batches;
 4. the solver against the exact Cole-Hopf solution at the same resolution and step;
-5. a plot of a few samples, ``<out>/burgers_samples.png``.
+5. a plot of a few samples, ``<out-dir>/burgers_samples.png`` (default ``--out-dir``:
+   ``./burgers_dataset_out``).
 
     python examples/datasets/burgers_dataset.py                  # 32 samples, 1024 -> 256 points
     python examples/datasets/burgers_dataset.py --fno            # FNO's 8192 -> 1024, timed
-    python examples/datasets/burgers_dataset.py --tiny --out burgers_tiny_out
+    python examples/datasets/burgers_dataset.py --tiny --out-dir burgers_tiny_out
 """
 
-import argparse
 import pathlib
 import time
 
@@ -25,6 +25,7 @@ import numpy as np
 from diffsci import datasets
 from diffsci.datasets.pde import open_pdebench
 from diffsci.datasets.pde.generators import cole_hopf_solution, solve_burgers
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 
 def cole_hopf_error(resolution, nu=0.1, dt=1e-3, t_final=1.0):
@@ -60,7 +61,7 @@ def plot_samples(data, path, n_show=3):
 
 def main(
     tiny=False,
-    out="burgers_dataset_out",
+    out_dir=None,
     n_samples=32,
     resolution=1024,
     subsample=4,
@@ -72,7 +73,7 @@ def main(
     if tiny:
         n_samples, resolution, subsample, n_time, batch_size = 4, 64, 2, 3, 2
     say = print if verbose else (lambda *a, **k: None)
-    out = pathlib.Path(out)
+    out = pathlib.Path(out_dir or default_out_dir("burgers_dataset"))
     out.mkdir(parents=True, exist_ok=True)
     path = out / "burgers.h5"
 
@@ -133,13 +134,13 @@ def main(
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tiny", action="store_true", help="4 samples at 64 points")
     parser.add_argument("--fno", action="store_true", help="FNO's 8192 points, subsampled to 1024")
     parser.add_argument("--samples", type=int, default=32)
-    parser.add_argument("--out", default="burgers_dataset_out")
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("burgers_dataset"))
     args = parser.parse_args()
     if args.fno:
-        main(out=args.out, n_samples=args.samples, resolution=8192, subsample=8, n_time=11)
+        main(out_dir=args.out_dir, n_samples=args.samples, resolution=8192, subsample=8, n_time=11)
     else:
-        main(tiny=args.tiny, out=args.out, n_samples=args.samples)
+        main(tiny=args.tiny, out_dir=args.out_dir, n_samples=args.samples)

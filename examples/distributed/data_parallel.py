@@ -13,7 +13,6 @@ process takes on the global batch: the losses (each rank's loss averaged over th
 the one-process run's to round-off. Rank 0 writes the checkpoint; it loads on any world size.
 """
 
-import argparse
 import json
 import os
 import time
@@ -25,6 +24,7 @@ from diffsci import datasets
 from diffsci.core import communication as comm
 from diffsci.core.atomic import atomic_write
 from diffsci.core import nn
+from diffsci.scripts import ArgumentParser
 
 
 def make_data(n_samples, seed=0):
@@ -96,14 +96,14 @@ def main(
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--global-batch", type=int, default=16)
     parser.add_argument("--samples", type=int, default=64)
     parser.add_argument("--hidden", type=int, default=16)
     parser.add_argument("--graph", action="store_true")
-    parser.add_argument("--out")
-    parser.add_argument("--ckpt")
+    parser.add_argument("--out", help="a JSON file rank 0 writes the result to")
+    parser.add_argument("--ckpt", help="a checkpoint file rank 0 writes at the end")
     parser.add_argument("--tiny", action="store_true", help="4 steps")
     a = parser.parse_args()
     main(

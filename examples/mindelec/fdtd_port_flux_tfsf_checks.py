@@ -17,7 +17,6 @@ Prints, against analytic or discrete-theory references:
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 
@@ -31,6 +30,7 @@ from diffsci.mindelec.fdtd.monitors import Monitor, PointProbe
 from diffsci.mindelec.fdtd.sparams import SParameterSolver, reciprocity_error, s_from_time_signals
 from diffsci.mindelec.fdtd.tfsf import LineSource, PlaneWave
 from diffsci.mindelec.fdtd.waveforms import ContinuousWave, Gaussian, NormDGaussian
+from diffsci.scripts import ArgumentParser
 
 D = 1e-3
 FREQS = np.array([3e9, 5e9, 7.5e9, 10e9, 15e9])
@@ -154,7 +154,7 @@ def tfsf_leak(mode, direction):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="also the 44^3 dipole grid")
     args = parser.parse_args()
     t0 = time.time()

@@ -1,7 +1,7 @@
 """Fold a small protein (a3m input: HP35 with a toy alignment) and a two-chain complex (FASTA,
 GCN4 leucine zipper) with ``diffsci-protenix predict``.
 
-    PYTHONPATH=. python examples/protenix/fold.py [--out OUT] [--weights PATH] [--tiny]
+    PYTHONPATH=. python examples/protenix/fold.py [--out-dir OUT] [--weights PATH] [--tiny]
 
 It runs the command exactly as a user would::
 
@@ -12,9 +12,9 @@ When no weights are found (``--weights``, ``$PROTENIX_WEIGHTS_DIR``, the user ca
 ``diffsci-protenix download protenix_mini_default_v0.5.0``) or the network is not in this build, it
 adds ``--random-weights``: the pipeline runs end to end and every file says the structures are
 MEANINGLESS. ``--tiny``: one sample, one recycle and step, no plots (the test runs this).
+``--out-dir`` defaults to ``./fold_out`` (``--out`` is the older spelling).
 """
 
-import argparse
 import os
 import sys
 
@@ -24,11 +24,13 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(HERE)))
 from diffsci.protenix.cli import main as cli_main  # noqa: E402
 from diffsci.protenix.cli import runner  # noqa: E402
 from diffsci.protenix.model.weights import WeightsError  # noqa: E402
+from diffsci.scripts import ArgumentParser, default_out_dir  # noqa: E402
 
 MODEL = "protenix_mini_default_v0.5.0"
 
 
-def main(out="protenix_example_output", weights=None, tiny=False):
+def main(out_dir=None, weights=None, tiny=False):
+    out = out_dir or default_out_dir("fold")
     random = not runner.network_available()
     try:
         runner.find_weights(MODEL, weights)
@@ -57,10 +59,10 @@ def main(out="protenix_example_output", weights=None, tiny=False):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", default="protenix_example_output")
+    ap = ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("fold"))
     ap.add_argument("--weights", default=None)
     ap.add_argument("--tiny", action="store_true")
     a = ap.parse_args()
-    result = main(a.out, a.weights, a.tiny)
+    result = main(a.out_dir, a.weights, a.tiny)
     sys.exit(sum(result["codes"].values()))

@@ -18,7 +18,7 @@ def _load(name):
 
 
 def test_burgers_dataset_tiny(tmp_path, capsys):
-    out = _load("burgers_dataset.py").main(tiny=True, out=tmp_path)
+    out = _load("burgers_dataset.py").main(tiny=True, out_dir=tmp_path)
     assert out["tensor_shape"] == (4, 3, 32)
     assert out["read_back_equal"]
     assert out["batch_shapes"] == [((2, 32), (2, 32))] * 2  # 4 samples, batches of 2

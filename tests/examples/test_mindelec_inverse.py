@@ -122,7 +122,7 @@ def test_design_gradient_matches_finite_differences():
 
 
 def test_tiny_inversion_reduces_the_loss(tmp_path):
-    out = ex.main(n=32, nt=150, npml=5, epochs=4, out=tmp_path, verbose=False)
+    out = ex.main(n=32, nt=150, npml=5, epochs=4, out_dir=tmp_path, verbose=False)
     loss = out["loss"]
     assert len(loss) == 4 and all(b < a for a, b in itertools.pairwise(loss))
     assert loss[-1] < 0.5 * loss[0], loss

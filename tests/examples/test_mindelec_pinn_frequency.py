@@ -55,7 +55,7 @@ def _falls(values, n=3):
 
 
 def test_real_helmholtz_tiny_run(solve, tmp_path):
-    result = solve.main("real", tiny=True, out=tmp_path, verbose=False, epochs=4)
+    result = solve.main("real", tiny=True, out_dir=tmp_path, verbose=False, epochs=4)
     assert _falls(result["history"]["total"])
     assert np.isfinite(result["error"]) and result["error"] < 1.0
     assert (tmp_path / "helmholtz_real.png").exists()
@@ -66,7 +66,7 @@ def test_real_helmholtz_tiny_run(solve, tmp_path):
 
 def test_complex_helmholtz_tiny_run(solve, tmp_path):
     result = solve.main(
-        "complex", tiny=True, out=tmp_path, verbose=False, adam_steps=20, lbfgs_steps=10
+        "complex", tiny=True, out_dir=tmp_path, verbose=False, adam_steps=20, lbfgs_steps=10
     )
     h = result["history"]
     assert _falls(h["total"], n=5)
@@ -86,7 +86,7 @@ def test_mad_pretrain_and_reconstruct_tiny(mad_modules, tmp_path):
     results = mad.main(
         "all",
         tiny=True,
-        out=tmp_path,
+        out_dir=tmp_path,
         verbose=False,
         pretrain_overrides={"train_epoch": 3},
         reconstruct_overrides={"train_epoch": 3},

@@ -29,7 +29,7 @@ def test_microstrip_filter_tiny_touchstone_and_reciprocity(tmp_path):
     example = _load("microstrip_filter/microstrip_filter.py")
     # tiny (1000 steps): the filter still rings at 3% of its peak at the end (the full run's
     # 8000 steps leave 2e-6), which bounds how passive the truncated transform can look
-    out = example.main(tiny=True, out=tmp_path, plot=True, verbose=False)
+    out = example.main(tiny=True, out_dir=tmp_path, plot=True, verbose=False)
     s, s_ports = out["s"], out["s_ports"]
     assert s.shape == (len(out["freqs"]), 2, 2) and np.all(np.isfinite(s))
     # the ports are coupled through the filter, and the lumped-port S is reciprocal and passive
@@ -70,7 +70,7 @@ def test_notch_and_crossing_finders_on_a_known_curve():
 def test_patch_antenna_tiny_touchstone(tmp_path):
     rf = pytest.importorskip("skrf")
     example = _load("patch_antenna/patch_antenna.py")
-    out = example.main(tiny=True, out=tmp_path, plot=False, verbose=False)
+    out = example.main(tiny=True, out_dir=tmp_path, plot=False, verbose=False)
     s11 = out["s11"]
     assert np.all(np.isfinite(s11))
     # a passive one-port that radiates: |S11| <= 1, and clearly below 1 somewhere in band

@@ -1,13 +1,13 @@
 """examples/mindflow/operators/burgers, tiny: the data are generated once and cached, FNO1D's
 loss falls, a model trained on one grid evaluates on a finer one, KNO1D and DeepONet train on
 the same data, the plots are written, and DeepONet names the argument to change on a grid it
-was not built for; MindFlow's fno1d train.py runs tiny after changing only its imports."""
+was not built for; MindFlow's fno1d train.py runs tiny after changing only its imports and its
+command line (writing under ``--out-dir``)."""
 
 import importlib.util
 import os
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
@@ -45,7 +45,7 @@ def test_fno1d_tiny_trains_and_evaluates_on_a_finer_grid(example, data_dir, tmp_
         train_resolution=32,
         eval_resolutions=[32, 64],
         data_dir=data_dir,
-        out=tmp_path,
+        out_dir=tmp_path,
         **TINY,
     )
     losses = out["history"]["epoch_loss"]
@@ -85,7 +85,7 @@ def test_models_map_grid_to_grid_and_deeponet_rejects_another_grid(example):
 
 
 def test_mindflow_fno1d_train_py_runs_tiny(tmp_path):
-    shutil.copytree(EXAMPLE.parent / "configs", tmp_path / "configs")
+    # the config is found next to the script; everything is written under --out-dir
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLE.parent), str(ROOT)]))
     done = subprocess.run(
         [
@@ -93,8 +93,10 @@ def test_mindflow_fno1d_train_py_runs_tiny(tmp_path):
             "-W",
             "error",
             str(EXAMPLE.parent / "train.py"),
-            "--config_file_path",
+            "--config-file-path",
             "./configs/fno1d_tiny.yaml",
+            "--out-dir",
+            "out",
         ],
         cwd=tmp_path,
         env=env,
@@ -109,11 +111,13 @@ def test_mindflow_fno1d_train_py_runs_tiny(tmp_path):
     assert len(losses) == 2 and all(np.isfinite(losses)) and losses[1] < losses[0]
     errors = [float(v) for v in re.findall(r"mean rms_error: Tensor\(([-\d.e+]+)", text)]
     assert len(errors) == 2 and all(np.isfinite(errors))
-    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir())[:2] == [
+    out = tmp_path / "out"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert sorted(p.name for p in (out / "checkpoints").iterdir())[:2] == [
         "FNO1D_epoch1.ckpt",  # MindSpore's rule: save_checkpoint appends .ckpt
         "FNO1D_epoch2.ckpt",
     ]
     # MindFlow's files, written from the generator: u(., 0) -> u(., 1) at 8192 / 128 points
     for part, n in (("train", 16), ("test", 4)):
         for name in ("inputs", "label"):
-            assert np.load(tmp_path / "dataset" / part / f"{name}.npy").shape == (n, 64, 1)
+            assert np.load(out / "dataset" / part / f"{name}.npy").shape == (n, 64, 1)

@@ -1,13 +1,12 @@
 """examples/mindflow/operators/{darcy,navier_stokes}: the tiny modes train (the loss falls),
 report errors of the right shapes, write their data, checkpoint and plots, and name the
-argument to change on bad input; MindFlow's fno3d train.py runs tiny after changing only its
-imports."""
+argument to change on bad input; MindFlow's fno3d and fno2d train.py run tiny after changing only
+their imports and command line (writing under ``--out-dir``)."""
 
 import importlib.util
 import os
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
@@ -31,7 +30,7 @@ def _falls(history, factor):
 
 
 def test_darcy_fno2d_tiny_trains_and_writes_data_checkpoint_and_plots(tmp_path, capsys):
-    out = _load("darcy/darcy.py").main(tiny=True, data=tmp_path / "data", out=tmp_path)
+    out = _load("darcy/darcy.py").main(tiny=True, data=tmp_path / "data", out_dir=tmp_path)
     assert _falls(out["history"], 0.7), out["history"]["epoch_loss"]
     assert np.isfinite(out["relative_l2"]) and out["epochs"] == 8
     assert out["trainer"].train_data.spatial_shape == (17, 17)
@@ -49,9 +48,9 @@ def test_darcy_unet2d_tiny_trains(tmp_path):
     assert _falls(out["history"], 0.7), out["history"]["epoch_loss"]
 
 
-def test_darcy_time_limit_stops_after_the_first_epoch(tmp_path):
+def test_darcy_time_budget_stops_after_the_first_epoch(tmp_path):
     out = _load("darcy/darcy.py").main(
-        tiny=True, data=tmp_path, time_limit=1e-3, plot=False, verbose=False
+        tiny=True, data=tmp_path, time_budget=1e-3, plot=False, verbose=False
     )
     assert out["epochs"] == 1
 
@@ -69,7 +68,7 @@ def test_navier_stokes_tiny_reports_the_error_per_rolled_out_step(model, tmp_pat
     out = _load("navier_stokes/navier_stokes.py").main(
         model,
         tiny=True,
-        out=tmp_path,
+        out_dir=tmp_path,
         plot=model == "fno2d",
         verbose=False,
         train_rollout=1 if model == "fno2d" else None,
@@ -86,7 +85,7 @@ def test_navier_stokes_tiny_reports_the_error_per_rolled_out_step(model, tmp_pat
 
 def test_navier_stokes_reads_several_files_and_rejects_too_few_frames(tmp_path):
     ns = _load("navier_stokes/navier_stokes.py")
-    ns.main(tiny=True, out=tmp_path, plot=False, verbose=False, epochs=1)
+    ns.main(tiny=True, out_dir=tmp_path, plot=False, verbose=False, epochs=1)
     (tmp_path / "ns_nu0.001_s16_t8_scale686_n8_seed0.h5").rename(tmp_path / "part1.h5")
     out = ns.main(tiny=True, data=str(tmp_path / "part*.h5"), plot=False, verbose=False, epochs=1)
     assert out["n_train"] == 6
@@ -100,11 +99,11 @@ def test_navier_stokes_reads_several_files_and_rejects_too_few_frames(tmp_path):
 
 def test_mindflow_fno3d_train_py_runs_tiny_on_prepared_data(tmp_path):
     folder = OPERATORS / "navier_stokes" / "fno3d"
-    shutil.copytree(folder / "configs", tmp_path / "configs")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(OPERATORS.parents[2])]))
-    config = ["--config_file_path", "./configs/fno3d_tiny.yaml"]
+    # the config is found next to the scripts; both work in --out-dir
+    config = ["--config-file-path", "./configs/fno3d_tiny.yaml", "--out-dir", "out"]
     for script, extra in (
-        ("prepare_data.py", ["--n_train", "4", "--n_test", "2"]),
+        ("prepare_data.py", ["--n-train", "4", "--n-test", "2"]),
         ("train.py", []),
     ):
         done = subprocess.run(
@@ -117,20 +116,22 @@ def test_mindflow_fno3d_train_py_runs_tiny_on_prepared_data(tmp_path):
             check=False,
         )
         assert done.returncode == 0, done.stderr[-3000:]
-    assert np.load(tmp_path / "dataset_tiny" / "train_a.npy").shape == (4, 16, 16, 4)
-    assert np.load(tmp_path / "dataset_tiny" / "test_u.npy").shape == (2, 16, 16, 4)
+    out = tmp_path / "out"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert np.load(out / "dataset_tiny" / "train_a.npy").shape == (4, 16, 16, 4)
+    assert np.load(out / "dataset_tiny" / "test_u.npy").shape == (2, 16, 16, 4)
     text = done.stdout + done.stderr
     loss = float(re.search(r"epoch: 1 train loss: ([-\d.e+]+)", text).group(1))
     error = float(re.search(r"mean rms_error: Tensor\(([-\d.e+]+)", text).group(1))
     assert np.isfinite(loss) and 0 < error < 1, (loss, error)
-    assert list(tmp_path.glob("summary_tiny/*/ckpt/FNO3D_time*"))
+    assert list(out.glob("summary_tiny/*/ckpt/FNO3D_time*"))
 
 
 def test_mindflow_fno2d_train_py_runs_tiny_on_prepared_data(tmp_path):
     folder = OPERATORS / "navier_stokes" / "fno2d"
-    shutil.copytree(folder / "configs", tmp_path / "configs")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(OPERATORS.parents[2])]))
-    config = ["--config_file_path", "./configs/fno2d_tiny.yaml"]
+    config = ["--config-file-path", "./configs/fno2d_tiny.yaml", "--out-dir", "out"]
+    # prepare_data.py in MindFlow's snake_case spellings: still accepted
     data = ["--n_train", "4", "--n_test", "2", "--nu", "1e-3", "--solve_resolution", "16"]
     for script, extra in (("prepare_data.py", [*data, "--dt", "0.02"]), ("train.py", [])):
         done = subprocess.run(
@@ -143,11 +144,13 @@ def test_mindflow_fno2d_train_py_runs_tiny_on_prepared_data(tmp_path):
             check=False,
         )
         assert done.returncode == 0, done.stderr[-3000:]
-    assert np.load(tmp_path / "dataset_tiny" / "train" / "inputs.npy").shape == (76, 16, 16, 1, 1)
-    assert np.load(tmp_path / "dataset_tiny" / "test" / "label.npy").shape == (2, 19, 16, 16, 1, 1)
+    out = tmp_path / "out"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+    assert np.load(out / "dataset_tiny" / "train" / "inputs.npy").shape == (76, 16, 16, 1, 1)
+    assert np.load(out / "dataset_tiny" / "test" / "label.npy").shape == (2, 19, 16, 16, 1, 1)
     text = done.stdout + done.stderr
     losses = [float(v) for v in re.findall(r"train loss: ([-\d.e+]+)", text)]
     error = float(re.search(r"mean rel_rmse_error: ([-\d.e+]+)", text).group(1))
     assert len(losses) == 2 and losses[1] < losses[0], losses
     assert np.isfinite(error) and error > 0
-    assert list(tmp_path.glob("checkpoints_tiny/FNO2D_time_epoch2*"))
+    assert list(out.glob("checkpoints_tiny/FNO2D_time_epoch2*"))

@@ -1,11 +1,11 @@
 """MindFlow's burgers/kno1d and burgers/sno1d train.py run tiny after changing only their
-imports: KNO1D with MindFlow's prediction + reconstruction loss, SNO1D on Chebyshev-Gauss points
-with gradient clipping; losses fall, errors are finite, checkpoints and plots are written."""
+imports and command line (writing under ``--out-dir``): KNO1D with MindFlow's prediction +
+reconstruction loss, SNO1D on Chebyshev-Gauss points with gradient clipping; losses fall,
+errors are finite, checkpoints and plots are written."""
 
 import os
 import pathlib
 import re
-import shutil
 import subprocess
 import sys
 
@@ -16,11 +16,12 @@ BURGERS = ROOT / "examples" / "mindflow" / "operators" / "burgers"
 
 
 def _run(folder, config, cwd):
-    shutil.copytree(folder / "configs", cwd / "configs")
-    (cwd / "images").mkdir()  # MindFlow's folders ship it; visual() writes images/result.jpg
+    """train.py run from ``cwd`` with ``--out-dir out``: the config is found next to the
+    script, and everything (data, checkpoints, logs, images) is written under ``cwd/out``."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(folder), str(ROOT)]))
+    args = ["--config-file-path", config, "--out-dir", "out"]
     done = subprocess.run(
-        [sys.executable, "-W", "error", str(folder / "train.py"), "--config_file_path", config],
+        [sys.executable, "-W", "error", str(folder / "train.py"), *args],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -29,7 +30,8 @@ def _run(folder, config, cwd):
         check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    assert (cwd / "images" / "result.jpg").stat().st_size > 0
+    assert sorted(p.name for p in cwd.iterdir()) == ["out"]
+    assert (cwd / "out" / "images" / "result.jpg").stat().st_size > 0
     return done.stdout + done.stderr
 
 
@@ -45,10 +47,11 @@ def test_mindflow_kno1d_train_py_runs_tiny(tmp_path):
     assert total[1] < total[0]
     evals = [float(v) for v in re.findall(r"relative pred loss: ([-\d.e+]+)", text)]
     assert len(evals) == 2 and all(np.isfinite(evals))
-    assert (tmp_path / "summary_dir" / "kno1d.ckpt").exists()
+    out = tmp_path / "out"
+    assert (out / "summary_dir" / "kno1d.ckpt").exists()
     # MindFlow's shapes: inputs [N, s, 1], labels [N, s] at s = 8192 / step points
-    assert np.load(tmp_path / "dataset" / "train" / "inputs.npy").shape == (16, 64, 1)
-    assert np.load(tmp_path / "dataset" / "test" / "label.npy").shape == (8, 64)
+    assert np.load(out / "dataset" / "train" / "inputs.npy").shape == (16, 64, 1)
+    assert np.load(out / "dataset" / "test" / "label.npy").shape == (8, 64)
 
 
 def test_mindflow_sno1d_train_py_runs_tiny(tmp_path):
@@ -57,8 +60,9 @@ def test_mindflow_sno1d_train_py_runs_tiny(tmp_path):
     assert len(losses) == 2 and losses[1] < losses[0]
     grid = re.findall(r"on Gauss grid: Tensor\(([-\d.e+]+).*on regular grid: ([-\d.e+]+)", text)
     assert len(grid) == 2 and all(np.isfinite([float(a) for g in grid for a in g]))
-    assert sorted(p.name for p in (tmp_path / "checkpoints").iterdir()) == [
+    out = tmp_path / "out"
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == [
         "SNO1D_epoch2.ckpt",
         "SNO1D_epoch4.ckpt",
     ]
-    assert np.load(tmp_path / "dataset" / "train" / "inputs_interp.npy").shape == (20, 1, 1, 64)
+    assert np.load(out / "dataset" / "train" / "inputs_interp.npy").shape == (20, 1, 1, 64)

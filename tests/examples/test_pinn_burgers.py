@@ -1,6 +1,7 @@
 """examples/mindflow/pinn/burgers: the Trainer path reaches rel-L2 <= 5e-2 vs Cole-Hopf in a short
 fixed budget, its network meets the initial and boundary conditions exactly, and MindFlow's
-train.py runs tiny after changing only its imports."""
+train.py runs tiny after changing only its imports and its command line (writing under
+``--out-dir``)."""
 
 import importlib.util
 import os
@@ -40,7 +41,7 @@ def _load():
 
 
 def test_burgers_pinn_reaches_5e_2_in_a_short_budget(tmp_path):
-    out = _load().main(**BUDGET, out=tmp_path, verbose=False)
+    out = _load().main(**BUDGET, out_dir=tmp_path, verbose=False)
     assert out["error"] <= 5e-2
     # the error the trainer reports at the end is the final model's error
     assert out["history"]["error_step"][-1] == BUDGET["adam_steps"] + BUDGET["lbfgs_steps"]
@@ -83,6 +84,8 @@ def test_burgers_pinn_tiny_runs():
 
 
 def test_mindflow_train_py_runs_tiny(tmp_path):
+    # the configs are copied to the working directory (found there first); the outputs go
+    # under --out-dir
     shutil.copytree(EXAMPLE / "configs", tmp_path / "configs")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(EXAMPLE), str(ROOT)]))
     done = subprocess.run(
@@ -91,8 +94,10 @@ def test_mindflow_train_py_runs_tiny(tmp_path):
             "-W",
             "error",
             str(EXAMPLE / "train.py"),
-            "--config_file_path",
+            "--config-file-path",
             "./configs/burgers_tiny.yaml",
+            "--out-dir",
+            "out",
         ],
         cwd=tmp_path,
         env=env,
@@ -107,9 +112,11 @@ def test_mindflow_train_py_runs_tiny(tmp_path):
     assert len(losses) == 2 and all(np.isfinite(losses)) and losses[1] < losses[0]
     errors = [float(v) for v in re.findall(r"l2_error:\s+([-\d.e+]+)", text)]
     assert len(errors) == 2 and all(0 < e < 2 for e in errors)
-    assert (tmp_path / "images" / "3-result.jpg").stat().st_size > 0
+    out = tmp_path / "out"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["configs", "out"]
+    assert (out / "images" / "3-result.jpg").stat().st_size > 0
     # the test set written in Raissi's Burgers.npz layout: usol(x, t = 0) = -sin(pi x)
-    data = np.load(tmp_path / "dataset" / "Burgers.npz")
+    data = np.load(out / "dataset" / "Burgers.npz")
     assert data["x"].shape == (256, 1) and data["t"].shape == (100, 1)
     assert data["usol"].shape == (256, 100)
     np.testing.assert_allclose(data["usol"][:, 0], -np.sin(np.pi * data["x"][:, 0]), atol=1e-14)

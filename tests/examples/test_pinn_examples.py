@@ -23,10 +23,16 @@ F64 = core.float64
 
 def _load(relpath, name):
     """Import ``PINN/relpath`` as module ``name`` with its folder first on ``sys.path``, so that
-    its ``from src import ...`` finds its own ``src`` (every MindFlow case has one)."""
+    its ``from src import ...`` finds its own ``src`` (every MindFlow case has one); that ``src``
+    is dropped from ``sys.modules`` again, so no later import of another example's ``src`` (the
+    bench's time-domain Maxwell one) is handed this one."""
     path = PINN / relpath
-    for key in [k for k in sys.modules if k == "src" or k.startswith("src.")]:
-        del sys.modules[key]
+
+    def drop_src():
+        for key in [k for k in sys.modules if k == "src" or k.startswith("src.")]:
+            del sys.modules[key]
+
+    drop_src()
     sys.path.insert(0, str(path.parent))
     try:
         spec = importlib.util.spec_from_file_location(name, path)
@@ -34,6 +40,7 @@ def _load(relpath, name):
         spec.loader.exec_module(module)
     finally:
         sys.path.remove(str(path.parent))
+        drop_src()
     return module
 
 
@@ -166,7 +173,7 @@ def test_taylor_green_terms_vanish_on_exact_solution():
 def test_poisson_pinn_tiny(geom_name, bc, tmp_path, capsys):
     pp = _load("poisson/poisson_pinn.py", "poisson_pinn")
     plot = geom_name == "disk"  # one figure is enough (matplotlib costs seconds)
-    out = pp.main(geom_name, bc, tiny=True, out=tmp_path if plot else None, progress=False)
+    out = pp.main(geom_name, bc, tiny=True, out_dir=tmp_path if plot else None, progress=False)
     history = out["trainer"].history
     assert history["total"][-1] < 0.5 * history["total"][0]
     assert np.isfinite(out["error"])
@@ -180,7 +187,7 @@ def test_kovasznay_and_darcy_pinn_tiny(tmp_path, capsys):
     kov = _load("kovasznay/kovasznay_pinn.py", "kovasznay_pinn")
     darcy = _load("darcy/darcy_pinn.py", "darcy_pinn")
     for module, name in ((kov, "kovasznay"), (darcy, "darcy")):
-        out = module.main(tiny=True, out=tmp_path, progress=False)
+        out = module.main(tiny=True, out_dir=tmp_path, progress=False)
         history = out["trainer"].history
         assert history["total"][-1] < 0.8 * history["total"][0]
         assert set(out["errors"]) == {"u", "v", "p", "all"}
@@ -205,7 +212,7 @@ def test_kovasznay_inverse_pinn_tiny(capsys):
 @pytest.mark.parametrize("mode", ["forward", "inverse"])
 def test_taylor_green_pinn_tiny(mode, tmp_path):
     tg = _load("taylor_green/taylor_green_pinn.py", "taylor_green_pinn")
-    out = tg.main(mode, tiny=True, out=tmp_path if mode == "forward" else None, progress=False)
+    out = tg.main(mode, tiny=True, out_dir=tmp_path if mode == "forward" else None, progress=False)
     history = out["trainer"].history
     assert history["total"][-1] < history["total"][0]
     assert mode == "inverse" or (tmp_path / "taylor_green_forward.png").stat().st_size > 0

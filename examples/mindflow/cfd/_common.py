@@ -11,6 +11,7 @@ import numpy as np
 from diffsci.mindflow import cfd, vis_1d
 from diffsci.mindflow.cfd import exact_riemann
 from diffsci.mindflow.verify import l1_error
+from diffsci.scripts import default_out_dir
 
 # (name, component of pri_var [5, ...], component of exact_riemann's (rho, u, p))
 PRIMITIVES = (("rho", 0, 0), ("u", 1, 1), ("p", 4, 2))
@@ -63,9 +64,10 @@ def format_l1(errors):
     return ", ".join(f"L1({name}) = {errors[name]:.3e}" for name, _, _ in PRIMITIVES)
 
 
-def out_folder(out, here, name):
-    """The output folder (``out``, or ``<name>_out/`` next to the script), created."""
-    folder = pathlib.Path(out) if out else here / f"{name}_out"
+def out_folder(out_dir, name):
+    """The output folder (``out_dir``, or ``<name>_out/`` in the current working directory),
+    created."""
+    folder = pathlib.Path(out_dir or default_out_dir(name))
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 

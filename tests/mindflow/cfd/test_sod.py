@@ -73,7 +73,7 @@ def test_sod_l1_order_over_refinement():
 
 
 def test_sod_example_tiny_writes_plot(tmp_path, capsys):
-    out = _sod().main(nx=40, out=str(tmp_path), verbose=True)
+    out = _sod().main(nx=40, out_dir=str(tmp_path), verbose=True)
     assert (tmp_path / "sod.png").stat().st_size > 0
     assert "L1(rho)" in capsys.readouterr().out
     assert out["errors"]["rho"] < 2e-2

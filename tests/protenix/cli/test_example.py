@@ -16,7 +16,7 @@ def test_fold_example_tiny(tmp_path, monkeypatch):
     spec = importlib.util.spec_from_file_location("protenix_fold_example", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    result = module.main(out=str(tmp_path / "out"), tiny=True)
+    result = module.main(out_dir=str(tmp_path / "out"), tiny=True)
     assert result["codes"] == {"hp35.a3m": 0, "gcn4_dimer.fasta": 0}
     assert result["random_weights"]  # no weights in the test's cache
     hp35 = tmp_path / "out" / "hp35" / "seed_101" / "predictions" / "hp35_sample_0.cif"

@@ -7,7 +7,8 @@ least squares (``mindelec.fdtd.analysis.fit_frequencies``, variable projection) 
 with the Yee dispersion relation (Taflove & Hagness eq. 4.12, ``analysis.yee_omega``) at
 ``k = (m pi / Lx, n pi / Ly)``: the relative errors are round-off small, while the continuum
 frequencies ``c |k|`` are off by the grid dispersion (printed for contrast). Writes
-``cavity_modes_out/spectrum.png``: the probe spectrum with the predicted lines.
+``<out-dir>/spectrum.png`` (default ``./cavity_modes_out``): the probe spectrum with the
+predicted lines.
 
     python examples/mindelec/fdtd/cavity_modes/cavity_modes.py            # 12 x 9, 20000 steps
     python examples/mindelec/fdtd/cavity_modes/cavity_modes.py --tiny     # 12 x 9, 3000 steps
@@ -16,7 +17,6 @@ The fit's cost grows with the number of modes in the band (``scipy.optimize.leas
 with a finite-difference Jacobian): a 24 x 17 cavity (about 40 modes) takes minutes.
 """
 
-import argparse
 import pathlib
 
 import numpy as np
@@ -24,17 +24,17 @@ import numpy as np
 from diffsci.mindelec import fdtd
 from diffsci.mindelec.fdtd.analysis import cavity_omegas, fit_frequencies, spectral_peaks
 from diffsci.mindelec.fdtd.waveforms import Gaussian
+from diffsci.scripts import ArgumentParser, default_out_dir
 
-HERE = pathlib.Path(__file__).resolve().parent
 
-
-def main(nx=12, ny=9, dx=1.0e-3, dy=1.3e-3, steps=20000, out=None, plot=True, verbose=True):
+def main(nx=12, ny=9, dx=1.0e-3, dy=1.3e-3, steps=20000, out_dir=None, plot=True, verbose=True):
     """Run the cavity, fit the modes below the pulse's band edge, compare with theory.
 
     Args:
         nx, ny: cells; dx, dy: cell size (m).
         steps: time steps (the fit uses those after the pulse).
-        out: folder for ``spectrum.png`` (default ``cavity_modes_out/`` next to this script).
+        out_dir: folder for ``spectrum.png`` (default ``cavity_modes_out/`` in the current
+            working directory).
 
     Returns:
         dict: ``modes [K, 2]``, ``f_fit``, ``f_yee``, ``f_continuum`` (Hz), ``amplitude``,
@@ -102,7 +102,7 @@ def main(nx=12, ny=9, dx=1.0e-3, dy=1.3e-3, steps=20000, out=None, plot=True, ve
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        folder = pathlib.Path(out) if out else HERE / "cavity_modes_out"
+        folder = pathlib.Path(out_dir or default_out_dir("cavity_modes"))
         folder.mkdir(parents=True, exist_ok=True)
         seg = y[start:]
         n = 8 * len(seg)
@@ -128,14 +128,14 @@ def main(nx=12, ny=9, dx=1.0e-3, dy=1.3e-3, steps=20000, out=None, plot=True, ve
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nx", type=int, default=12)
     parser.add_argument("--ny", type=int, default=9)
     parser.add_argument("--steps", type=int, default=20000)
     parser.add_argument("--tiny", action="store_true", help="3000 steps")
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("cavity_modes"))
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args()
     if args.tiny:
         args.nx, args.ny, args.steps = 12, 9, 3000
-    main(nx=args.nx, ny=args.ny, steps=args.steps, out=args.out, plot=not args.no_plot)
+    main(nx=args.nx, ny=args.ny, steps=args.steps, out_dir=args.out_dir, plot=not args.no_plot)

@@ -12,14 +12,13 @@ reference is the radiated power of a Hertzian dipole (Balanis, *Antenna Theory*,
 
 Prints ``P_fdtd / P_ref - 1`` per frequency (the remaining error is the grid's dispersion and
 the CPML's residual reflection: about 1% at 20 cells per wavelength, less above) and writes
-``dipole_radiation_out/dipole.png``: a slice of E_z through the dipole while the pulse
-travels out, and the power ratio against frequency.
+``<out-dir>/dipole.png`` (default ``./dipole_radiation_out``): a slice of E_z through the
+dipole while the pulse travels out, and the power ratio against frequency.
 
     python examples/mindelec/fdtd/dipole_radiation/dipole_radiation.py          # 44^3, 450 steps
     python examples/mindelec/fdtd/dipole_radiation/dipole_radiation.py --tiny   # 24^3, 200 steps
 """
 
-import argparse
 import pathlib
 
 import numpy as np
@@ -30,8 +29,8 @@ from diffsci.mindelec.fdtd.flux import FluxMonitor, dipole_power
 from diffsci.mindelec.fdtd.lumped import CurrentSource
 from diffsci.mindelec.fdtd.monitors import Monitor
 from diffsci.mindelec.fdtd.waveforms import NormDGaussian
+from diffsci.scripts import ArgumentParser, default_out_dir
 
-HERE = pathlib.Path(__file__).resolve().parent
 D = 1e-3
 FREQS = np.array([3e9, 5e9, 7.5e9, 10e9, 15e9])  # 100 .. 20 cells per wavelength
 
@@ -60,7 +59,7 @@ def current_spectrum(source, steps, dt, freqs):
     return (i[None, :] * np.exp(-2j * np.pi * np.outer(freqs, t))).sum(axis=1) * dt
 
 
-def main(n=44, steps=450, npml=10, out=None, plot=True, verbose=True):
+def main(n=44, steps=450, npml=10, out_dir=None, plot=True, verbose=True):
     """Radiate, measure the flux, compare; returns ``{"freqs", "ratio" (P / P_ref), "max_err",
     "power", "reference", "slice"}``."""
     grid = fdtd.Grid((n, n, n), D, dtype="float64")
@@ -100,7 +99,7 @@ def main(n=44, steps=450, npml=10, out=None, plot=True, verbose=True):
 
         from diffsci.mindelec.fdtd.io import plot_field
 
-        folder = pathlib.Path(out) if out else HERE / "dipole_radiation_out"
+        folder = pathlib.Path(out_dir or default_out_dir("dipole_radiation"))
         folder.mkdir(parents=True, exist_ok=True)
         fig, (a0, a1) = plt.subplots(1, 2, figsize=(11, 4.5))
         plot_field(
@@ -121,14 +120,16 @@ def main(n=44, steps=450, npml=10, out=None, plot=True, verbose=True):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=44)
     parser.add_argument("--steps", type=int, default=450)
     parser.add_argument("--npml", type=int, default=10)
     parser.add_argument("--tiny", action="store_true", help="24^3 cells, CPML(6), 200 steps")
-    parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--out-dir", aliases=["--out"], default=default_out_dir("dipole_radiation")
+    )
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args()
     if args.tiny:
         args.n, args.steps, args.npml = 24, 200, 6
-    main(args.n, args.steps, args.npml, out=args.out, plot=not args.no_plot)
+    main(args.n, args.steps, args.npml, out_dir=args.out_dir, plot=not args.no_plot)

@@ -13,13 +13,13 @@
    wave) with the incident-field array (``PlaneWave(method="array")``) and with the
    interpolated, phase-matched auxiliary grid (``method="auxiliary"``).
 
-Prints both and plots |r| and its phase (``dispersive_media_out/drude_reflection.png``).
+Prints both and plots |r| and its phase (``<out-dir>/drude_reflection.png``,
+default ``./dispersive_media_out``).
 
     python examples/mindelec/fdtd/dispersive_media/dispersive_media.py
     python examples/mindelec/fdtd/dispersive_media/dispersive_media.py --tiny
 """
 
-import argparse
 import math
 import pathlib
 
@@ -29,8 +29,8 @@ from diffsci.mindelec import fdtd
 from diffsci.mindelec.fdtd.dispersive import DispersiveMaterial, DrudePole, discrete_permittivity
 from diffsci.mindelec.fdtd.monitors import Monitor
 from diffsci.mindelec.fdtd.waveforms import Gaussian
+from diffsci.scripts import ArgumentParser, default_out_dir
 
-HERE = pathlib.Path(__file__).resolve().parent
 D = 1e-3
 TWO_PI = 2 * math.pi
 
@@ -110,7 +110,7 @@ def tfsf_leakage(mode, angle, method, n=64, steps=360):
     return leak, peak
 
 
-def main(tiny=False, plot=True, verbose=True):
+def main(tiny=False, plot=True, verbose=True, out_dir=None):
     refl = drude_reflection(steps=1500 if tiny else 3000)
     cases = [("TMz", 30.0), ("TMz", 60.0), ("TEz", 30.0), ("TEz", 60.0)]
     if tiny:
@@ -132,8 +132,8 @@ def main(tiny=False, plot=True, verbose=True):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        out_dir = HERE / "dispersive_media_out"
-        out_dir.mkdir(exist_ok=True)
+        out_dir = pathlib.Path(out_dir or default_out_dir("dispersive_media"))
+        out_dir.mkdir(parents=True, exist_ok=True)
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
         f = refl["f"] / 1e9
         for key, style in (("measured", "o"), ("discrete", "-"), ("continuum", "--")):
@@ -149,8 +149,11 @@ def main(tiny=False, plot=True, verbose=True):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="shorter runs, two TF/SF cases")
     parser.add_argument("--no-plot", action="store_true")
+    parser.add_argument(
+        "--out-dir", default=default_out_dir("dispersive_media"), help="folder for the plot"
+    )
     args = parser.parse_args()
-    main(tiny=args.tiny, plot=not args.no_plot)
+    main(tiny=args.tiny, plot=not args.no_plot, out_dir=args.out_dir)

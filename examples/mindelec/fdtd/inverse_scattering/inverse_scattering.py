@@ -37,15 +37,14 @@ Metrics on the 100 x 100 cell map against the true one, data range ``L = max - m
 MindElec reports PSNR 27.84 dB and SSIM 0.9636 (its global definition) after 100 epochs; this
 script's loss at epoch 0 is MindElec's (0.2114) and its epoch-100 scores are 27.84 dB / 0.9636
 too; 200 epochs reach about 28.75 dB, SSIM 0.981 (Wang) / 0.971 (MindElec's).
-Writes ``inverse_scattering_out/``: ``maps.png`` (true, reconstructed, error), ``loss.png``
-and ``history.json``.
+Writes ``<out-dir>/`` (default ``./inverse_scattering_out``): ``maps.png`` (true,
+reconstructed, error), ``loss.png`` and ``history.json``.
 
     python examples/mindelec/fdtd/inverse_scattering/inverse_scattering.py              # 100 x 100
     python examples/mindelec/fdtd/inverse_scattering/inverse_scattering.py --epochs 100  # MindElec's
     python examples/mindelec/fdtd/inverse_scattering/inverse_scattering.py --tiny       # 40 x 40
 """
 
-import argparse
 import json
 import pathlib
 import time
@@ -55,8 +54,7 @@ import numpy as np
 from diffsci import core
 from diffsci.core import nn, ops
 from diffsci.mindelec import fdtd
-
-HERE = pathlib.Path(__file__).resolve().parent
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 # MindElec's setup, in fractions of the 1 m domain (node/cell index = fraction * n)
 SIZE = 1.0  # m
@@ -241,8 +239,8 @@ def main(
     epochs=200,
     lr=0.1,
     dtype="float32",
-    time_limit=None,
-    out=None,
+    time_budget=None,
+    out_dir=None,
     plot=True,
     verbose=True,
     tiny=False,
@@ -252,8 +250,9 @@ def main(
     Args:
         n: cells per side (100: MindElec's grid); nt: steps per source; npml: CPML cells.
         epochs: Adam iterations (one gradient of the 4-source loss each); lr: learning rate.
-        dtype: field dtype; time_limit: stop after this many seconds (None: run all epochs).
-        out: folder for the plots and ``history.json`` (default ``inverse_scattering_out/``).
+        dtype: field dtype; time_budget: stop after this many seconds (None: run all epochs).
+        out_dir: folder for the plots and ``history.json`` (default
+            ``inverse_scattering_out/`` in the current working directory).
         tiny: 40 x 40 cells, 200 steps, CPML 6, 5 epochs (overrides those arguments).
 
     Returns:
@@ -304,9 +303,9 @@ def main(
                     f"{row['ssim_mindelec']:.4f})  {times[-1]:.2f} s",
                     flush=True,
                 )
-        if time_limit is not None and time.perf_counter() - start > time_limit and not last:
+        if time_budget is not None and time.perf_counter() - start > time_budget and not last:
             if verbose:
-                print(f"time limit {time_limit:g} s reached after {epoch + 1} epochs")
+                print(f"time budget {time_budget:g} s reached after {epoch + 1} epochs")
             break
     eps = current()
     final = scores(eps, true)
@@ -327,7 +326,7 @@ def main(
             f"{len(losses)} epochs, {result['seconds_per_epoch']:.2f} s/epoch"
         )
     if plot:
-        folder = pathlib.Path(out) if out else HERE / "inverse_scattering_out"
+        folder = pathlib.Path(out_dir or default_out_dir("inverse_scattering"))
         _plot(folder, setup, result)
         if verbose:
             print(f"wrote {folder}/maps.png, loss.png, history.json")
@@ -398,15 +397,20 @@ def _plot(folder, setup, result):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epochs", type=int, default=200)
     parser.add_argument("--lr", type=float, default=0.1)
     parser.add_argument("--nt", type=int, default=350, help="time steps per source")
     parser.add_argument("--n", type=int, default=100, help="cells per side")
     parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
-    parser.add_argument("--time-limit", type=float, default=None, help="seconds")
+    parser.add_argument(
+        "--time-budget", aliases=["--time-limit", "--time_limit"], type=float, default=None,
+        help="seconds",
+    )
     parser.add_argument("--tiny", action="store_true", help="40 x 40 cells, 200 steps, 5 epochs")
-    parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--out-dir", aliases=["--out"], default=default_out_dir("inverse_scattering")
+    )
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args()
     main(
@@ -415,8 +419,8 @@ if __name__ == "__main__":
         epochs=args.epochs,
         lr=args.lr,
         dtype=args.dtype,
-        time_limit=args.time_limit,
-        out=args.out,
+        time_budget=args.time_budget,
+        out_dir=args.out_dir,
         plot=not args.no_plot,
         tiny=args.tiny,
     )

@@ -21,8 +21,9 @@ S-matrix at the lumped ports, whose reciprocity ``S21 = S12`` is exact on the gr
 
 Reported: the |S21| notch frequencies (published near 7.0 and 8.4 GHz), the first -10 dB
 crossing of |S21| against the reference curve's, and the worst |S21| dB difference in the
-passband (0.5 - 5 GHz). Writes ``microstrip_filter_out/microstrip_filter.s2p`` (Touchstone,
-50 ohm) and ``microstrip_filter.png`` (|S| dB and phase, reference dashed).
+passband (0.5 - 5 GHz). Writes ``<out-dir>/microstrip_filter.s2p`` (default
+``./microstrip_filter_out``; Touchstone, 50 ohm) and ``microstrip_filter.png`` (|S| dB and
+phase, reference dashed).
 
 The reference curves ``reference/microstrip_filter_s{11,21}_ref.txt`` are MindElec's dataset
 (frequency GHz, |S| dB), copied unchanged; ``reference/PROVENANCE.md`` says where from.
@@ -31,7 +32,6 @@ The reference curves ``reference/microstrip_filter_s{11,21}_ref.txt`` are MindEl
     python examples/mindelec/fdtd/microstrip_filter/microstrip_filter.py --tiny   # 2x coarser, 1000 steps x 2
 """
 
-import argparse
 import pathlib
 import time
 
@@ -43,6 +43,7 @@ from diffsci.mindelec.fdtd.sparams import SParameterSolver, passivity, plot_spar
 from diffsci.mindelec.fdtd.structures import CellMedium, PECPlate
 from diffsci.mindelec.fdtd.touchstone import write_touchstone
 from diffsci.mindelec.fdtd.waveforms import Gaussian
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 REFERENCE = HERE / "reference"
@@ -183,7 +184,9 @@ def compare(freqs, s, reference):
     }
 
 
-def main(tiny=False, steps=None, out=None, plot=True, verbose=True, dtype="float64", freqs=None):
+def main(
+    tiny=False, steps=None, out_dir=None, plot=True, verbose=True, dtype="float64", freqs=None
+):
     """Run both excitations, extract S, compare, write the Touchstone file and the plot.
 
     Returns a dict: ``freqs`` (Hz), ``s`` (reference planes) and ``s_ports`` (at the lumped
@@ -195,7 +198,7 @@ def main(tiny=False, steps=None, out=None, plot=True, verbose=True, dtype="float
     coarsen, npml, air = (2, 4, 2) if tiny else (1, 8, 3)
     steps = int(steps or (1000 if tiny else 8000))
     freqs = np.linspace(0.1e9, 20e9, 200 if tiny else 400) if freqs is None else freqs
-    out = pathlib.Path(out) if out is not None else HERE / "microstrip_filter_out"
+    out = pathlib.Path(out_dir or default_out_dir("microstrip_filter"))
     sims = [build(e, coarsen, npml, air, dtype) for e in (0, 1)]
     grid = sims[0][1]
     names = {"ports": ("p1", "p2"), "planes": ("r1", "r2")}
@@ -299,15 +302,18 @@ def main(tiny=False, steps=None, out=None, plot=True, verbose=True, dtype="float
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="2x coarser board, 1000 steps")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--float32", action="store_true", help="float32 fields")
-    parser.add_argument("--out", default=None, help="output folder (default: next to this file)")
+    parser.add_argument(
+        "--out-dir", aliases=["--out"], default=default_out_dir("microstrip_filter"),
+        help="output folder",
+    )
     args = parser.parse_args()
     main(
         tiny=args.tiny,
         steps=args.steps,
-        out=args.out,
+        out_dir=args.out_dir,
         dtype="float32" if args.float32 else "float64",
     )

@@ -7,7 +7,8 @@ grid is cut into equal x slabs, one per rank, with one-layer halo exchanges per 
 the serial native C update on each slab. The port and reference-plane voltages and currents
 are summed on rank 0, which extracts the 2-port S-matrix exactly as the serial script
 (Kurokawa power waves, ``S = B A^-1``), compares |S21| with the published curve and writes
-``microstrip_filter_mpi.s2p`` and ``microstrip_filter_mpi.npz`` (signals and S).
+``<out-dir>/microstrip_filter_mpi.s2p`` and ``microstrip_filter_mpi.npz`` (signals and S;
+default ``./microstrip_filter_out``).
 ``--check-serial`` also runs the serial ``Simulation`` on rank 0 and prints the largest
 difference of the S-matrices (round-off: the fields are the serial ones cell by cell).
 
@@ -20,7 +21,6 @@ CPML and 1 cell of air (60 x 56 x 13) and 400 steps (the wave crosses the filter
 is not converged).
 """
 
-import argparse
 import importlib.util
 import pathlib
 import time
@@ -32,6 +32,7 @@ from diffsci.mindelec.fdtd.distributed import DistributedSimulation
 from diffsci.mindelec.fdtd.lumped import port_times
 from diffsci.mindelec.fdtd.sparams import SParameterSolver, reciprocity_error
 from diffsci.mindelec.fdtd.touchstone import write_touchstone
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -65,7 +66,7 @@ def s_matrices(runs, dt, steps, freqs):
     return out
 
 
-def main(tiny=False, steps=None, out=None, check_serial=False, verbose=True):
+def main(tiny=False, steps=None, out_dir=None, check_serial=False, verbose=True):
     """Run both excitations on the ranks; on rank 0 return a dict with ``freqs``, ``s`` and
     ``s_ports`` (``[nf, 2, 2]``), ``seconds``, ``ranks``, ``cells``, ``steps`` and, with
     ``check_serial``, ``serial_seconds`` and ``max_rel_diff`` (max |S - S_serial| / max |S|
@@ -109,7 +110,7 @@ def main(tiny=False, steps=None, out=None, check_serial=False, verbose=True):
         result["max_rel_diff"] = max(
             float(np.abs(s[k] - ref[k]).max() / np.abs(ref[k]).max()) for k in ref
         )
-    out = pathlib.Path(out) if out is not None else HERE / "microstrip_filter_out"
+    out = pathlib.Path(out_dir or default_out_dir("microstrip_filter"))
     out.mkdir(parents=True, exist_ok=True)
     np.savez(
         out / "microstrip_filter_mpi.npz",
@@ -149,10 +150,13 @@ def main(tiny=False, steps=None, out=None, check_serial=False, verbose=True):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="60x56x13 cells, 400 steps")
     parser.add_argument("--steps", type=int, default=None)
-    parser.add_argument("--out", default=None, help="output folder (default: next to this file)")
+    parser.add_argument(
+        "--out-dir", aliases=["--out"], default=default_out_dir("microstrip_filter"),
+        help="output folder",
+    )
     parser.add_argument("--check-serial", action="store_true", help="compare with Simulation")
     args = parser.parse_args()
-    main(tiny=args.tiny, steps=args.steps, out=args.out, check_serial=args.check_serial)
+    main(tiny=args.tiny, steps=args.steps, out_dir=args.out_dir, check_serial=args.check_serial)

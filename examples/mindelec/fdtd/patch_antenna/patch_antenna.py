@@ -16,8 +16,8 @@ PEC sheets are ``structures.PECPlate`` (zero thickness), the substrate ``structu
 (edges on its faces get the mean of the cells around them). S11 = b / a from the port's own
 voltage and current monitors (Kurokawa's power waves referred to 50 ohm,
 ``sparams.s_matrix``). Reported: the S11 minima (the resonances; the reference has them near
-2.43 and 5.74 GHz) and their depths. Writes ``patch_antenna_out/invert_f.s1p`` and
-``invert_f.png`` (|S11| dB and phase, the reference dashed).
+2.43 and 5.74 GHz) and their depths. Writes ``<out-dir>/invert_f.s1p`` (default
+``./patch_antenna_out``) and ``invert_f.png`` (|S11| dB and phase, the reference dashed).
 
 The reference curve ``reference/invert_f_s11_ref.txt`` is MindElec's dataset (frequency GHz,
 |S11| dB), copied unchanged; ``reference/PROVENANCE.md`` says where from.
@@ -26,7 +26,6 @@ The reference curve ``reference/invert_f_s11_ref.txt`` is MindElec's dataset (fr
     python examples/mindelec/fdtd/patch_antenna/patch_antenna.py --tiny   # 4x coarser in y, z, 800 steps
 """
 
-import argparse
 import pathlib
 import time
 
@@ -38,6 +37,7 @@ from diffsci.mindelec.fdtd.sparams import SParameterSolver, plot_sparams
 from diffsci.mindelec.fdtd.structures import CellMedium, PECPlate
 from diffsci.mindelec.fdtd.touchstone import write_touchstone
 from diffsci.mindelec.fdtd.waveforms import Gaussian
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 REFERENCE = HERE / "reference" / "invert_f_s11_ref.txt"
@@ -128,7 +128,9 @@ def _paired_rel_err(found, reference):
     return np.abs(nearest / reference - 1)
 
 
-def main(tiny=False, steps=None, out=None, plot=True, verbose=True, dtype="float64", freqs=None):
+def main(
+    tiny=False, steps=None, out_dir=None, plot=True, verbose=True, dtype="float64", freqs=None
+):
     """Run, extract S11, compare with the reference, write the Touchstone file and the plot.
 
     Returns a dict: ``freqs`` (Hz), ``s11`` complex ``[nf]``, ``resonances_ghz``/``depths_db``
@@ -139,7 +141,7 @@ def main(tiny=False, steps=None, out=None, plot=True, verbose=True, dtype="float
     coarsen, npml, air = (4, 4, 1) if tiny else (1, 10, 3)
     steps = int(steps or (800 if tiny else 7000))
     freqs = np.linspace(0.1e9, 10e9, 200 if tiny else 496) if freqs is None else freqs
-    out = pathlib.Path(out) if out is not None else HERE / "patch_antenna_out"
+    out = pathlib.Path(out_dir or default_out_dir("patch_antenna"))
     sim, grid = build(coarsen, npml, air, dtype)
     t0 = time.perf_counter()
     _, res = sim.run(steps)
@@ -209,15 +211,18 @@ def main(tiny=False, steps=None, out=None, plot=True, verbose=True, dtype="float
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="4x coarser in y and z, 800 steps")
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--float32", action="store_true", help="float32 fields")
-    parser.add_argument("--out", default=None, help="output folder (default: next to this file)")
+    parser.add_argument(
+        "--out-dir", aliases=["--out"], default=default_out_dir("patch_antenna"),
+        help="output folder",
+    )
     args = parser.parse_args()
     main(
         tiny=args.tiny,
         steps=args.steps,
-        out=args.out,
+        out_dir=args.out_dir,
         dtype="float32" if args.float32 else "float64",
     )

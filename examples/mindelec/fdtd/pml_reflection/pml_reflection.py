@@ -12,15 +12,14 @@ Gedney 2000). A probe records E_z:
 The same probe in a PEC box padded so far that nothing returns within the record is the
 reference; the reflection is ``|F(field - reference)| / |F(reference)|`` in dB
 (``mindelec.fdtd.analysis.reflection_spectrum``), printed and plotted against frequency
-(``pml_reflection_out/reflection.png``). A PEC wall in place of the CPML is printed for
-contrast (about -5 dB: it sits 10 cells further, and the 2D cylindrical wave spreads over the
-longer path; the measurement sees a reflection when there is one).
+(``<out-dir>/reflection.png``, default ``./pml_reflection_out``). A PEC wall in place of the
+CPML is printed for contrast (about -5 dB: it sits 10 cells further, and the 2D cylindrical
+wave spreads over the longer path; the measurement sees a reflection when there is one).
 
     python examples/mindelec/fdtd/pml_reflection/pml_reflection.py          # longer records
     python examples/mindelec/fdtd/pml_reflection/pml_reflection.py --tiny
 """
 
-import argparse
 import math
 import pathlib
 
@@ -29,8 +28,8 @@ import numpy as np
 from diffsci.mindelec import fdtd
 from diffsci.mindelec.fdtd.analysis import reflection_spectrum
 from diffsci.mindelec.fdtd.waveforms import Gaussian
+from diffsci.scripts import ArgumentParser, default_out_dir
 
-HERE = pathlib.Path(__file__).resolve().parent
 D = 1e-3
 FMAX = fdtd.C0 / (20 * D)  # 20 cells per wavelength at the top of the band
 COURANT = 0.7  # of c dt / d; the 2D limit is 1 / sqrt(2)
@@ -81,7 +80,7 @@ def measure(case, cells, steps, freqs, with_pec=False):
     return out
 
 
-def main(cells=10, steps_normal=400, steps_oblique=500, out=None, plot=True, verbose=True):
+def main(cells=10, steps_normal=400, steps_oblique=500, out_dir=None, plot=True, verbose=True):
     """Measure both cases; returns ``{"freqs": [nf] Hz, "normal": {...}, "oblique": {...}}``
     with ``db`` (reflection spectrum), ``peak_db`` and ``angle`` (degrees) per case, and
     ``max_db`` (worst in-band reflection)."""
@@ -107,7 +106,7 @@ def main(cells=10, steps_normal=400, steps_oblique=500, out=None, plot=True, ver
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        folder = pathlib.Path(out) if out else HERE / "pml_reflection_out"
+        folder = pathlib.Path(out_dir or default_out_dir("pml_reflection"))
         folder.mkdir(parents=True, exist_ok=True)
         fig, ax = plt.subplots(figsize=(7, 4))
         for case in ("normal", "oblique"):
@@ -128,11 +127,13 @@ def main(cells=10, steps_normal=400, steps_oblique=500, out=None, plot=True, ver
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cells", type=int, default=10)
     parser.add_argument("--tiny", action="store_true", help="short records (170 / 330 steps)")
-    parser.add_argument("--out", default=None)
+    parser.add_argument(
+        "--out-dir", aliases=["--out"], default=default_out_dir("pml_reflection")
+    )
     parser.add_argument("--no-plot", action="store_true")
     args = parser.parse_args()
     steps = (170, 330) if args.tiny else (400, 500)
-    main(args.cells, *steps, out=args.out, plot=not args.no_plot)
+    main(args.cells, *steps, out_dir=args.out_dir, plot=not args.no_plot)

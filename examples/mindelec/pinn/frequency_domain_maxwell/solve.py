@@ -15,15 +15,15 @@ Training follows MindElec: Adam on mini-batches (real: 128 grid points of the 10
 domain grid and 128 random boundary points per step, ``len(grid) / 128`` steps an epoch),
 the whole step (forward, input derivatives, backward, update) compiled by ``core.jit``.
 The learning rate drops by ``lr_gamma`` at each of ``milestones`` (epochs for the real case,
-steps for the complex one's Adam phase). Writes ``<out>/helmholtz_<case>.png`` (prediction, reference,
-|error|) and ``<out>/helmholtz_<case>_loss.png``.
+steps for the complex one's Adam phase). Writes ``<out-dir>/helmholtz_<case>.png``
+(prediction, reference, |error|) and ``<out-dir>/helmholtz_<case>_loss.png`` (default
+``--out-dir``: ``./helmholtz_out``).
 
     python examples/mindelec/pinn/frequency_domain_maxwell/solve.py --case real
     python examples/mindelec/pinn/frequency_domain_maxwell/solve.py --case complex
     python examples/mindelec/pinn/frequency_domain_maxwell/solve.py --case complex --tiny
 """
 
-import argparse
 import copy
 import pathlib
 import sys
@@ -34,6 +34,7 @@ import yaml
 
 from diffsci import core
 from diffsci.core import nn
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -363,10 +364,13 @@ def plot_history(path, history, title):
     return path
 
 
-def main(case="real", tiny=False, out=None, seed=0, config_file=CONFIG, verbose=True, **overrides):
+def main(
+    case="real", tiny=False, out_dir=None, seed=0, config_file=CONFIG, verbose=True, **overrides
+):
     """Train and evaluate one case; returns the run's dict (``error`` and more).
 
     ``overrides``: config keys (``epochs``, ``steps``, ``lr`` ...) replacing the file's values.
+    ``out_dir``: folder for the plots (None: no plots).
     """
     cfg = load_config(case, config_file, tiny, overrides)
     core.set_seed(seed)
@@ -384,8 +388,8 @@ def main(case="real", tiny=False, out=None, seed=0, config_file=CONFIG, verbose=
             f"helmholtz {case}: {result['steps']} steps, rel-L2 {result['error']:.4e} vs "
             f"{'sin(kx)' if case == 'real' else 'FD'}{extra}, {result['seconds']:.1f} s"
         )
-    if out is not None:
-        folder = pathlib.Path(out)
+    if out_dir is not None:
+        folder = pathlib.Path(out_dir)
         folder.mkdir(parents=True, exist_ok=True)
         title = f"Helmholtz {case}, k = {cfg['wave_number']}: rel-L2 {result['error']:.2e}"
         result["plot"] = plot_result(folder / f"helmholtz_{case}.png", case, result, title)
@@ -394,15 +398,15 @@ def main(case="real", tiny=False, out=None, seed=0, config_file=CONFIG, verbose=
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="2-D frequency-domain Maxwell PINNs")
+    parser = ArgumentParser(description="2-D frequency-domain Maxwell PINNs")
     parser.add_argument("--case", default="real", choices=CASES)
     parser.add_argument("--tiny", action="store_true", help="seconds, small network")
     parser.add_argument("--epochs", type=int, default=None, help="real case")
-    parser.add_argument("--adam_steps", type=int, default=None, help="complex case")
-    parser.add_argument("--lbfgs_steps", type=int, default=None, help="complex case")
-    parser.add_argument("--out", default=str(HERE / "helmholtz_out"))
+    parser.add_argument("--adam-steps", type=int, default=None, help="complex case")
+    parser.add_argument("--lbfgs-steps", type=int, default=None, help="complex case")
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("helmholtz"))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--config_file_path", default=str(CONFIG))
+    parser.add_argument("--config-file-path", default=str(CONFIG))
     return parser.parse_args(argv)
 
 
@@ -411,7 +415,7 @@ if __name__ == "__main__":
     main(
         args.case,
         tiny=args.tiny,
-        out=args.out,
+        out_dir=args.out_dir,
         seed=args.seed,
         config_file=args.config_file_path,
         epochs=args.epochs,

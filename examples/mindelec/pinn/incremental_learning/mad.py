@@ -2,7 +2,8 @@
 
 ``--mode pretrain``: one ``MultiScaleFCCell`` with a 16-number latent code per scenario is
 trained on the nine ``(eps_r, mu_r) in {1, 3, 5}^2`` problems at once (``config/pretrain.yaml``);
-the network, codes and loss weights go to ``<ckpt>/pretrain_maxwell_frq1e9.ckpt.h5``.
+the network, codes and loss weights go to ``<out-dir>/ckpt/pretrain_maxwell_frq1e9.ckpt.h5``
+(default ``--out-dir``: ``./mad_out``; the reference cache and the plots go there too).
 
 ``--mode reconstruct``: the new scenario ``eps_r = mu_r = 2`` (``config/reconstruct.yaml``):
 the pre-trained network with a fresh zero code, fine-tuned (the code and, with
@@ -20,7 +21,7 @@ mean square of the codes. Each Adam step (fresh random points, forward with thre
 input derivatives, backward, update) is one ``core.jit`` call. The learning rate follows
 MindElec's ``MultiStepLR``. Budgets: ``train_epoch`` x ``epoch_steps`` steps of
 ``train_batch_size`` points per scenario and column; MindElec's values are in the configs'
-header comments. ``--amp_factor``, ``--pretrain_batch_size`` and ``--reconstruct_batch_size``
+header comments. ``--amp-factor``, ``--pretrain-batch-size`` and ``--reconstruct-batch-size``
 override the configs (the README's runs use them).
 
     python examples/mindelec/pinn/incremental_learning/mad.py --mode pretrain
@@ -30,7 +31,6 @@ override the configs (the README's runs use them).
 
 from __future__ import annotations
 
-import argparse
 import pathlib
 import sys
 import time
@@ -41,6 +41,7 @@ import yaml
 from diffsci import core
 from diffsci.core import nn
 from diffsci.mindelec.architecture import MTLWeightedLossCell
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -449,17 +450,18 @@ def plot_history(path, histories, title):
 def main(
     mode="all",
     tiny=False,
-    out=None,
+    out_dir=None,
     seed=0,
     verbose=True,
     pretrain_overrides=None,
     reconstruct_overrides=None,
 ):
     """Run ``mode``; returns ``{"pretrain": ..., "reconstruct": ..., "scratch": ...}`` (those
-    run). ``out``: where checkpoints, the reference cache and plots go (default ``HERE/mad_out``)."""
+    run). ``out_dir``: where checkpoints, the reference cache and plots go (default ``mad_out``
+    in the current working directory)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
-    out = pathlib.Path(out if out is not None else HERE / "mad_out")
+    out = pathlib.Path(out_dir or default_out_dir("mad"))
     out.mkdir(parents=True, exist_ok=True)
     core.set_seed(seed)
     np.random.seed(seed)
@@ -498,34 +500,34 @@ def main(
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="Meta Auto Decoder Simulation")
+    parser = ArgumentParser(description="Meta Auto Decoder Simulation")
     parser.add_argument("--mode", default="pretrain", choices=MODES)
     parser.add_argument("--tiny", action="store_true", help="seconds, small network")
-    parser.add_argument("--out", default=str(HERE / "mad_out"))
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("mad"))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--pretrain_epochs", type=int, default=None)
-    parser.add_argument("--time_budget", type=float, default=None, help="pretrain seconds")
-    parser.add_argument("--load_ckpt_path", default=None, help="pretrain: continue from it")
-    parser.add_argument("--pretrain_lr", type=float, default=None)
-    parser.add_argument("--pretrain_milestones", type=int, nargs="*", default=None)
+    parser.add_argument("--pretrain-epochs", type=int, default=None)
+    parser.add_argument("--time-budget", type=float, default=None, help="pretrain seconds")
+    parser.add_argument("--load-ckpt-path", default=None, help="pretrain: continue from it")
+    parser.add_argument("--pretrain-lr", type=float, default=None)
+    parser.add_argument("--pretrain-milestones", type=int, nargs="*", default=None)
     parser.add_argument(
-        "--pretrain_batch_size", type=int, default=None, help="points per scenario and column"
+        "--pretrain-batch-size", type=int, default=None, help="points per scenario and column"
     )
     parser.add_argument(
-        "--amp_factor",
+        "--amp-factor",
         type=float,
         default=None,
         help="both phases: the multi-scale amplification (config: MindElec's 2)",
     )
     parser.add_argument(
-        "--reconstruct_time_budget", type=float, default=None, help="reconstruct seconds"
+        "--reconstruct-time-budget", type=float, default=None, help="reconstruct seconds"
     )
-    parser.add_argument("--reconstruct_epochs", type=int, default=None)
+    parser.add_argument("--reconstruct-epochs", type=int, default=None)
     parser.add_argument(
-        "--reconstruct_batch_size", type=int, default=None, help="points per column and step"
+        "--reconstruct-batch-size", type=int, default=None, help="points per column and step"
     )
     parser.add_argument(
-        "--finetune_model",
+        "--finetune-model",
         type=int,
         default=None,
         choices=(0, 1),
@@ -540,7 +542,7 @@ if __name__ == "__main__":
     main(
         args.mode,
         tiny=args.tiny,
-        out=args.out,
+        out_dir=args.out_dir,
         seed=args.seed,
         pretrain_overrides={
             "train_epoch": args.pretrain_epochs,

@@ -6,7 +6,9 @@ absorbing boundary in the loss, MindElec's multi-scale sine network (4 scales x 
 and MTL adaptive loss weights (``src/maxwell.py``, ``config.yaml``). The result is compared
 with our own FDTD run of the same problem (``src/reference.py``: 1000 x 1000 Yee cells and a
 CPML outside the square) at 41 times on a 101 x 101 grid; the relative L2 error of each field
-is printed and written to ``<out>/results.json`` with the plots.
+is printed and written to ``<out-dir>/results.json`` with the plots, the FDTD reference and the
+checkpoint (default ``--out-dir``: ``./time_domain_maxwell_out``; with ``--tiny``
+``./time_domain_maxwell_tiny_out``).
 
     python examples/mindelec/pinn/time_domain_maxwell/time_domain_maxwell.py            # full
     python examples/mindelec/pinn/time_domain_maxwell/time_domain_maxwell.py --tiny     # CI
@@ -20,7 +22,6 @@ sub-dataset samples and ``--late-time-start``/``--late-time-fraction`` move a fr
 ``no_src`` and ``bc`` times late (see ``src/dataset.py``).
 """
 
-import argparse
 import json
 import math
 import os
@@ -58,6 +59,7 @@ from diffsci.core.train import Callback  # noqa: E402
 from diffsci.mindelec.architecture import MTLWeightedLossCell, MultiScaleFCCell  # noqa: E402
 from diffsci.mindelec.loss import Constraints  # noqa: E402
 from diffsci.mindelec.solver import EvalCallback, LossAndTimeMonitor, Solver  # noqa: E402
+from diffsci.scripts import ArgumentParser, default_out_dir  # noqa: E402
 
 TINY = {
     "epochs": 3,
@@ -212,8 +214,8 @@ def main(
         raise ValueError(
             f"milestones {list(milestones)} must be increasing epochs inside (0, {epochs})"
         )
-    name = "time_domain_maxwell_tiny_out" if tiny else "time_domain_maxwell_out"
-    out = pathlib.Path(out_dir) if out_dir else HERE / name
+    name = "time_domain_maxwell_tiny" if tiny else "time_domain_maxwell"
+    out = pathlib.Path(out_dir or default_out_dir(name))
     out.mkdir(parents=True, exist_ok=True)
 
     t0 = time.perf_counter()
@@ -315,7 +317,7 @@ def main(
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="the CI size (seconds)")
     parser.add_argument("--epochs", type=int, default=70)
     parser.add_argument("--points", type=int, default=65536)
@@ -326,7 +328,12 @@ if __name__ == "__main__":
     )
     parser.add_argument("--time-budget", type=float, default=None, help="seconds of training")
     parser.add_argument("--no-jit", action="store_true")
-    parser.add_argument("--out-dir", default=None)
+    parser.add_argument(
+        "--out-dir",
+        default=None,
+        help="output folder (default: ./time_domain_maxwell_out, ./time_domain_maxwell_tiny_out "
+        "with --tiny)",
+    )
     parser.add_argument("--load-ckpt", default=None, help="continue from a saved checkpoint")
     parser.add_argument("--lr", type=float, default=None, help="initial rate (config: 0.002)")
     parser.add_argument(

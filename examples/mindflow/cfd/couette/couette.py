@@ -8,13 +8,12 @@ u_t = nu u_yy, whose solution is
 
 The config is MindFlow's (couette.yaml: 4 x 100 cells, fixed dt = 2e-4, RK3, viscous flux
 only). The script prints the relative L2 error of u at t = 0.005, 0.05, 0.5 and 5 and writes
-``couette_out/couette.png`` (profiles against the series).
+``<out-dir>/couette.png`` (profiles against the series; default ``./couette_out``).
 
     python examples/mindflow/cfd/couette/couette.py           # ny = 100 to t = 5 (25000 steps)
     python examples/mindflow/cfd/couette/couette.py --tiny    # ny = 20 to t = 0.5, no plot
 """
 
-import argparse
 import pathlib
 import sys
 
@@ -22,6 +21,7 @@ import numpy as np
 
 from diffsci import core
 from diffsci.mindflow import cfd, load_yaml_config
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
@@ -50,13 +50,16 @@ def rel_l2(u, u_ref):
     return float(np.sqrt(np.sum((u - u_ref) ** 2) / np.sum(u_ref**2)))
 
 
-def main(tiny=False, ny=None, end_time=None, timestep=None, out=None, plot=True, verbose=True):
+def main(
+    tiny=False, ny=None, end_time=None, timestep=None, out_dir=None, plot=True, verbose=True
+):
     """Run the Couette start-up; return the errors at the checkpoint times.
 
     Args:
         tiny (bool): ny = 20, t = 0.5 (a second), no plot.
         ny (int), end_time (float), timestep (float): override couette.yaml.
-        out (str): folder for ``couette.png`` (default ``couette_out/`` next to this script).
+        out_dir (str): folder for ``couette.png`` (default ``couette_out/`` in the working
+            directory).
         plot (bool): write the plot (off when tiny).
         verbose (bool): print the errors.
 
@@ -105,7 +108,7 @@ def main(tiny=False, ny=None, end_time=None, timestep=None, out=None, plot=True,
             print(f"Couette ny={ny} t={t:g}: rel-L2(u) = {err:.3e}")
     if plot:
         plt = _common.pyplot()
-        folder = _common.out_folder(out, HERE, "couette")
+        folder = _common.out_folder(out_dir, "couette")
         y_ref = np.linspace(0.0, 1.0, 201)
         fig, ax = plt.subplots(figsize=(5, 4))
         for t, u in zip(times, profiles):
@@ -136,10 +139,10 @@ def main(tiny=False, ny=None, end_time=None, timestep=None, out=None, plot=True,
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="ny = 20 to t = 0.5, no plot")
     parser.add_argument("--ny", type=int, default=None)
-    parser.add_argument("--end_time", type=float, default=None)
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--end-time", type=float, default=None)
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("couette"))
     args = parser.parse_args()
-    main(tiny=args.tiny, ny=args.ny, end_time=args.end_time, out=args.out)
+    main(tiny=args.tiny, ny=args.ny, end_time=args.end_time, out_dir=args.out_dir)

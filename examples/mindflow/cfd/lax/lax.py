@@ -4,18 +4,19 @@ Left state (rho, u, p) = (0.445, 0.698, 3.528), right (0.5, 0, 0.571), diaphragm
 gamma = 1.4, t = 0.14 on [0, 1] (Lax 1954; MindFlow's applications/cfd/lax). The config is
 MindFlow's (lax.yaml, WENO5 + Roe). Characteristic-wise reconstruction (our default) removes the
 post-shock oscillations that MindFlow's component-wise reconstruction leaves; the script prints
-the L1 error of the density cell averages for both and writes ``lax_out/lax.png``.
+the L1 error of the density cell averages for both and writes ``<out-dir>/lax.png``
+(default ``./lax_out``).
 
     python examples/mindflow/cfd/lax/lax.py                 # N=200, characteristic and conservative
     python examples/mindflow/cfd/lax/lax.py --tiny          # N=50, no plot
 """
 
-import argparse
 import pathlib
 import sys
 
 from diffsci import core
 from diffsci.mindflow import cfd, load_yaml_config
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
@@ -49,7 +50,7 @@ def main(
     nx=200,
     tiny=False,
     variables=("characteristic", "conservative"),
-    out=None,
+    out_dir=None,
     plot=None,
     verbose=True,
 ):
@@ -59,7 +60,7 @@ def main(
         nx (int): cells (``tiny``: 50).
         tiny (bool): small grid, no plot (what the test suite runs).
         variables (tuple): ``reconstruction_variables`` to compare; the first is plotted.
-        out (str): folder for ``lax.png`` (default ``lax_out/`` next to this script).
+        out_dir (str): folder for ``lax.png`` (default ``lax_out/`` in the working directory).
         plot (bool): write the plot (default: not tiny).
         verbose (bool): print the errors.
 
@@ -85,15 +86,15 @@ def main(
             )
     x = _common.centres(edges)
     if plot:
-        folder = _common.out_folder(out, HERE, "lax")
+        folder = _common.out_folder(out_dir, "lax")
         _common.plot_against_exact(states[variables[0]], folder / "lax.png", x, LEFT, RIGHT, t)
     return {"errors": errors, "pri_var": states, "x": x}
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nx", type=int, default=200)
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("lax"))
     parser.add_argument("--tiny", action="store_true", help="N=50, no plot")
     args = parser.parse_args()
-    main(nx=args.nx, tiny=args.tiny, out=args.out)
+    main(nx=args.nx, tiny=args.tiny, out_dir=args.out_dir)

@@ -10,14 +10,13 @@ Four constant quadrants on [0, 1]^2 meeting at (0.5, 0.5) (Lax & Liu, SIAM J. Sc
 
 The data are symmetric about the diagonal x = y, and so is the exact solution: the script
 prints max |rho(x, y) - rho(y, x)| (round-off) and the minimum density and pressure, and
-writes ``riemann2d_out/riemann2d.png`` (MindFlow's ``vis_2d``).
+writes ``<out-dir>/riemann2d.png`` (MindFlow's ``vis_2d``; default ``./riemann2d_out``).
 
     python examples/mindflow/cfd/riemann2d/riemann2d.py              # 256^2 as MindFlow
     python examples/mindflow/cfd/riemann2d/riemann2d.py --nx 128
     python examples/mindflow/cfd/riemann2d/riemann2d.py --tiny       # 32^2, t = 0.05, no plot
 """
 
-import argparse
 import pathlib
 import sys
 
@@ -25,6 +24,7 @@ import numpy as np
 
 from diffsci import core
 from diffsci.mindflow import cfd, load_yaml_config, vis_2d
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
@@ -51,14 +51,17 @@ def riemann2d_ic(mesh_x, mesh_y):
     return core.tensor(pri)
 
 
-def main(nx=None, end_time=None, tiny=False, out=None, plot=None, verbose=True, dtype=core.float64):
+def main(
+    nx=None, end_time=None, tiny=False, out_dir=None, plot=None, verbose=True, dtype=core.float64
+):
     """Run configuration 3; return the final primitive state, its asymmetry and minima.
 
     Args:
         nx (int): cells per side (default: riemann2d.yaml's 256; ``tiny``: 32).
         end_time (float): default the config's 0.3 (``tiny``: 0.05).
         tiny (bool): small grid, short time, no plot (what the test suite runs).
-        out (str): folder for ``riemann2d.png`` (default ``riemann2d_out/`` next to this script).
+        out_dir (str): folder for ``riemann2d.png`` (default ``riemann2d_out/`` in the working
+            directory).
         plot (bool): write the plot (default: not tiny).
         verbose (bool): print the numbers.
         dtype: float64 or float32.
@@ -87,7 +90,7 @@ def main(nx=None, end_time=None, tiny=False, out=None, plot=None, verbose=True, 
             f"min p = {min_p:.4g}"
         )
     if plot:
-        folder = _common.out_folder(out, HERE, "riemann2d")
+        folder = _common.out_folder(out_dir, "riemann2d")
         vis_2d(pri_var, str(folder / "riemann2d.png"))
     return {
         "pri_var": pri_var,
@@ -99,10 +102,10 @@ def main(nx=None, end_time=None, tiny=False, out=None, plot=None, verbose=True, 
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nx", type=int, default=None)
-    parser.add_argument("--end_time", type=float, default=None)
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--end-time", type=float, default=None)
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("riemann2d"))
     parser.add_argument("--tiny", action="store_true", help="32^2 to t = 0.05, no plot")
     args = parser.parse_args()
-    main(nx=args.nx, end_time=args.end_time, tiny=args.tiny, out=args.out)
+    main(nx=args.nx, end_time=args.end_time, tiny=args.tiny, out_dir=args.out_dir)

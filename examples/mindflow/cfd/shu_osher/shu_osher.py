@@ -8,13 +8,12 @@ A Mach 3 shock at x = -4 runs into a sinusoidal density field (Shu & Osher, J. C
 
 There is no exact solution: the script runs N cells and a fine reference (default 8 N cells,
 the same scheme), prints the L1 distance of the density to the reference's cell averages and
-the density range, and writes ``shu_osher_out/shu_osher.png``.
+the density range, and writes ``<out-dir>/shu_osher.png`` (default ``./shu_osher_out``).
 
     python examples/mindflow/cfd/shu_osher/shu_osher.py             # N=200, reference 1600
     python examples/mindflow/cfd/shu_osher/shu_osher.py --tiny      # N=100 to t = 0.2, no plot
 """
 
-import argparse
 import pathlib
 import sys
 
@@ -22,6 +21,7 @@ import numpy as np
 
 from diffsci import core
 from diffsci.mindflow import cfd, load_yaml_config, vis_1d
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
@@ -53,7 +53,7 @@ def solve(nx, end_time=None, dtype=core.float64, progress=False):
     return pri_var, edges, simulator.last_runtime.current_time
 
 
-def main(nx=200, refine=8, end_time=None, tiny=False, out=None, plot=None, verbose=True):
+def main(nx=200, refine=8, end_time=None, tiny=False, out_dir=None, plot=None, verbose=True):
     """Run Shu-Osher at ``nx`` cells and at ``refine * nx`` cells (the reference).
 
     Args:
@@ -61,7 +61,8 @@ def main(nx=200, refine=8, end_time=None, tiny=False, out=None, plot=None, verbo
         refine (int): the reference has ``refine * nx`` cells (``tiny``: 4).
         end_time (float): default 1.8 (``tiny``: 0.2).
         tiny (bool): small and short, no plot (what the test suite runs).
-        out (str): folder for ``shu_osher.png`` (default ``shu_osher_out/`` next to this script).
+        out_dir (str): folder for ``shu_osher.png`` (default ``shu_osher_out/`` in the working
+            directory).
         plot (bool): write the plot (default: not tiny).
         verbose (bool): print the numbers.
 
@@ -87,7 +88,7 @@ def main(nx=200, refine=8, end_time=None, tiny=False, out=None, plot=None, verbo
         )
     x = _common.centres(edges)
     if plot:
-        folder = _common.out_folder(out, HERE, "shu_osher")
+        folder = _common.out_folder(out_dir, "shu_osher")
         x_ref = _common.centres(ref_edges)
         vis_1d(
             pri_var,
@@ -107,10 +108,10 @@ def main(nx=200, refine=8, end_time=None, tiny=False, out=None, plot=None, verbo
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nx", type=int, default=200)
     parser.add_argument("--refine", type=int, default=8)
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("shu_osher"))
     parser.add_argument("--tiny", action="store_true", help="N=100 to t=0.2, no plot")
     args = parser.parse_args()
-    main(nx=args.nx, refine=args.refine, tiny=args.tiny, out=args.out)
+    main(nx=args.nx, refine=args.refine, tiny=args.tiny, out_dir=args.out_dir)

@@ -3,19 +3,20 @@
 Left state (rho, u, p) = (1, 0, 1), right (0.125, 0, 0.1), diaphragm at x = 0.5, gamma = 1.4,
 t = 0.2 on [0, 1] (Sod 1978; Toro, Riemann Solvers, 3rd ed., test 1 of sec. 4.3.3). The config
 is MindFlow's (sod.yaml); the script prints the L1 error of the density cell averages and
-writes ``sod_out/sod.png`` (density, velocity, pressure against the exact solution).
+writes ``<out-dir>/sod.png`` (density, velocity, pressure against the exact solution; default
+``./sod_out``).
 
     python examples/mindflow/cfd/sod/sod.py                       # N=100, WENO5 + HLLC
-    python examples/mindflow/cfd/sod/sod.py --reconstructor WENO5-Z --riemann_computer Roe
+    python examples/mindflow/cfd/sod/sod.py --reconstructor WENO5-Z --riemann-computer Roe
     python examples/mindflow/cfd/sod/sod.py --tiny                # N=40, no plot
 """
 
-import argparse
 import pathlib
 import sys
 
 from diffsci import core
 from diffsci.mindflow import cfd, load_yaml_config
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
@@ -29,7 +30,7 @@ def main(
     reconstructor=None,
     riemann_computer=None,
     variables=None,
-    out=None,
+    out_dir=None,
     plot=True,
     verbose=True,
     dtype=core.float64,
@@ -39,7 +40,7 @@ def main(
     Args:
         nx (int): cells.
         reconstructor, riemann_computer, variables (str): override sod.yaml.
-        out (str): folder for ``sod.png`` (default: ``sod_out/`` next to this script).
+        out_dir (str): folder for ``sod.png`` (default ``sod_out/`` in the working directory).
         plot (bool): write the plot.
         verbose (bool): print the errors.
         dtype: float64 or float32.
@@ -65,7 +66,7 @@ def main(
         )
     x = _common.centres(edges)
     if plot:
-        folder = _common.out_folder(out, HERE, "sod")
+        folder = _common.out_folder(out_dir, "sod")
         _common.plot_against_exact(pri_var, folder / "sod.png", x, LEFT, RIGHT, t)
     return {
         "pri_var": pri_var,
@@ -76,12 +77,12 @@ def main(
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nx", type=int, default=100)
     parser.add_argument("--reconstructor", default=None)
-    parser.add_argument("--riemann_computer", default=None)
+    parser.add_argument("--riemann-computer", default=None)
     parser.add_argument("--variables", default=None)
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("sod"))
     parser.add_argument("--tiny", action="store_true", help="N=40, no plot")
     args = parser.parse_args()
     main(
@@ -89,6 +90,6 @@ if __name__ == "__main__":
         reconstructor=args.reconstructor,
         riemann_computer=args.riemann_computer,
         variables=args.variables,
-        out=args.out,
+        out_dir=args.out_dir,
         plot=not args.tiny,
     )

@@ -8,13 +8,13 @@ On the periodic square [0, 2 pi]^2 the incompressible solution
 has kinetic energy K(t) = K(0) e^{-4 nu t}. At low Mach number (p0 = 100, U = 1: Ma ~ 0.085)
 the compressible solver (WENO5 + HLLC convective flux, fourth-order viscous flux, SSP-RK3)
 should reproduce the rate 4 nu. The script fits log K(t) over the run, prints the measured
-rate against 4 nu, and writes ``taylor_green_out/taylor_green.png`` (K(t) and the vorticity).
+rate against 4 nu, and writes ``<out-dir>/taylor_green.png`` (K(t) and the vorticity; default
+``./taylor_green_out``).
 
     python examples/mindflow/cfd/taylor_green/taylor_green.py           # 64^2 to t = 2
     python examples/mindflow/cfd/taylor_green/taylor_green.py --tiny    # 16^2, nu = 0.05, t = 0.2
 """
 
-import argparse
 import pathlib
 import sys
 
@@ -22,6 +22,7 @@ import numpy as np
 
 from diffsci import core
 from diffsci.mindflow import cfd, load_yaml_config
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
@@ -45,14 +46,16 @@ def kinetic_energy(con_var, cell_area):
     return float(0.5 * np.sum((c[1] ** 2 + c[2] ** 2 + c[3] ** 2) / c[0]) * cell_area)
 
 
-def main(tiny=False, n=None, end_time=None, nu=None, samples=8, out=None, plot=True, verbose=True):
+def main(
+    tiny=False, n=None, end_time=None, nu=None, samples=8, out_dir=None, plot=True, verbose=True
+):
     """Run the vortex; return the measured and exact kinetic-energy decay rates.
 
     Args:
         tiny (bool): 16^2, nu = 0.05, t = 0.2, no plot.
         n (int): cells per side; end_time (float); nu (float): mu (rho = 1). Override the YAML.
         samples (int): K is recorded at this many equal intervals for the fit.
-        out (str): folder for the plot (default ``taylor_green_out/`` next to this script).
+        out_dir (str): folder for the plot (default ``taylor_green_out/`` in the working directory).
         plot (bool): write the plot (off when tiny).
         verbose (bool): print the rates.
 
@@ -94,7 +97,7 @@ def main(tiny=False, n=None, end_time=None, nu=None, samples=8, out=None, plot=T
         )
     if plot:
         plt = _common.pyplot()
-        folder = _common.out_folder(out, HERE, "taylor_green")
+        folder = _common.out_folder(out_dir, "taylor_green")
         pri = cfd.cal_pri_var(con_var, simulator.material).asnumpy()[:, :, :, 0]
         vort = np.gradient(pri[2], dx, axis=0) - np.gradient(pri[1], dy, axis=1)
         fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(9, 4))
@@ -121,11 +124,11 @@ def main(tiny=False, n=None, end_time=None, nu=None, samples=8, out=None, plot=T
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="16^2, nu = 0.05, t = 0.2, no plot")
     parser.add_argument("--n", type=int, default=None)
-    parser.add_argument("--end_time", type=float, default=None)
+    parser.add_argument("--end-time", type=float, default=None)
     parser.add_argument("--nu", type=float, default=None)
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("taylor_green"))
     args = parser.parse_args()
-    main(tiny=args.tiny, n=args.n, end_time=args.end_time, nu=args.nu, out=args.out)
+    main(tiny=args.tiny, n=args.n, end_time=args.end_time, nu=args.nu, out_dir=args.out_dir)

@@ -6,13 +6,13 @@ rarefactions leave a middle state with density and pressure near 0.002. With
 ``positivity: true`` (toro123.yaml) density and pressure stay positive at every Runge-Kutta
 stage; the script steps the stages itself through the public pieces (``Simulator.compute_rhs``,
 ``Simulator.integrator.integrate``, ``RunTime``) to record their minima, prints them and the L1
-error of the density cell averages, and writes ``toro123_out/toro123.png``.
+error of the density cell averages, and writes ``<out-dir>/toro123.png`` (default
+``./toro123_out``).
 
     python examples/mindflow/cfd/toro123/toro123.py           # N=100
     python examples/mindflow/cfd/toro123/toro123.py --tiny    # N=50, no plot
 """
 
-import argparse
 import pathlib
 import sys
 
@@ -20,6 +20,7 @@ import numpy as np
 
 from diffsci import core
 from diffsci.mindflow import cfd, load_yaml_config
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/cfd: _common
@@ -64,7 +65,13 @@ def run_with_stage_minima(simulator, con_var, end_time=None, jit=True):
 
 
 def main(
-    nx=100, tiny=False, positivity=True, out=None, plot=None, verbose=True, dtype=core.float64
+    nx=100,
+    tiny=False,
+    positivity=True,
+    out_dir=None,
+    plot=None,
+    verbose=True,
+    dtype=core.float64,
 ):
     """Run the 123 problem; return the final state, the stage minima and the L1 errors.
 
@@ -73,7 +80,8 @@ def main(
         tiny (bool): small grid, no plot (what the test suite runs).
         positivity (bool): the positivity limiters: Zhang-Shu on face values, then Hu-Adams-Shu on
             fluxes (toro123.yaml has them on).
-        out (str): folder for ``toro123.png`` (default ``toro123_out/`` next to this script).
+        out_dir (str): folder for ``toro123.png`` (default ``toro123_out/`` in the working
+            directory).
         plot (bool): write the plot (default: not tiny).
         verbose (bool): print the minima and errors.
         dtype: float64 or float32.
@@ -103,16 +111,16 @@ def main(
         )
     x = _common.centres(edges)
     if plot:
-        folder = _common.out_folder(out, HERE, "toro123")
+        folder = _common.out_folder(out_dir, "toro123")
         _common.plot_against_exact(pri_var, folder / "toro123.png", x, LEFT, RIGHT, t)
     return {"pri_var": pri_var, "minima": minima, "errors": errors, "x": x}
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nx", type=int, default=100)
     parser.add_argument("--no-positivity", action="store_true")
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("toro123"))
     parser.add_argument("--tiny", action="store_true", help="N=50, no plot")
     args = parser.parse_args()
-    main(nx=args.nx, tiny=args.tiny, positivity=not args.no_positivity, out=args.out)
+    main(nx=args.nx, tiny=args.tiny, positivity=not args.no_positivity, out_dir=args.out_dir)

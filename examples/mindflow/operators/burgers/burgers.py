@@ -4,24 +4,24 @@ Viscous Burgers, nu = 0.1, periodic on [0, 1), initial conditions from the GRF
 N(0, 625 (-Laplacian + 25 I)^-2) (Li et al., ICLR 2021, arXiv 2010.08895, Section 5.1; the
 paper's FNO-1D reaches relative L2 0.016 at s = 1024 with 1000 training samples). The data are
 made on the first run by ``datasets.pde.generators.generate_burgers`` (ETDRK4, pseudo-spectral)
-and cached as a PDEBench file under ``burgers_out/data/`` (written atomically: an interrupted
-run leaves no half file). The configs are MindFlow's (``configs/fno1d.yaml``,
+and cached as a PDEBench file under ``<out-dir>/data/`` (``--data-dir``; written atomically: an
+interrupted run leaves no half file). The configs are MindFlow's (``configs/fno1d.yaml``,
 ``configs/kno1d.yaml`` from ``applications/data_driven/burgers``; ``deeponet.yaml`` is ours in
 the same layout); training is ``mindflow.train.OperatorTrainer`` (relative L2 loss, Adam, a
 ``core.jit`` step). The script prints the test relative L2 at every resolution in
 ``eval_resolutions`` (zero-shot super-resolution: FNO/KNO trained at 256 points evaluate at
-1024) and writes ``burgers_out/<model>_samples.png`` and ``<model>_loss.png``.
+1024) and writes ``<out-dir>/<model>_samples.png`` and ``<model>_loss.png`` (default
+``--out-dir``: ``./burgers_out``).
 
     python examples/mindflow/operators/burgers/burgers.py                       # FNO1D, s=1024
-    python examples/mindflow/operators/burgers/burgers.py --train_resolution 256 \\
-        --eval_resolutions 256 1024                                            # zero-shot
+    python examples/mindflow/operators/burgers/burgers.py --train-resolution 256 \\
+        --eval-resolutions 256 1024                                            # zero-shot
     python examples/mindflow/operators/burgers/burgers.py --nu 0.01           # with shocks
     python examples/mindflow/operators/burgers/burgers.py --model kno1d
     python examples/mindflow/operators/burgers/burgers.py --model deeponet
     python examples/mindflow/operators/burgers/burgers.py --tiny                # seconds
 """
 
-import argparse
 import pathlib
 import time
 
@@ -34,6 +34,7 @@ from diffsci.datasets.pde.generators import generate_burgers
 from diffsci.mindflow import load_yaml_config
 from diffsci.mindflow.cell import FNO1D, KNO1D, DeepONet
 from diffsci.mindflow.train import OperatorTrainer, PairSource
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 MODELS = ("fno1d", "kno1d", "deeponet")
@@ -106,8 +107,9 @@ def build_model(name, config, resolution):
 
 def burgers_data(n_samples, solver_resolution=1024, seed=0, folder=None, verbose=True, nu=0.1):
     """``(u0, u1)``, each ``[n_samples, solver_resolution]`` float32, from the cache file
-    ``<folder>/burgers_nu<nu>_r<res>_n<N>_seed<seed>.h5`` (generated when missing)."""
-    folder = pathlib.Path(folder) if folder else HERE / "burgers_out" / "data"
+    ``<folder>/burgers_nu<nu>_r<res>_n<N>_seed<seed>.h5`` (generated when missing; default
+    ``burgers_out/data/`` in the current working directory)."""
+    folder = pathlib.Path(folder or pathlib.Path(default_out_dir("burgers")) / "data")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"burgers_nu{nu:g}_r{solver_resolution}_n{n_samples}_seed{seed}.h5"
     if not path.exists():
@@ -146,11 +148,11 @@ def main(
     solver_resolution=1024,
     seed=0,
     data_dir=None,
-    out=None,
+    out_dir=None,
     plot=True,
     verbose=True,
     config=None,
-    time_limit=None,
+    time_budget=None,
     normalize=None,
     nu=0.1,
 ):
@@ -166,14 +168,16 @@ def main(
         epochs, batch_size, lr: override the config. schedule: ``"cosine"`` (MindFlow's
             warm-up cosine), ``"step"`` (the FNO paper: halve every ``epochs / 5``).
         solver_resolution: the generator's grid. seed: data and initial weights.
-        data_dir: the data cache (default ``burgers_out/data/`` here). out: the figures'
-            folder (default ``burgers_out/``). plot, verbose: figures, printing.
+        out_dir: the output folder (default ``burgers_out/`` in the current working
+            directory): the figures, and the data cache unless ``data_dir``.
+        data_dir: the data cache (default ``<out_dir>/data/``). plot, verbose: figures,
+            printing.
         config: a dict replacing ``configs/<model>.yaml``.
         normalize: scale inputs and labels per grid point (``OperatorTrainer(normalize=True)``,
             FNO's ``UnitGaussianNormalizer``); default the config's ``data.normalize`` or False.
         nu: the viscosity (the FNO paper's 0.1 by default; u(., 1) keeps ~1.6% of the norm of
             u(., 0) there, a smaller nu keeps the steep fronts).
-        time_limit: seconds; training stops after the first epoch that ends past it (the
+        time_budget: seconds; training stops after the first epoch that ends past it (the
             schedule is then cut short: the printed line gives the epochs reached).
 
     Returns:
@@ -194,6 +198,8 @@ def main(
             raise ValueError(
                 f"burgers: resolution {r} does not divide solver_resolution {solver_resolution}"
             )
+    out_dir = pathlib.Path(out_dir or default_out_dir("burgers"))
+    data_dir = data_dir or out_dir / "data"
     core.set_seed(seed)
     u0, u1 = burgers_data(n_train + n_test, solver_resolution, seed, data_dir, verbose, nu)
     train = _pairs(u0[:n_train], u1[:n_train], solver_resolution // train_resolution)
@@ -221,12 +227,12 @@ def main(
         normalize=bool(data_cfg.get("normalize", False) if normalize is None else normalize),
     )
     start = time.perf_counter()
-    if time_limit is None:
+    if time_budget is None:
         history = trainer.fit()
     else:
         for epoch in range(1, epochs + 1):
             history = trainer.fit(until=epoch)
-            if time.perf_counter() - start > time_limit:
+            if time.perf_counter() - start > time_budget:
                 break
     seconds = time.perf_counter() - start
 
@@ -252,7 +258,7 @@ def main(
                     growth = e / errors[train_resolution] - 1
                     print(f"  error growth s={train_resolution} -> s={r}: {100 * growth:+.1f}%")
     if plot:
-        folder = pathlib.Path(out) if out else HERE / "burgers_out"
+        folder = out_dir
         folder.mkdir(parents=True, exist_ok=True)
         plot_samples(trainer, test, folder / f"{model}_samples.png", model)
         trainer.plot_history(folder / f"{model}_loss.png", title=f"Burgers {model}")
@@ -287,22 +293,25 @@ def plot_samples(trainer, test, path, name, count=4):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="fno1d", choices=MODELS)
-    parser.add_argument("--n_train", type=int, default=None)
-    parser.add_argument("--n_test", type=int, default=None)
-    parser.add_argument("--train_resolution", type=int, default=None)
-    parser.add_argument("--eval_resolutions", type=int, nargs="+", default=None)
+    parser.add_argument("--n-train", type=int, default=None)
+    parser.add_argument("--n-test", type=int, default=None)
+    parser.add_argument("--train-resolution", type=int, default=None)
+    parser.add_argument("--eval-resolutions", type=int, nargs="+", default=None)
     parser.add_argument("--epochs", type=int, default=None)
-    parser.add_argument("--batch_size", type=int, default=None)
+    parser.add_argument("--batch-size", type=int, default=None)
     parser.add_argument("--lr", type=float, default=None)
     parser.add_argument("--schedule", default="cosine", choices=("cosine", "step"))
-    parser.add_argument("--solver_resolution", type=int, default=1024)
+    parser.add_argument("--solver-resolution", type=int, default=1024)
     parser.add_argument("--nu", type=float, default=0.1)
-    parser.add_argument("--data_dir", default=None)
-    parser.add_argument("--out", default=None)
+    parser.add_argument("--data-dir", default=None, help="the data cache (default: <out-dir>/data)")
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("burgers"))
     parser.add_argument("--normalize", action="store_true", default=None)
-    parser.add_argument("--time_limit", type=float, default=None, help="seconds")
+    parser.add_argument(
+        "--time-budget", aliases=["--time_limit", "--time-limit"], type=float, default=None,
+        help="seconds",
+    )
     parser.add_argument("--tiny", action="store_true", help="40/10 samples at 64 points, 3 epochs")
     args = parser.parse_args()
     kwargs = vars(args)

@@ -4,19 +4,19 @@ The FNO paper's benchmark (Li et al., ICLR 2021, Section 5.2, Table 4: FNO 0.010
 at s = 85): ``-div(a grad u) = 1`` on (0, 1)^2, ``u = 0`` on the boundary, ``a`` = 12 / 3 where
 a Gaussian random field N(0, (-Δ + 9 I)^-2) is >= / < 0. The data comes from
 ``datasets.pde.generators.generate_darcy`` on the first run (a PDEBench ``darcy`` file in
-``darcy_out/``; darcy.yaml's ``data``), the model and optimizer from darcy.yaml: FNO2D modes 12
-width 32, Adam with FNO's step schedule, relative L2 loss, inputs and outputs scaled by a
-per-point ``UnitGaussianNormalizer`` (FNO's recipe), all through ``mindflow.train``'s
-``OperatorTrainer``. It prints the test relative L2 and writes the loss curve and a sample.
+``<out-dir>``, default ``./darcy_out``, or ``--data``; darcy.yaml's ``data``), the model and
+optimizer from darcy.yaml: FNO2D modes 12 width 32, Adam with FNO's step schedule, relative L2
+loss, inputs and outputs scaled by a per-point ``UnitGaussianNormalizer`` (FNO's recipe), all
+through ``mindflow.train``'s ``OperatorTrainer``. It prints the test relative L2 and writes the
+loss curve and a sample.
 
     python examples/mindflow/operators/darcy/darcy.py                     # 1000/200, 500 epochs
-    python examples/mindflow/operators/darcy/darcy.py --epochs 40 --time_limit 3000
+    python examples/mindflow/operators/darcy/darcy.py --epochs 40 --time-budget 3000
     python examples/mindflow/operators/darcy/darcy.py --model unet2d      # UNet2D, same data
     python examples/mindflow/operators/darcy/darcy.py --tiny              # seconds (tests)
     python examples/mindflow/operators/darcy/darcy.py --device GPU        # cupy on a CUDA GPU
 """
 
-import argparse
 import pathlib
 import time
 
@@ -27,8 +27,9 @@ from diffsci.datasets.pde.generators import generate_darcy
 from diffsci.mindflow import load_yaml_config
 from diffsci.mindflow.cell import FNO2D, UNet2D
 from diffsci.mindflow.train import OperatorTrainer, PairSource
+from diffsci.scripts import ArgumentParser, default_out_dir
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent  # darcy.yaml
 
 TINY = {
     "n_train": 8,
@@ -107,9 +108,9 @@ def main(
     lr=None,
     modes=None,
     width=None,
-    time_limit=None,
+    time_budget=None,
     data=None,
-    out=None,
+    out_dir=None,
     plot=True,
     verbose=True,
     seed=0,
@@ -124,11 +125,12 @@ def main(
             darcy.yaml (the step schedule's ``step_size`` is scaled by ``epochs / 500``).
         modes, width: override the model's modes and width (UNet2D: its base channels).
             FNO2D's projection then has ``4 * width`` channels, as darcy.yaml's 32 -> 128.
-        time_limit (float): seconds of training: no epoch starts that would end after it
+        time_budget (float): seconds of training: no epoch starts that would end after it
             (judged by the last epoch's length); the run is evaluated where it stopped and
             the schedule still assumes ``epochs``.
-        data (str): the folder of the data file (default darcy.yaml's ``root_dir``).
-        out (str): folder of the plots and checkpoint (default ``darcy_out/``).
+        data (str): the folder of the data file (default ``out_dir``).
+        out_dir (str): folder of the plots and checkpoint (default ``darcy_out/`` in the
+            current working directory).
         plot, verbose (bool): write the plots; print the progress and the errors.
         seed (int): the data's seed (test samples follow the training samples).
         tiny (bool): a few samples at s = 17 and a small model (the tests).
@@ -152,8 +154,8 @@ def main(
     batch_size = pick(batch_size, "batch_size", d["batch_size"])
     lr = pick(lr, "lr", o["learning_rate"])
     modes, width = pick(modes, "modes", None), pick(width, "width", None)
-    out = pathlib.Path(out) if out else HERE / "darcy_out"
-    folder = pathlib.Path(data) if data else HERE / "darcy_out"
+    out = pathlib.Path(out_dir or default_out_dir("darcy"))
+    folder = pathlib.Path(data) if data else out
 
     path = darcy_file(folder, n_train + n_test, resolution, solve_resolution, seed, verbose)
     # 1200 samples at s = 85 are 69 MB: held in memory, no HDF5 read per training sample
@@ -184,7 +186,7 @@ def main(
         trainer.fit(until=epoch)
         done, now, last = epoch, time.perf_counter(), time.perf_counter() - last
         # stop when another epoch as long as the last one would pass the limit
-        if time_limit is not None and now - start + last > time_limit:
+        if time_budget is not None and now - start + last > time_budget:
             break
         last = now
     seconds = time.perf_counter() - start
@@ -211,16 +213,18 @@ def main(
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="fno2d", choices=["fno2d", "unet2d"])
     for name in ("n_train", "n_test", "resolution", "solve_resolution", "epochs", "batch_size"):
-        parser.add_argument(f"--{name}", type=int)
+        parser.add_argument(f"--{name.replace('_', '-')}", type=int)
     parser.add_argument("--modes", type=int)
     parser.add_argument("--width", type=int)
     parser.add_argument("--lr", type=float)
-    parser.add_argument("--time_limit", type=float)
-    parser.add_argument("--data")
-    parser.add_argument("--out")
+    parser.add_argument(
+        "--time-budget", aliases=["--time_limit", "--time-limit"], type=float, help="seconds"
+    )
+    parser.add_argument("--data", help="folder of the data file (default: --out-dir)")
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("darcy"))
     parser.add_argument("--tiny", action="store_true")
     parser.add_argument("--device", choices=["CPU", "GPU"])
     args = parser.parse_args()

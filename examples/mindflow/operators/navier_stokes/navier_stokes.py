@@ -13,8 +13,8 @@ fno3d.yaml here):
 
 Data: ``datasets.pde.generators.generate_navier_stokes`` (FNO's forcing, and its initial
 field at the amplitude of FNO's released data: ``grf_scale`` 2 * 7^3 in the configs) on the
-first run, at 64^2 with dt = 5e-3, frames t = 0 .. 19, written to
-``navier_stokes_out/``; ``--data 'dir/*.h5'`` takes trajectories from several PDEBench files
+first run, at 64^2 with dt = 5e-3, frames t = 0 .. 19, written to ``<out-dir>`` (default
+``./navier_stokes_out``); ``--data 'dir/*.h5'`` takes trajectories from several PDEBench files
 (e.g. made in parallel). The test set is the last ``n_test`` trajectories. It prints the test
 relative L2 per rolled-out step and writes the loss curve and a sample rollout.
 
@@ -23,7 +23,6 @@ relative L2 per rolled-out step and writes the loss curve and a sample rollout.
     python examples/mindflow/operators/navier_stokes/navier_stokes.py --tiny
 """
 
-import argparse
 import glob
 import pathlib
 import time
@@ -36,8 +35,9 @@ from diffsci.datasets.pde.generators import generate_navier_stokes
 from diffsci.mindflow import load_yaml_config
 from diffsci.mindflow.cell import FNO2D, FNO3D
 from diffsci.mindflow.train import OperatorTrainer, SpaceTimeSource, TrajectorySource
+from diffsci.scripts import ArgumentParser, default_out_dir
 
-HERE = pathlib.Path(__file__).resolve().parent
+HERE = pathlib.Path(__file__).resolve().parent  # fno2d.yaml, fno3d.yaml
 
 TINY = {
     "n_train": 6,
@@ -137,9 +137,9 @@ def main(
     width=None,
     train_rollout=None,
     stride=1,
-    time_limit=None,
+    time_budget=None,
     data=None,
-    out=None,
+    out_dir=None,
     plot=True,
     verbose=True,
     tiny=False,
@@ -156,10 +156,11 @@ def main(
             ``t_out``, FNO-2D's recurrent training; 1: one-step training, a tenth of the
             cost). The test error is always that of the whole ``t_out``-step rollout.
         stride (int): fno2d: frames between training windows.
-        time_limit (float): seconds of training: no epoch starts that would end after it
+        time_budget (float): seconds of training: no epoch starts that would end after it
             (judged by the last epoch's length).
         data (str): a glob of PDEBench files to read instead of generating.
-        out (str): folder of the plots and checkpoint (default ``navier_stokes_out/``).
+        out_dir (str): folder of the generated data, the plots and the checkpoint (default
+            ``navier_stokes_out/`` in the current working directory).
         plot, verbose (bool): write the plots; print the progress and the errors.
         tiny (bool): a few 16^2 trajectories and a small model (the tests).
     """
@@ -181,7 +182,7 @@ def main(
     batch_size = pick(batch_size, "batch_size", d["batch_size"])
     lr = pick(lr, "lr", TINY_LR[model] if tiny else o["learning_rate"])
     modes, width = pick(modes, "modes", None), pick(width, "width", None)
-    out = pathlib.Path(out) if out else HERE / "navier_stokes_out"
+    out = pathlib.Path(out_dir or default_out_dir("navier_stokes"))
 
     if data:
         paths = sorted(glob.glob(data))
@@ -191,11 +192,10 @@ def main(
         n_train = pick(n_train, "n_train", u.shape[0] - n_test)
     else:
         n_train = pick(n_train, "n_train", d["train_size"])
-        folder = out if tiny else HERE / "navier_stokes_out"
         u = load_trajectories(
             [
                 ns_file(
-                    folder,
+                    out,
                     n_train + n_test,
                     resolution,
                     n_time,
@@ -249,7 +249,7 @@ def main(
         trainer.fit(until=epoch)
         done, now, last = epoch, time.perf_counter(), time.perf_counter() - last
         # stop when another epoch as long as the last one would pass the limit
-        if time_limit is not None and now - start + last > time_limit:
+        if time_budget is not None and now - start + last > time_budget:
             break
         last = now
     seconds = time.perf_counter() - start
@@ -291,19 +291,21 @@ def main(
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="fno2d", choices=["fno2d", "fno3d"])
     for name in ("n_train", "n_test", "resolution", "n_time", "t_in", "t_out", "epochs"):
-        parser.add_argument(f"--{name}", type=int)
-    parser.add_argument("--batch_size", type=int)
+        parser.add_argument(f"--{name.replace('_', '-')}", type=int)
+    parser.add_argument("--batch-size", type=int)
     parser.add_argument("--modes", type=int)
     parser.add_argument("--width", type=int)
     parser.add_argument("--lr", type=float)
-    parser.add_argument("--train_rollout", type=int)
+    parser.add_argument("--train-rollout", type=int)
     parser.add_argument("--stride", type=int, default=1)
-    parser.add_argument("--time_limit", type=float)
-    parser.add_argument("--data")
-    parser.add_argument("--out")
+    parser.add_argument(
+        "--time-budget", aliases=["--time_limit", "--time-limit"], type=float, help="seconds"
+    )
+    parser.add_argument("--data", help="a glob of PDEBench files to read instead of generating")
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("navier_stokes"))
     parser.add_argument("--tiny", action="store_true")
     args = parser.parse_args()
     main(**vars(args), plot=True, verbose=True)

@@ -16,15 +16,15 @@ reaches 152). The error is the relative L2 error on the 256 x 100 grid against
 ``mindflow.verify.burgers_cole_hopf_grid``, reported next to the loss while training.
 
 Settings come from ``configs/burgers.yaml`` (MindFlow's keys; the ``pinn`` section is ours).
-The script prints the error and the wall time and writes ``burgers_out/burgers.png``
-(prediction, reference, error, three time slices) and ``burgers_out/loss.png``.
+The script prints the error and the wall time and writes ``<out-dir>/burgers.png``
+(prediction, reference, error, three time slices) and ``<out-dir>/loss.png`` (default
+``--out-dir``: ``./burgers_pinn_out``).
 
     python examples/mindflow/pinn/burgers/burgers_pinn.py               # the full run
     python examples/mindflow/pinn/burgers/burgers_pinn.py --tiny        # seconds, no plot
-    python examples/mindflow/pinn/burgers/burgers_pinn.py --adam_steps 2000 --lbfgs_steps 5000
+    python examples/mindflow/pinn/burgers/burgers_pinn.py --adam-steps 2000 --lbfgs-steps 5000
 """
 
-import argparse
 import math
 import pathlib
 import time
@@ -39,6 +39,7 @@ from diffsci.mindflow.pde.residual import derivatives
 from diffsci.mindflow.pinn import Trainer, hard_constraint
 from diffsci.mindflow.utils import load_yaml_config
 from diffsci.mindflow.verify import BURGERS_NU, burgers_cole_hopf_grid, relative_l2
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 CONFIG = HERE / "configs" / "burgers.yaml"
@@ -156,7 +157,7 @@ def main(
     dtype=core.float64,
     seed=0,
     tiny=False,
-    out=None,
+    out_dir=None,
     make_plot=True,
     checkpoint_dir=None,
     verbose=True,
@@ -172,7 +173,8 @@ def main(
         dtype: ``core.float64`` (default) or ``core.float32``.
         seed: seeds the weights and the points.
         tiny: a few steps on a small network (what the tests run).
-        out: folder for the plots (default ``burgers_out/`` next to this script).
+        out_dir: folder for the plots (default ``burgers_pinn_out/`` in the current working
+            directory).
         make_plot: write the plots.
         checkpoint_dir: where the Trainer keeps ``pinn.ckpt.h5`` (None: no checkpoints).
         verbose: progress bar and printed results.
@@ -236,7 +238,7 @@ def main(
             f"{seconds:.1f} s"
         )
     if make_plot:
-        folder = pathlib.Path(out) if out is not None else HERE / "burgers_out"
+        folder = pathlib.Path(out_dir or default_out_dir("burgers_pinn"))
         folder.mkdir(parents=True, exist_ok=True)
         plot(pred, ref, x, t, folder / "burgers.png", error)
         trainer.plot_history(folder / "loss.png", title="Burgers PINN")
@@ -259,15 +261,20 @@ def _error_at(history, step):
 
 
 def _parse(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
     for name in ("adam_steps", "lbfgs_steps", "n_domain", "n_shock", "layers", "neurons"):
-        parser.add_argument(f"--{name}", type=int, default=None)
+        parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=None)
     parser.add_argument("--lr", type=float, default=None)
     parser.add_argument("--float32", action="store_true", help="train in float32")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tiny", action="store_true", help="a few steps, no plot")
-    parser.add_argument("--out", default=None, help="folder for the plots")
-    parser.add_argument("--checkpoint_dir", default=None)
+    parser.add_argument(
+        "--out-dir", aliases=["--out"], default=default_out_dir("burgers_pinn"),
+        help="folder for the plots",
+    )
+    parser.add_argument(
+        "--checkpoint-dir", default=None, help="where the Trainer keeps pinn.ckpt.h5"
+    )
     return parser.parse_args(argv)
 
 
@@ -284,7 +291,7 @@ if __name__ == "__main__":
         dtype=core.float32 if args.float32 else core.float64,
         seed=args.seed,
         tiny=args.tiny,
-        out=args.out,
+        out_dir=args.out_dir,
         make_plot=not args.tiny,
         checkpoint_dir=args.checkpoint_dir,
     )

@@ -15,19 +15,27 @@
 """train process
 
 MindFlow's applications/physics_driven/burgers/train.py on diffsci (Apache License 2.0, as the
-header says). Changed: the imports (``mindspore`` -> ``core``) and ``--device_target`` (CPU, the
-default here, is added to the choices); nothing else. Run from this folder:
+header says). Changed: the imports (``mindspore`` -> ``core``), ``--device-target`` (CPU, the
+default here, is added to the choices) and the command line (below); nothing else:
 
-    python train.py                                                 # MindFlow's 15000 epochs
-    python train.py --config_file_path ./configs/burgers_tiny.yaml  # two tiny epochs (tests)
+    python examples/mindflow/pinn/burgers/train.py       # MindFlow's 15000 epochs
+    python examples/mindflow/pinn/burgers/train.py \\
+        --config-file-path ./configs/burgers_tiny.yaml     # two tiny epochs (tests)
 
-``./dataset/Burgers.npz`` is written from the Cole-Hopf solution when missing (src/dataset.py).
-The code below is MindFlow's as written (its formatting and import order), hence no ruff.
+``<out-dir>/dataset/Burgers.npz`` is written from the Cole-Hopf solution when missing
+(src/dataset.py). The code below is MindFlow's as written (its formatting and import order),
+hence no ruff.
+
+The command line is diffsci's (``diffsci.scripts``): kebab-case flags (MindFlow's snake_case
+spellings, ``--config_file_path`` ..., still work) and ``--out-dir`` (default
+``./burgers_pinn_train_out``), which becomes the working directory before anything is written,
+so every relative path of the config and of the code (data, summary, checkpoints, logs, images)
+is under it; a relative ``--config-file-path`` is looked up in the working directory, then
+next to this script.
 """
 # ruff: noqa
 # fmt: off
 
-import argparse
 import os
 import time
 
@@ -40,6 +48,7 @@ from diffsci.core import load_checkpoint, load_param_into_net
 from diffsci.mindflow.cell import MultiScaleFCSequential
 from diffsci.mindflow.utils import print_log, log_config, log_timer
 from diffsci.mindflow.utils import load_yaml_config
+from diffsci.scripts import ArgumentParser, default_out_dir, enter_out_dir
 
 from src import create_training_dataset, create_test_dataset, visual, calculate_l2_error, Burgers1D
 
@@ -50,17 +59,19 @@ np.random.seed(123456)
 
 def parse_args():
     '''Parse input args'''
-    parser = argparse.ArgumentParser(description="burgers train")
-    parser.add_argument("--config_file_path", type=str, default="./configs/burgers.yaml")
-    parser.add_argument("--device_target", type=str, default="CPU", choices=["CPU", "GPU", "Ascend"],
+    parser = ArgumentParser(description="burgers train")
+    parser.add_argument("--config-file-path", type=str, default="./configs/burgers.yaml")
+    parser.add_argument("--device-target", type=str, default="CPU", choices=["CPU", "GPU", "Ascend"],
                         help="The target device to run, support 'CPU', 'Ascend', 'GPU'")
-    parser.add_argument("--device_id", type=int, default=0, help="ID of the target device")
+    parser.add_argument("--device-id", type=int, default=0, help="ID of the target device")
     parser.add_argument("--mode", type=str, default="GRAPH", choices=["GRAPH", "PYNATIVE"],
                         help="Running in GRAPH_MODE OR PYNATIVE_MODE")
-    parser.add_argument("--save_graphs", type=bool, default=False, choices=[True, False],
+    parser.add_argument("--save-graphs", type=bool, default=False, choices=[True, False],
                         help="Whether to save intermediate compilation graphs")
-    parser.add_argument("--save_graphs_path", type=str, default="./graphs")
-
+    parser.add_argument("--save-graphs-path", type=str, default="./graphs")
+    parser.add_argument("--out-dir", default=default_out_dir("burgers_pinn_train"),
+                        help="the working directory of the run: the config's relative paths "
+                             "are taken from it")
     input_args = parser.parse_args()
     return input_args
 
@@ -151,9 +162,10 @@ def train():
 
 
 if __name__ == '__main__':
+    args = parse_args()
+    enter_out_dir(args, __file__)
     log_config('./logs', 'burgers')
     print_log("pid:", os.getpid())
-    args = parse_args()
     context.set_context(mode=context.GRAPH_MODE if args.mode.upper().startswith("GRAPH") else context.PYNATIVE_MODE,
                         device_target=args.device_target,
                         device_id=args.device_id)

@@ -10,13 +10,13 @@ Dirichlet data for ``u, v, p`` from the exact solution ``p = sin(2 pi x) cos(2 p
 (``mindflow.pde.residual.derivatives``), each divided by its natural scale (``8 pi^2`` for the
 mass balance, ``2 pi`` for the velocities) so that every term starts O(1). The error is the
 relative L2 error of ``u``, ``v``, ``p`` on MindFlow's 101 x 101 test grid (MindFlow reports
-the error of ``u``: 1e-2). Writes ``<out>/darcy.png`` and the loss curves.
+the error of ``u``: 1e-2). Writes ``<out-dir>/darcy.png`` and the loss curves (default
+``--out-dir``: ``./darcy_pinn_out``).
 
     python examples/mindflow/pinn/darcy/darcy_pinn.py
     python examples/mindflow/pinn/darcy/darcy_pinn.py --tiny
 """
 
-import argparse
 import copy
 import math
 import pathlib
@@ -29,6 +29,7 @@ from diffsci.core import ops
 from diffsci.datasets.geometry import Rectangle
 from diffsci.mindflow.pde.residual import derivatives
 from diffsci.mindflow.utils import load_yaml_config
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/pinn: _pinn_common
@@ -82,9 +83,10 @@ def settings(config, tiny, overrides):
 
 
 def main(
-    tiny=False, adam_steps=None, lbfgs_steps=None, out=None, seed=0, progress=True, verbose=True
+    tiny=False, adam_steps=None, lbfgs_steps=None, out_dir=None, seed=0, progress=True, verbose=True
 ):
-    """Train and evaluate; returns ``{"errors": {"u", "v", "p", "all"}, "seconds", ...}``."""
+    """Train and evaluate; returns ``{"errors": {"u", "v", "p", "all"}, "seconds", ...}``;
+    the plots go to ``out_dir`` (None: no plots)."""
     config = load_yaml_config(str(CONFIG))
     cfg = settings(config, tiny, {"adam_steps": adam_steps, "lbfgs_steps": lbfgs_steps})
     core.set_seed(seed)
@@ -114,8 +116,8 @@ def main(
             f"v {errors['v']:.3e}, p {errors['p']:.3e}, {seconds:.1f} s"
         )
     result = {"errors": errors, "seconds": seconds, "trainer": trainer, "model": model}
-    if out is not None:
-        folder = pathlib.Path(out)
+    if out_dir is not None:
+        folder = pathlib.Path(out_dir)
         folder.mkdir(parents=True, exist_ok=True)
         fields = {
             c: (pred[:, k].reshape(n, n), ref[:, k].reshape(n, n)) for k, c in enumerate("uvp")
@@ -127,15 +129,15 @@ def main(
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="MindFlow's Darcy problem by a PINN")
+    parser = ArgumentParser(description="MindFlow's Darcy problem by a PINN")
     parser.add_argument("--tiny", action="store_true", help="a few seconds, small network")
-    parser.add_argument("--adam_steps", type=int, default=None)
-    parser.add_argument("--lbfgs_steps", type=int, default=None)
-    parser.add_argument("--out", default=str(HERE / "darcy_out"))
+    parser.add_argument("--adam-steps", type=int, default=None)
+    parser.add_argument("--lbfgs-steps", type=int, default=None)
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("darcy_pinn"))
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args(argv)
 
 
 if __name__ == "__main__":
     args = parse_args()
-    main(args.tiny, args.adam_steps, args.lbfgs_steps, args.out, args.seed)
+    main(args.tiny, args.adam_steps, args.lbfgs_steps, args.out_dir, args.seed)

@@ -1,18 +1,24 @@
 """MindFlow's ``physics_driven/darcy/train.py`` on the core engine: the script's code with its
-imports changed (``mindspore`` -> ``core``, ``mindflow`` -> ours).
+imports changed (``mindspore`` -> ``core``, ``mindflow`` -> ours) and its command line (below).
 
 Trains ``FCSequential`` (tanh, residual) with Adam through ``core.data_sink`` on the Darcy
 problem of ``src/darcy.py``, prints the relative L2 error of ``u`` every
-``eval_interval_epochs`` and plots label / prediction / error into ``images/result.png``.
+``eval_interval_epochs`` and plots label / prediction / error into
+``<out-dir>/images/result.png``.
 
-    cd examples/mindflow/pinn/darcy
-    python train.py                                               # MindFlow's full run
-    python train.py --config_file_path configs/darcy_tiny.yaml
+    python examples/mindflow/pinn/darcy/train.py       # MindFlow's full run
+    python examples/mindflow/pinn/darcy/train.py --config-file-path configs/darcy_tiny.yaml
 
 ``darcy_pinn.py`` is the recommended path (float64, Adam then L-BFGS, rel-L2 of u, v, p).
+
+The command line is diffsci's (``diffsci.scripts``): kebab-case flags (MindFlow's snake_case
+spellings, ``--config_file_path`` ..., still work) and ``--out-dir`` (default
+``./darcy_pinn_train_out``), which becomes the working directory before anything is written,
+so every relative path of the config and of the code (data, summary, checkpoints, logs, images)
+is under it; a relative ``--config-file-path`` is looked up in the working directory, then
+next to this script.
 """
 
-import argparse
 import os
 import time
 
@@ -22,6 +28,7 @@ from src import Darcy2D, calculate_l2_error, create_test_dataset, create_trainin
 from diffsci.core import context, data_sink, jit, nn, ops, set_seed
 from diffsci.mindflow.cell import FCSequential
 from diffsci.mindflow.utils import load_yaml_config, log_timer, print_log
+from diffsci.scripts import ArgumentParser, default_out_dir, enter_out_dir
 
 set_seed(123456)
 np.random.seed(123456)
@@ -29,7 +36,7 @@ np.random.seed(123456)
 
 def parse_args():
     """Parse input args"""
-    parser = argparse.ArgumentParser(description="darcy flow")
+    parser = ArgumentParser(description="darcy flow")
     parser.add_argument(
         "--mode",
         type=str,
@@ -38,22 +45,27 @@ def parse_args():
         help="Running in GRAPH_MODE OR PYNATIVE_MODE",
     )
     parser.add_argument(
-        "--save_graphs",
+        "--save-graphs",
         type=bool,
         default=False,
         choices=[True, False],
         help="Whether to save intermediate compilation graphs",
     )
-    parser.add_argument("--save_graphs_path", type=str, default="./graphs")
+    parser.add_argument("--save-graphs-path", type=str, default="./graphs")
     parser.add_argument(
-        "--device_target",
+        "--device-target",
         type=str,
         default="CPU",
         choices=["CPU", "GPU", "Ascend"],
         help="The target device to run, support 'Ascend', 'GPU', 'CPU'",
     )
-    parser.add_argument("--device_id", type=int, default=0, help="ID of the target device")
-    parser.add_argument("--config_file_path", type=str, default="./configs/darcy.yaml")
+    parser.add_argument("--device-id", type=int, default=0, help="ID of the target device")
+    parser.add_argument("--config-file-path", type=str, default="./configs/darcy.yaml")
+    parser.add_argument(
+        "--out-dir",
+        default=default_out_dir("darcy_pinn_train"),
+        help="the working directory of the run: the config's relative paths are taken from it",
+    )
     input_args = parser.parse_args()
     return input_args
 
@@ -151,6 +163,7 @@ def train(input_args):
 if __name__ == "__main__":
     print("pid:", os.getpid())
     args = parse_args()
+    enter_out_dir(args, __file__)
     context.set_context(
         mode=context.GRAPH_MODE if args.mode.upper().startswith("GRAPH") else context.PYNATIVE_MODE,
         save_graphs=args.save_graphs,

@@ -22,8 +22,9 @@ The residuals are written as a plain Python function of the network
   gradient, so ``p`` is recovered up to a constant: its error is reported after removing the
   mean of both fields. Target: ``Re`` within 1% of 20.
 
-Writes ``<out>/kovasznay.png`` (``kovasznay_inverse.png`` for the inverse mode: prediction,
-exact, |error| for each field) and the loss curves.
+Writes ``<out-dir>/kovasznay.png`` (``kovasznay_inverse.png`` for the inverse mode: prediction,
+exact, |error| for each field) and the loss curves (default ``--out-dir``:
+``./kovasznay_pinn_out``).
 
     python examples/mindflow/pinn/kovasznay/kovasznay_pinn.py
     python examples/mindflow/pinn/kovasznay/kovasznay_pinn.py --tiny
@@ -31,7 +32,6 @@ exact, |error| for each field) and the loss curves.
     python examples/mindflow/pinn/kovasznay/kovasznay_pinn.py --mode inverse --tiny
 """
 
-import argparse
 import copy
 import pathlib
 import sys
@@ -43,6 +43,7 @@ from diffsci.datasets.geometry import Rectangle
 from diffsci.mindflow.pde.residual import derivatives
 from diffsci.mindflow.utils import load_yaml_config
 from diffsci.mindflow.verify import kovasznay
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/pinn: _pinn_common
@@ -114,14 +115,15 @@ def main(
     tiny=False,
     adam_steps=None,
     lbfgs_steps=None,
-    out=None,
+    out_dir=None,
     seed=0,
     progress=True,
     verbose=True,
     mode="forward",
 ):
     """Train and evaluate; returns ``{"errors": {"u", "v", "p", "all"}, "seconds", ...}`` and,
-    for ``mode="inverse"``, ``"nu"``, ``"re"`` (``1 / nu``) and ``"re_error"`` (relative)."""
+    for ``mode="inverse"``, ``"nu"``, ``"re"`` (``1 / nu``) and ``"re_error"`` (relative); the
+    plots go to ``out_dir`` (None: no plots)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     config = load_yaml_config(str(CONFIG))
@@ -190,8 +192,8 @@ def main(
         )
     if verbose:
         print(f"{line}, {seconds:.1f} s")
-    if out is not None:
-        folder = pathlib.Path(out)
+    if out_dir is not None:
+        folder = pathlib.Path(out_dir)
         folder.mkdir(parents=True, exist_ok=True)
         fields = {
             c: (pred[:, k].reshape(n, n), ref[:, k].reshape(n, n)) for k, c in enumerate("uvp")
@@ -208,16 +210,16 @@ def main(
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="Kovasznay flow by a PINN")
+    parser = ArgumentParser(description="Kovasznay flow by a PINN")
     parser.add_argument("--mode", default="forward", choices=MODES)
     parser.add_argument("--tiny", action="store_true", help="a few seconds, small network")
-    parser.add_argument("--adam_steps", type=int, default=None)
-    parser.add_argument("--lbfgs_steps", type=int, default=None)
-    parser.add_argument("--out", default=str(HERE / "kovasznay_out"))
+    parser.add_argument("--adam-steps", type=int, default=None)
+    parser.add_argument("--lbfgs-steps", type=int, default=None)
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("kovasznay_pinn"))
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args(argv)
 
 
 if __name__ == "__main__":
     args = parse_args()
-    main(args.tiny, args.adam_steps, args.lbfgs_steps, args.out, args.seed, mode=args.mode)
+    main(args.tiny, args.adam_steps, args.lbfgs_steps, args.out_dir, args.seed, mode=args.mode)

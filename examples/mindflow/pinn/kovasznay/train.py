@@ -1,17 +1,24 @@
 """MindFlow's ``physics_driven/navier_stokes/kovasznay/train.py`` on the core engine: the
-script's code with its imports changed (``mindspore`` -> ``core``, ``mindflow`` -> ours).
+script's code with its imports changed (``mindspore`` -> ``core``, ``mindflow`` -> ours) and
+its command line (below).
 
 Trains ``FCSequential`` (tanh, residual) with Adam on the Kovasznay problem of ``src/model.py``,
-plots u, v, p into ``images/`` and prints the relative L2 errors on 10000 test points.
+plots u, v, p into ``<out-dir>/images/`` and prints the relative L2 errors on 10000 test points.
 
-    cd examples/mindflow/pinn/kovasznay
-    python train.py                                             # MindFlow's full run
-    python train.py --config_file_path configs/kovasznay_cfg_tiny.yaml
+    python examples/mindflow/pinn/kovasznay/train.py       # MindFlow's full run
+    python examples/mindflow/pinn/kovasznay/train.py \\
+        --config-file-path configs/kovasznay_cfg_tiny.yaml
 
 ``kovasznay_pinn.py`` is the recommended path (float64, Adam then L-BFGS, exact-solution plot).
+
+The command line is diffsci's (``diffsci.scripts``): kebab-case flags (MindFlow's snake_case
+spellings, ``--config_file_path`` ..., still work) and ``--out-dir`` (default
+``./kovasznay_pinn_train_out``), which becomes the working directory before anything is written,
+so every relative path of the config and of the code (data, summary, checkpoints, logs, images)
+is under it; a relative ``--config-file-path`` is looked up in the working directory, then
+next to this script.
 """
 
-import argparse
 import os
 import time
 
@@ -31,6 +38,7 @@ from diffsci.core import (
 from diffsci.core import dtype as mstype
 from diffsci.mindflow.cell import FCSequential
 from diffsci.mindflow.utils import load_yaml_config
+from diffsci.scripts import ArgumentParser, default_out_dir, enter_out_dir
 
 set_seed(0)
 np.random.seed(0)
@@ -38,7 +46,7 @@ np.random.seed(0)
 
 def parse_args():
     """Parse arguments."""
-    parser = argparse.ArgumentParser(description="kovasznay flow train")
+    parser = ArgumentParser(description="kovasznay flow train")
     parser.add_argument(
         "--mode",
         type=str,
@@ -47,18 +55,23 @@ def parse_args():
         help="Running in GRAPH_MODE OR PYNATIVE_MODE",
     )
     parser.add_argument(
-        "--device_target",
+        "--device-target",
         type=str,
         default="CPU",
         choices=["CPU", "GPU", "Ascend"],
         help="The target device to run, support 'Ascend', 'GPU', 'CPU'",
     )
-    parser.add_argument("--device_id", type=int, default=0, help="ID of the target device")
+    parser.add_argument("--device-id", type=int, default=0, help="ID of the target device")
     parser.add_argument(
-        "--config_file_path",
+        "--config-file-path",
         type=str,
         default="./configs//kovasznay_cfg.yaml",
         help="config file path",
+    )
+    parser.add_argument(
+        "--out-dir",
+        default=default_out_dir("kovasznay_pinn_train"),
+        help="the working directory of the run: the config's relative paths are taken from it",
     )
     intput_args = parser.parse_args()
 
@@ -135,6 +148,7 @@ def train(file_cfg):
 if __name__ == "__main__":
     print("pid:", os.getpid())
     args = parse_args()
+    enter_out_dir(args, __file__)
     context.set_context(
         mode=context.GRAPH_MODE if args.mode.upper().startswith("GRAPH") else context.PYNATIVE_MODE,
         device_target=args.device_target,

@@ -31,15 +31,15 @@ stalled near rel-L2 1 in the same budget).
 
 The error is the relative L2 error over ``n_test`` uniform points of the domain (MindFlow's
 ``evaluation_table.md`` measures it the same way on 5000 points: rectangle Dirichlet 2.8e-3,
-disk 1.3e-2, disk Robin 3.6e-2). The script prints it and writes ``<out>/poisson_<geom>_<bc>.png``
-(prediction, reference, |error|; a z = 0.375 slice in 3-D) and the loss curves.
+disk 1.3e-2, disk Robin 3.6e-2). The script prints it and writes
+``<out-dir>/poisson_<geom>_<bc>.png`` (prediction, reference, |error|; a z = 0.375 slice in
+3-D) and the loss curves (default ``--out-dir``: ``./poisson_pinn_out``).
 
-    python examples/mindflow/pinn/poisson/poisson_pinn.py --geom_name rectangle --bc dirichlet
-    python examples/mindflow/pinn/poisson/poisson_pinn.py --geom_name lshape --bc robin_normal
-    python examples/mindflow/pinn/poisson/poisson_pinn.py --geom_name cuboid --tiny
+    python examples/mindflow/pinn/poisson/poisson_pinn.py --geom-name rectangle --bc dirichlet
+    python examples/mindflow/pinn/poisson/poisson_pinn.py --geom-name lshape --bc robin_normal
+    python examples/mindflow/pinn/poisson/poisson_pinn.py --geom-name cuboid --tiny
 """
 
-import argparse
 import copy
 import math
 import pathlib
@@ -53,6 +53,7 @@ from diffsci.mindflow.pde.residual import derivatives
 from diffsci.mindflow.pinn import OutputTransform
 from diffsci.mindflow.utils import load_yaml_config
 from diffsci.mindflow.verify import poisson_exact, poisson_grad, poisson_robin_data, poisson_source
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/pinn: _pinn_common
@@ -159,13 +160,14 @@ def main(
     tiny=False,
     adam_steps=None,
     lbfgs_steps=None,
-    out=None,
+    out_dir=None,
     seed=0,
     config_file=CONFIG,
     progress=True,
     verbose=True,
 ):
-    """Train and evaluate one case; returns ``{"error", "seconds", "trainer", ...}``."""
+    """Train and evaluate one case; returns ``{"error", "seconds", "trainer", ...}``; the plots
+    go to ``out_dir`` (None: no plots)."""
     if bc not in BOUNDARY_CONDITIONS:
         raise ValueError(f"unknown bc {bc!r}; choose one of {', '.join(BOUNDARY_CONDITIONS)}")
     config = load_yaml_config(str(config_file))
@@ -210,8 +212,8 @@ def main(
             f"rel-L2 {error:.3e}, {seconds:.1f} s"
         )
     result = {"error": error, "seconds": seconds, "trainer": trainer, "model": model}
-    if out is not None:
-        folder = pathlib.Path(out)
+    if out_dir is not None:
+        folder = pathlib.Path(out_dir)
         folder.mkdir(parents=True, exist_ok=True)
         stem = f"poisson_{geom_name}_{bc}"
         result["plot"] = plot(
@@ -226,15 +228,15 @@ def main(
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="MindFlow's Poisson cases by a PINN")
-    parser.add_argument("--geom_name", default="rectangle", choices=GEOMETRIES)
+    parser = ArgumentParser(description="MindFlow's Poisson cases by a PINN")
+    parser.add_argument("--geom-name", default="rectangle", choices=GEOMETRIES)
     parser.add_argument("--bc", default="dirichlet", choices=BOUNDARY_CONDITIONS)
     parser.add_argument("--tiny", action="store_true", help="a few seconds, small network")
-    parser.add_argument("--adam_steps", type=int, default=None)
-    parser.add_argument("--lbfgs_steps", type=int, default=None)
-    parser.add_argument("--out", default=str(HERE / "poisson_out"))
+    parser.add_argument("--adam-steps", type=int, default=None)
+    parser.add_argument("--lbfgs-steps", type=int, default=None)
+    parser.add_argument("--out-dir", aliases=["--out"], default=default_out_dir("poisson_pinn"))
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--config_file_path", default=str(CONFIG))
+    parser.add_argument("--config-file-path", default=str(CONFIG))
     return parser.parse_args(argv)
 
 
@@ -246,7 +248,7 @@ if __name__ == "__main__":
         tiny=args.tiny,
         adam_steps=args.adam_steps,
         lbfgs_steps=args.lbfgs_steps,
-        out=args.out,
+        out_dir=args.out_dir,
         seed=args.seed,
         config_file=args.config_file_path,
     )

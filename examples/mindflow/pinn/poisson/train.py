@@ -1,18 +1,27 @@
 """MindFlow's ``physics_driven/poisson/continuous/train.py`` on the core engine: the script's
-code with its imports changed (``mindspore`` -> ``core``, ``mindflow`` -> ours).
+code with its imports changed (``mindspore`` -> ``core``, ``mindflow`` -> ours) and its command
+line (below).
 
 Trains the ExpDecay network of ``src/model.py`` with Adam and a one-cycle learning rate on the
-MTL-weighted sum of the PDE and boundary losses, saves checkpoints, then prints the relative L2
-errors against the analytic solution on 5000 test points.
+MTL-weighted sum of the PDE and boundary losses, saves checkpoints (``--ckpt-dir``, relative to
+``--out-dir``), then prints the relative L2 errors against the analytic solution on 5000 test
+points.
 
-    cd examples/mindflow/pinn/poisson
-    python train.py --geom_name disk --n_epochs 50      # MindFlow's full run (1e6 points, GPU-sized)
-    python train.py --geom_name rectangle --n_epochs 1 --config_file_path configs/poisson_cfg_tiny.yaml
+    # MindFlow's full run (1e6 points, GPU-sized)
+    python examples/mindflow/pinn/poisson/train.py --geom-name disk --n-epochs 50
+    python examples/mindflow/pinn/poisson/train.py --geom-name rectangle --n-epochs 1 \\
+        --config-file-path configs/poisson_cfg_tiny.yaml
 
 ``poisson_pinn.py`` is the recommended path (float64, Adam then L-BFGS, plots).
+
+The command line is diffsci's (``diffsci.scripts``): kebab-case flags (MindFlow's snake_case
+spellings, ``--config_file_path`` ..., still work) and ``--out-dir`` (default
+``./poisson_pinn_train_out``), which becomes the working directory before anything is written,
+so every relative path of the config and of the code (data, summary, checkpoints, logs, images)
+is under it; a relative ``--config-file-path`` is looked up in the working directory, then
+next to this script.
 """
 
-import argparse
 import os
 import time
 
@@ -29,6 +38,7 @@ import diffsci.core as ms
 import diffsci.mindflow as mf
 from diffsci.core import context, jit, nn, ops, save_checkpoint, set_seed
 from diffsci.mindflow import load_yaml_config, log_timer, print_log
+from diffsci.scripts import ArgumentParser, default_out_dir, enter_out_dir
 
 set_seed(123456)
 np.random.seed(123456)
@@ -36,9 +46,9 @@ np.random.seed(123456)
 
 def parse_args():
     """Parse input args"""
-    parser = argparse.ArgumentParser(description="poisson")
+    parser = ArgumentParser(description="poisson")
     parser.add_argument(
-        "--geom_name",
+        "--geom-name",
         type=str,
         default="disk",
         choices=[
@@ -61,16 +71,21 @@ def parse_args():
         help="Running in GRAPH_MODE OR PYNATIVE_MODE",
     )
     parser.add_argument(
-        "--device_target",
+        "--device-target",
         type=str,
         default="CPU",
         choices=["CPU", "GPU", "Ascend"],
         help="The target device to run, support 'Ascend', 'GPU', 'CPU'",
     )
-    parser.add_argument("--device_id", type=int, default=0, help="ID of the target device")
-    parser.add_argument("--ckpt_dir", default="./ckpt")
-    parser.add_argument("--n_epochs", default=50, type=int)
-    parser.add_argument("--config_file_path", type=str, default="./configs/poisson_cfg.yaml")
+    parser.add_argument("--device-id", type=int, default=0, help="ID of the target device")
+    parser.add_argument("--ckpt-dir", default="./ckpt")
+    parser.add_argument("--n-epochs", default=50, type=int)
+    parser.add_argument("--config-file-path", type=str, default="./configs/poisson_cfg.yaml")
+    parser.add_argument(
+        "--out-dir",
+        default=default_out_dir("poisson_pinn_train"),
+        help="the working directory of the run: the config's relative paths are taken from it",
+    )
     input_args = parser.parse_args()
     return input_args
 
@@ -184,6 +199,7 @@ def test(geom_name, checkpoint, file_cfg, n_samps):
 if __name__ == "__main__":
     print(f"pid: {os.getpid()}")
     args = parse_args()
+    enter_out_dir(args, __file__)
     context.set_context(
         mode=context.GRAPH_MODE if args.mode.upper().startswith("GRAPH") else context.PYNATIVE_MODE,
         device_target=args.device_target,

@@ -17,15 +17,14 @@ equations, sympy), the exact solution ``u = -cos x sin y e^{-2 nu t}``,
   function of time only (its error is reported, not meaningful); the error shown while training
   is that of ``(u, v)``.
 
-Writes ``<out>/taylor_green_<mode>.png`` (prediction, exact, |error| of u, v, p at t = 1) and
-the loss curves.
+Writes ``<out-dir>/taylor_green_<mode>.png`` (prediction, exact, |error| of u, v, p at t = 1)
+and the loss curves (default ``--out-dir``: ``./taylor_green_pinn_out``).
 
     python examples/mindflow/pinn/taylor_green/taylor_green_pinn.py --mode forward
     python examples/mindflow/pinn/taylor_green/taylor_green_pinn.py --mode inverse
     python examples/mindflow/pinn/taylor_green/taylor_green_pinn.py --mode inverse --tiny
 """
 
-import argparse
 import copy
 import pathlib
 import sys
@@ -40,6 +39,7 @@ from diffsci.mindflow.pde import NavierStokes, PDEWithLoss, sympy_to_mindspore
 from diffsci.mindflow.pinn import OutputTransform
 from diffsci.mindflow.utils import load_yaml_config
 from diffsci.mindflow.verify import taylor_green_2d
+from diffsci.scripts import ArgumentParser, default_out_dir
 
 HERE = pathlib.Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # examples/mindflow/pinn: _pinn_common
@@ -179,13 +179,14 @@ def main(
     tiny=False,
     adam_steps=None,
     lbfgs_steps=None,
-    out=None,
+    out_dir=None,
     seed=0,
     progress=True,
     verbose=True,
     config_file=CONFIG,
 ):
-    """Train and evaluate; returns ``{"errors", "seconds", "trainer", "nu" (inverse)}``."""
+    """Train and evaluate; returns ``{"errors", "seconds", "trainer", "nu" (inverse)}``; the
+    plots go to ``out_dir`` (None: no plots)."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     config = load_yaml_config(str(config_file))
@@ -260,8 +261,8 @@ def main(
         line += f", nu {nu:.5f} (true {nu_true:g}, error {100 * result['nu_error']:.3f}%)"
     if verbose:
         print(f"{line}, {seconds:.1f} s")
-    if out is not None:
-        folder = pathlib.Path(out)
+    if out_dir is not None:
+        folder = pathlib.Path(out_dir)
         folder.mkdir(parents=True, exist_ok=True)
         k = shape[0] // 2  # t = 1 of MindFlow's 10 times in [0, 2]
         fields = {
@@ -280,14 +281,16 @@ def main(
 
 
 def parse_args(argv=None):
-    parser = argparse.ArgumentParser(description="2-D Taylor-Green vortex by a PINN")
+    parser = ArgumentParser(description="2-D Taylor-Green vortex by a PINN")
     parser.add_argument("--mode", default="forward", choices=MODES)
     parser.add_argument("--tiny", action="store_true", help="a few seconds, small network")
-    parser.add_argument("--adam_steps", type=int, default=None)
-    parser.add_argument("--lbfgs_steps", type=int, default=None)
-    parser.add_argument("--out", default=str(HERE / "taylor_green_out"))
+    parser.add_argument("--adam-steps", type=int, default=None)
+    parser.add_argument("--lbfgs-steps", type=int, default=None)
+    parser.add_argument(
+        "--out-dir", aliases=["--out"], default=default_out_dir("taylor_green_pinn")
+    )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--config_file_path", default=str(CONFIG))
+    parser.add_argument("--config-file-path", default=str(CONFIG))
     return parser.parse_args(argv)
 
 
@@ -298,7 +301,7 @@ if __name__ == "__main__":
         args.tiny,
         args.adam_steps,
         args.lbfgs_steps,
-        args.out,
+        args.out_dir,
         args.seed,
         config_file=args.config_file_path,
     )

@@ -1,22 +1,29 @@
 """MindFlow's ``physics_driven/navier_stokes/taylor_green/train.py`` on the core engine: the
-script's code with its imports changed (``mindspore`` -> ``core``, ``mindflow`` -> ours). One
-fix: MindFlow's ``train()`` reads ``./configs/taylor_green_2D.yaml`` whatever
-``--config_file_path`` says (whose default names the Burgers yaml); here ``train`` takes the
-path, defaulting to that yaml.
+script's code with its imports changed (``mindspore`` -> ``core``, ``mindflow`` -> ours) and
+its command line (below). One fix: MindFlow's ``train()`` reads
+``./configs/taylor_green_2D.yaml`` whatever ``--config_file_path`` says (whose default names
+the Burgers yaml); here ``train`` takes the path, defaulting to that yaml.
 
 Trains ``MultiScaleFCSequential`` (one scale, inputs centred and scaled to [-1, 1]) with Adam
 through ``core.data_sink``, prints the relative L2 errors of u, v, p every
-``eval_interval_epochs`` and writes the flow fields and the error over time into ``videos/``.
+``eval_interval_epochs`` and writes the flow fields and the error over time into
+``<out-dir>/videos/``.
 
-    cd examples/mindflow/pinn/taylor_green
-    python train.py                                                   # MindFlow's full run
-    python train.py --config_file_path configs/taylor_green_2D_tiny.yaml
+    python examples/mindflow/pinn/taylor_green/train.py       # MindFlow's full run
+    python examples/mindflow/pinn/taylor_green/train.py \\
+        --config-file-path configs/taylor_green_2D_tiny.yaml
 
 ``taylor_green_pinn.py`` is the recommended path (float64, Adam then L-BFGS; forward and
 inverse).
+
+The command line is diffsci's (``diffsci.scripts``): kebab-case flags (MindFlow's snake_case
+spellings, ``--config_file_path`` ..., still work) and ``--out-dir`` (default
+``./taylor_green_pinn_train_out``), which becomes the working directory before anything is written,
+so every relative path of the config and of the code (data, summary, checkpoints, logs, images)
+is under it; a relative ``--config-file-path`` is looked up in the working directory, then
+next to this script.
 """
 
-import argparse
 import os
 import time
 
@@ -33,6 +40,7 @@ import diffsci.core as mindspore
 from diffsci.core import context, jit, load_checkpoint, load_param_into_net, nn, ops, set_seed
 from diffsci.mindflow.cell import MultiScaleFCSequential
 from diffsci.mindflow.utils import load_yaml_config, log_timer, print_log
+from diffsci.scripts import ArgumentParser, default_out_dir, enter_out_dir
 
 set_seed(123456)
 np.random.seed(123456)
@@ -40,7 +48,7 @@ np.random.seed(123456)
 
 def parse_args():
     """Parse input args"""
-    parser = argparse.ArgumentParser(description="navier stokes train")
+    parser = ArgumentParser(description="navier stokes train")
     parser.add_argument(
         "--mode",
         type=str,
@@ -49,22 +57,27 @@ def parse_args():
         help="Running in GRAPH_MODE OR PYNATIVE_MODE",
     )
     parser.add_argument(
-        "--save_graphs",
+        "--save-graphs",
         type=bool,
         default=False,
         choices=[True, False],
         help="Whether to save intermediate compilation graphs",
     )
-    parser.add_argument("--save_graphs_path", type=str, default="./graphs")
+    parser.add_argument("--save-graphs-path", type=str, default="./graphs")
     parser.add_argument(
-        "--device_target",
+        "--device-target",
         type=str,
         default="CPU",
         choices=["CPU", "GPU", "Ascend"],
         help="The target device to run, support 'Ascend', 'GPU', 'CPU'",
     )
-    parser.add_argument("--device_id", type=int, default=0, help="ID of the target device")
-    parser.add_argument("--config_file_path", type=str, default="./configs/taylor_green_2D.yaml")
+    parser.add_argument("--device-id", type=int, default=0, help="ID of the target device")
+    parser.add_argument("--config-file-path", type=str, default="./configs/taylor_green_2D.yaml")
+    parser.add_argument(
+        "--out-dir",
+        default=default_out_dir("taylor_green_pinn_train"),
+        help="the working directory of the run: the config's relative paths are taken from it",
+    )
     return parser.parse_args()
 
 
@@ -174,6 +187,7 @@ def train(config_file_path="./configs/taylor_green_2D.yaml"):
 if __name__ == "__main__":
     print("pid:", os.getpid())
     args = parse_args()
+    enter_out_dir(args, __file__)
     context.set_context(
         mode=context.GRAPH_MODE if args.mode.upper().startswith("GRAPH") else context.PYNATIVE_MODE,
         save_graphs=args.save_graphs,

@@ -15,22 +15,30 @@
 """train
 
 MindFlow's applications/data_driven/burgers/sno1d/train.py on diffsci (Apache License 2.0, as
-the header says). Changed: the imports (``mindspore`` -> ``core``) and ``--device_target`` (CPU,
-the default here, is added to the choices); nothing else. SNO1D (spectral neural operator,
-Chebyshev transforms) on the Burgers data interpolated to Chebyshev-Gauss points; errors are
-reported on that grid and, interpolated back, on the uniform grid. Run from this folder:
+the header says). Changed: the imports (``mindspore`` -> ``core``), ``--device-target`` (CPU,
+the default here, is added to the choices) and the command line (below); nothing else. SNO1D
+(spectral neural operator, Chebyshev transforms) on the Burgers data interpolated to
+Chebyshev-Gauss points; errors are reported on that grid and, interpolated back, on the uniform
+grid.
 
-    python train.py                                                # MindFlow's sno1d.yaml
-    python train.py --config_file_path ./configs/sno1d_tiny.yaml   # seconds
+    python examples/mindflow/operators/burgers/sno1d/train.py       # MindFlow's sno1d.yaml
+    python examples/mindflow/operators/burgers/sno1d/train.py \\
+        --config-file-path ./configs/sno1d_tiny.yaml                  # seconds
 
-``./dataset/{train,test}/{inputs,label}.npy`` are written from ``datasets``' Burgers generator
-when missing (src/dataset.py). The code below is MindFlow's as written, hence no ruff.
+``<out-dir>/dataset/{train,test}/{inputs,label}.npy`` are written from ``datasets``' Burgers
+generator when missing (src/dataset.py). The code below is MindFlow's as written, hence no ruff.
+
+The command line is diffsci's (``diffsci.scripts``): kebab-case flags (MindFlow's snake_case
+spellings, ``--config_file_path`` ..., still work) and ``--out-dir`` (default
+``./burgers_sno1d_train_out``), which becomes the working directory before anything is written,
+so every relative path of the config and of the code (data, summary, checkpoints, logs, images)
+is under it; a relative ``--config-file-path`` is looked up in the working directory, then
+next to this script.
 """
 # ruff: noqa
 # fmt: off
 import os
 import time
-import argparse
 import datetime
 
 import numpy as np
@@ -39,6 +47,7 @@ from diffsci.core import dtype as mstype
 from diffsci.mindflow import SNO1D, get_poly_transform, RelativeRMSELoss, load_yaml_config, get_warmup_cosine_annealing_lr
 from diffsci.mindflow.pde import UnsteadyFlowWithLoss
 from diffsci.mindflow.utils import log_config, print_log, log_timer
+from diffsci.scripts import ArgumentParser, default_out_dir, enter_out_dir
 
 from src import create_training_dataset, load_interp_data, test_error, visual
 
@@ -49,13 +58,16 @@ np.random.seed(0)
 
 def parse_args():
     '''Parse input args'''
-    parser = argparse.ArgumentParser(description='Burgers 1D problem')
+    parser = ArgumentParser(description='Burgers 1D problem')
     parser.add_argument("--mode", type=str, default="GRAPH", choices=["GRAPH", "PYNATIVE"],
                         help="Context mode, support 'GRAPH', 'PYNATIVE'")
-    parser.add_argument("--device_target", type=str, default="CPU", choices=["CPU", "GPU", "Ascend"],
+    parser.add_argument("--device-target", type=str, default="CPU", choices=["CPU", "GPU", "Ascend"],
                         help="The target device to run, support 'Ascend', 'GPU'")
-    parser.add_argument("--device_id", type=int, default=0, help="ID of the target device")
-    parser.add_argument("--config_file_path", type=str, default="./configs/sno1d.yaml")
+    parser.add_argument("--device-id", type=int, default=0, help="ID of the target device")
+    parser.add_argument("--config-file-path", type=str, default="./configs/sno1d.yaml")
+    parser.add_argument("--out-dir", default=default_out_dir("burgers_sno1d_train"),
+                        help="the working directory of the run: the config's relative paths "
+                             "are taken from it")
     input_args = parser.parse_args()
     return input_args
 
@@ -167,10 +179,11 @@ def train(input_args):
     visual(model, test_input, data_params)
 
 if __name__ == '__main__':
+    args = parse_args()
+    enter_out_dir(args, __file__)
     log_config("./logs", "sno1d")
     print_log(f"pid: {os.getpid()}")
     print_log(datetime.datetime.now())
-    args = parse_args()
     context.set_context(mode=context.GRAPH_MODE if args.mode.upper().startswith("GRAPH") else context.PYNATIVE_MODE,
                         device_target=args.device_target, device_id=args.device_id)
 

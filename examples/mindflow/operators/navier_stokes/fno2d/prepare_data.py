@@ -8,18 +8,24 @@ trajectories (frames every time unit): ``train/inputs.npy`` and ``train/label.np
 ``datasets.pde.generators.generate_navier_stokes`` (FNO's forcing and initial field amplitude;
 MindFlow's case is nu = 1e-5, solved at 256^2 and kept on every 4th point as FNO did):
 
-    python prepare_data.py                                   # 1000 + 200 trajectories
-    python prepare_data.py --config_file_path ./configs/fno2d_tiny.yaml --n_train 4 --n_test 2 \\
-        --nu 1e-3 --solve_resolution 16 --dt 0.02
+    python examples/mindflow/operators/navier_stokes/fno2d/prepare_data.py   # 1000 + 200
+    python examples/mindflow/operators/navier_stokes/fno2d/prepare_data.py \\
+        --config-file-path ./configs/fno2d_tiny.yaml --n-train 4 --n-test 2 --nu 1e-3 \\
+        --solve-resolution 16 --dt 0.02
+
+``--out-dir`` (default ``./navier_stokes_fno2d_train_out``, train.py's) becomes the working
+directory, so a relative ``data.root_dir`` is under it; a relative ``--config-file-path`` is
+looked up in the working directory, then next to this script. MindFlow's snake_case flags
+(``--config_file_path``, ``--n_train`` ...) still work.
 """
 
-import argparse
 import os
 
 import numpy as np
 
 from diffsci.datasets.pde.generators import generate_navier_stokes
 from diffsci.mindflow.utils import load_yaml_config
+from diffsci.scripts import ArgumentParser, default_out_dir, enter_out_dir
 
 N_TIME = 20  # frames t = 0, 1, ..., 19 (src/utils.py reads frames up to 19)
 
@@ -67,15 +73,21 @@ def prepare(config, n_train, n_test, nu=1e-5, solve_resolution=256, dt=1e-3, see
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config_file_path", default="./configs/fno2d.yaml")
-    parser.add_argument("--n_train", type=int, default=1000)
-    parser.add_argument("--n_test", type=int, default=200)
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config-file-path", default="./configs/fno2d.yaml")
+    parser.add_argument("--n-train", type=int, default=1000)
+    parser.add_argument("--n-test", type=int, default=200)
     parser.add_argument("--nu", type=float, default=1e-5)
-    parser.add_argument("--solve_resolution", type=int, default=256)
+    parser.add_argument("--solve-resolution", type=int, default=256)
     parser.add_argument("--dt", type=float, default=1e-3, help="the solver's step")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--out-dir",
+        default=default_out_dir("navier_stokes_fno2d_train"),
+        help="the working directory of the run: the config's relative paths are taken from it",
+    )
     args = parser.parse_args()
+    enter_out_dir(args, __file__)
     prepare(
         load_yaml_config(args.config_file_path),
         args.n_train,

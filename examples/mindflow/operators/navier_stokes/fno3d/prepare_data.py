@@ -6,17 +6,23 @@ frames), ``train_u.npy [N, s, s, T_out]`` (the next ``output_timestep``) and the
 ``datasets.pde.generators.generate_navier_stokes`` (nu = 1e-3, FNO's forcing and initial field
 amplitude, frames every time unit, solved at ``input_resolution``^2 with dt = 5e-3):
 
-    python prepare_data.py                                   # configs/fno3d.yaml: 1000 + 200
-    python prepare_data.py --config_file_path ./configs/fno3d_tiny.yaml --n_train 4 --n_test 2
+    python examples/mindflow/operators/navier_stokes/fno3d/prepare_data.py   # 1000 + 200
+    python examples/mindflow/operators/navier_stokes/fno3d/prepare_data.py \\
+        --config-file-path ./configs/fno3d_tiny.yaml --n-train 4 --n-test 2
+
+``--out-dir`` (default ``./navier_stokes_fno3d_train_out``, train.py's) becomes the working
+directory, so a relative ``data.root_dir`` is under it; a relative ``--config-file-path`` is
+looked up in the working directory, then next to this script. MindFlow's snake_case flags
+(``--config_file_path``, ``--n_train`` ...) still work.
 """
 
-import argparse
 import os
 
 import numpy as np
 
 from diffsci.datasets.pde.generators import generate_navier_stokes
 from diffsci.mindflow.utils import load_yaml_config
+from diffsci.scripts import ArgumentParser, default_out_dir, enter_out_dir
 
 
 def prepare(config, n_train, n_test, seed=0, progress=True):
@@ -56,10 +62,16 @@ def prepare(config, n_train, n_test, seed=0, progress=True):
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config_file_path", default="./configs/fno3d.yaml")
-    parser.add_argument("--n_train", type=int, default=1000)
-    parser.add_argument("--n_test", type=int, default=200)
+    parser = ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config-file-path", default="./configs/fno3d.yaml")
+    parser.add_argument("--n-train", type=int, default=1000)
+    parser.add_argument("--n-test", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--out-dir",
+        default=default_out_dir("navier_stokes_fno3d_train"),
+        help="the working directory of the run: the config's relative paths are taken from it",
+    )
     args = parser.parse_args()
+    enter_out_dir(args, __file__)
     prepare(load_yaml_config(args.config_file_path), args.n_train, args.n_test, args.seed)

@@ -17,22 +17,32 @@ train
 
 MindFlow's applications/data_driven/navier_stokes/fno3d/train.py (commit 52902750 of
 mindspore-ai/mindscience, Apache License 2.0 as the header says) on diffsci. Changed: the
-imports (``mindspore`` -> ``core``) and ``--device_target`` (CPU, the default here, is added
-to the choices); nothing else. MindFlow's data is downloaded; ``prepare_data.py`` writes the
-same four files from ``datasets.pde.generators.generate_navier_stokes``. Run from this folder:
+imports (``mindspore`` -> ``core``), ``--device-target`` (CPU, the default here, is added to
+the choices) and the command line (below); nothing else. MindFlow's data is downloaded;
+``prepare_data.py`` writes the same four files from
+``datasets.pde.generators.generate_navier_stokes`` (into the same default ``--out-dir``):
 
-    python prepare_data.py && python train.py                         # MindFlow's config
-    python prepare_data.py --config_file_path ./configs/fno3d_tiny.yaml --n_train 4 --n_test 2
-    python train.py --config_file_path ./configs/fno3d_tiny.yaml     # seconds (tests)
+    python examples/mindflow/operators/navier_stokes/fno3d/prepare_data.py     # MindFlow's config
+    python examples/mindflow/operators/navier_stokes/fno3d/train.py
+    python examples/mindflow/operators/navier_stokes/fno3d/prepare_data.py \\
+        --config-file-path ./configs/fno3d_tiny.yaml --n-train 4 --n-test 2
+    python examples/mindflow/operators/navier_stokes/fno3d/train.py \\
+        --config-file-path ./configs/fno3d_tiny.yaml                           # seconds (tests)
 
 The code below is MindFlow's as written (its formatting and import order), hence no ruff.
+
+The command line is diffsci's (``diffsci.scripts``): kebab-case flags (MindFlow's snake_case
+spellings, ``--config_file_path`` ..., still work) and ``--out-dir`` (default
+``./navier_stokes_fno3d_train_out``), which becomes the working directory before anything is
+written, so every relative path of the config and of the code (data, summary, checkpoints, logs,
+images) is under it; a relative ``--config-file-path`` is looked up in the working directory, then
+next to this script.
 """
 
 # ruff: noqa
 # fmt: off
 import os
 import time
-import argparse
 import datetime
 from timeit import default_timer
 import numpy as np
@@ -44,6 +54,7 @@ from diffsci.core import dtype as mstype
 from diffsci.mindflow import get_warmup_cosine_annealing_lr, load_yaml_config
 from diffsci.mindflow.utils import print_log, log_config
 from diffsci.mindflow.cell.neural_operators.fno import FNO3D
+from diffsci.scripts import ArgumentParser, default_out_dir, enter_out_dir
 
 from src import LpLoss, UnitGaussianNormalizer, create_training_dataset
 
@@ -53,15 +64,18 @@ np.random.seed(0)
 
 def parse_args():
     '''Parse input args'''
-    parser = argparse.ArgumentParser(description='Navier Stokes 3D problem')
+    parser = ArgumentParser(description='Navier Stokes 3D problem')
     parser.add_argument("--mode", type=str, default="GRAPH", choices=["GRAPH", "PYNATIVE"],
                         help="Context mode, support 'GRAPH', 'PYNATIVE'")
-    parser.add_argument("--device_target", type=str, default="CPU", choices=["CPU", "GPU", "Ascend"],
+    parser.add_argument("--device-target", type=str, default="CPU", choices=["CPU", "GPU", "Ascend"],
                         help="The target device to run, support 'CPU', 'Ascend', 'GPU'")
-    parser.add_argument("--device_id", type=int, default=3,
+    parser.add_argument("--device-id", type=int, default=3,
                         help="ID of the target device")
-    parser.add_argument("--config_file_path", type=str,
+    parser.add_argument("--config-file-path", type=str,
                         default="./configs/fno3d.yaml")
+    parser.add_argument("--out-dir", default=default_out_dir("navier_stokes_fno3d_train"),
+                        help="the working directory of the run: the config's relative paths "
+                             "are taken from it")
     input_args = parser.parse_args()
     return input_args
 
@@ -228,11 +242,12 @@ def train(input_args):
 
 
 if __name__ == "__main__":
+    args = parse_args()
+    enter_out_dir(args, __file__)
     log_config('./logs', 'fno3d')
     print_log(f"pid: {os.getpid()}")
     print_log(datetime.datetime.now())
 
-    args = parse_args()
     context.set_context(mode=context.GRAPH_MODE if args.mode.upper().startswith("GRAPH") else context.PYNATIVE_MODE,
                         device_target=args.device_target, device_id=args.device_id)
 

@@ -9,6 +9,7 @@ processes. ``num_shards``/``shard_id`` keep every ``num_shards``-th index of tha
 """
 
 import functools
+import inspect
 import itertools
 
 import numpy as np
@@ -266,8 +267,14 @@ class GeneratorDataset(_IndexedSource):
             self.seed, self._num_shards, self._shard_id, self._num_samples = _check_order_args(
                 "GeneratorDataset", num_samples, num_shards, shard_id, seed
             )
-            self._one_shot = self._kind == "iterable" and iter(source) is source
+            # An iterator is its own iterable. A generator object or a built-in iterator is
+            # then one-shot; a class whose own __iter__ returns self may reset there (as
+            # mindspore.dataset's tutorials write it), so it is re-opened every epoch, and an
+            # epoch that then yields nothing after one that did is an error (_stream_chunks).
+            self._self_iterating = self._kind == "iterable" and iter(source) is source
+            self._one_shot = self._self_iterating and not _defines_iter(source)
             self._consumed = False
+            self._yielded = 0  # rows of the last epoch of a self-iterating source
         self.source = source
         self.column_types = None
         if column_types is not None:
@@ -392,6 +399,16 @@ class GeneratorDataset(_IndexedSource):
                 rows, origins = [], []
         if rows:
             yield Chunk(origins, rows=rows)
+        if self._self_iterating:
+            if pos == 0 and self._yielded > 0:
+                raise PipelineError(
+                    f"GeneratorDataset: the source {type(self.source).__name__} yielded "
+                    f"{self._yielded} samples in an earlier epoch and none in this one: its "
+                    "__iter__ returns self without starting over (reset its position in "
+                    "__iter__, or pass a callable that returns a new iterator)",
+                    stage="GeneratorDataset",
+                )
+            self._yielded = pos
 
     def _checked(self, chunks):
         names, types = self._columns, self.column_types
@@ -409,6 +426,15 @@ class GeneratorDataset(_IndexedSource):
                         index=origin,
                     )
             yield chunk
+
+
+def _defines_iter(source):
+    """True when ``__iter__`` of ``source``'s class is a Python function (it may reset the
+    iteration), False for generators and built-in iterators (their ``__iter__`` is C's)."""
+    for klass in type(source).__mro__:
+        if "__iter__" in klass.__dict__:
+            return inspect.isfunction(klass.__dict__["__iter__"])
+    return False
 
 
 def _names(value, where):

@@ -95,6 +95,34 @@ def test_generator_dataset_iterable_and_callable_sources():
         GeneratorDataset(gen)
 
 
+class ResettingIterator:
+    """mindspore.dataset's tutorial source: __iter__ starts over and returns self."""
+
+    def __init__(self, n, reset=True):
+        self.n, self.reset, self.i = n, reset, 0
+
+    def __iter__(self):
+        if self.reset:
+            self.i = 0
+        return self
+
+    def __next__(self):
+        if self.i >= self.n:
+            raise StopIteration
+        self.i += 1
+        return (np.int64(self.i - 1),)
+
+
+def test_generator_dataset_source_whose_iter_resets_serves_every_epoch():
+    ds = GeneratorDataset(ResettingIterator(5), "v")
+    assert order(ds) == order(ds) == [0, 1, 2, 3, 4]
+    assert ds.get_dataset_size() == 5
+    stuck = GeneratorDataset(ResettingIterator(5, reset=False), "v")
+    assert order(stuck) == [0, 1, 2, 3, 4]
+    with pytest.raises(PipelineError, match=r"yielded 5 samples in an earlier epoch and none"):
+        order(stuck)
+
+
 class Batched:
     """Random access with PyTorch's batched read: columns by one fancy-index each."""
 

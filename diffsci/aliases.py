@@ -89,18 +89,20 @@ def _our_folder(name):
     return os.path.realpath(list(spec.submodule_search_locations)[0])
 
 
-def real_package(name):
+def real_package(name, distributions=None):
     """A description of the real upstream package ``name`` when one is importable or
     imported, else None. diffsci's own folders (found when a script runs from diffsci's
-    repository root) do not count."""
+    repository root) do not count. ``distributions``: ``packages_distributions()``, when the
+    caller already has it (it reads every installed distribution's metadata)."""
     ours = _our_folder(ALIASES[name])
     loaded = sys.modules.get(name)
     if loaded is not None:
         if loaded.__name__ != name:  # diffsci's own module, aliased earlier
             return None
         return f"module {name!r} is already imported from {getattr(loaded, '__file__', '?')}"
-    dists = [d for d in importlib.metadata.packages_distributions().get(name, [])
-             if d.lower() != "diffsci"]
+    if distributions is None:
+        distributions = importlib.metadata.packages_distributions()
+    dists = [d for d in distributions.get(name, []) if d.lower() != "diffsci"]
     if dists:
         versions = ", ".join(f"{d} {importlib.metadata.version(d)}" for d in sorted(set(dists)))
         return f"the distribution {versions} installs the import name {name!r}"
@@ -129,7 +131,9 @@ def install(names=None):
     unknown = sorted(set(names) - set(ALIASES))
     if unknown:
         raise ValueError(f"diffsci.compat.install: no alias for {unknown}; known: {list(ALIASES)}")
-    clashes = {n: real_package(n) for n in names if _installed is None or n not in _installed.names}
+    new = [n for n in names if _installed is None or n not in _installed.names]
+    distributions = importlib.metadata.packages_distributions() if new else {}
+    clashes = {n: real_package(n, distributions) for n in new}
     clashes = {n: why for n, why in clashes.items() if why}
     if clashes:
         lines = "\n".join(f"  {n}: {why}" for n, why in clashes.items())

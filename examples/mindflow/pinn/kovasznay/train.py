@@ -11,12 +11,9 @@ plots u, v, p into ``<out-dir>/images/`` and prints the relative L2 errors on 10
 
 ``kovasznay_pinn.py`` is the recommended path (float64, Adam then L-BFGS, exact-solution plot).
 
-The command line is diffsci's (``diffsci.scripts``): kebab-case flags (MindFlow's snake_case
-spellings, ``--config_file_path`` ..., still work) and ``--out-dir`` (default
-``./kovasznay_pinn_train_out``), which becomes the working directory before anything is written,
-so every relative path of the config and of the code (data, summary, checkpoints, logs, images)
-is under it; a relative ``--config-file-path`` is looked up in the working directory, then
-next to this script.
+Command line: kebab-case flags, MindFlow's spellings accepted (``diffsci.scripts``);
+``--out-dir`` (default ``./kovasznay_pinn_train_out``) is the run's working directory, so every relative
+path of the config lands in it (``diffsci.scripts.enter_out_dir``).
 """
 
 import os

@@ -28,12 +28,9 @@ grid.
 ``<out-dir>/dataset/{train,test}/{inputs,label}.npy`` are written from ``datasets``' Burgers
 generator when missing (src/dataset.py). The code below is MindFlow's as written, hence no ruff.
 
-The command line is diffsci's (``diffsci.scripts``): kebab-case flags (MindFlow's snake_case
-spellings, ``--config_file_path`` ..., still work) and ``--out-dir`` (default
-``./burgers_sno1d_train_out``), which becomes the working directory before anything is written,
-so every relative path of the config and of the code (data, summary, checkpoints, logs, images)
-is under it; a relative ``--config-file-path`` is looked up in the working directory, then
-next to this script.
+Command line: kebab-case flags, MindFlow's spellings accepted (``diffsci.scripts``);
+``--out-dir`` (default ``./burgers_sno1d_train_out``) is the run's working directory, so every relative
+path of the config lands in it (``diffsci.scripts.enter_out_dir``).
 """
 # ruff: noqa
 # fmt: off
